@@ -1,0 +1,67 @@
+/**
+ * `deno task admin <command>`: operator tasks on the configured database (DATABASE_URL, or the
+ * embedded one under DATA_DIR).
+ *
+ *   create-user --email E --password P [--name N]
+ *   create-workspace --owner-email E --name N
+ *   add-member --email E --workspace-id W --role OWNER|MANAGER|AGENT|VIEWER
+ */
+import { parseArgs } from "node:util";
+import { loadConfig } from "./config.ts";
+import { buildApp } from "./app.ts";
+import { createUser, createWorkspaceFor } from "./workspaces/mod.ts";
+import { AppError } from "./shared/errors.ts";
+import { createLogger } from "./shared/logger.ts";
+
+const [command, ...rest] = Deno.args;
+const { values } = parseArgs({
+  args: rest,
+  options: {
+    email: { type: "string" },
+    password: { type: "string" },
+    name: { type: "string" },
+    "owner-email": { type: "string" },
+    "workspace-id": { type: "string" },
+    role: { type: "string" },
+  },
+});
+
+const app = await buildApp(loadConfig(Deno.env.toObject()), { bootstrap: false, logger: createLogger("warn") });
+const { db } = app.deps;
+try {
+  switch (command) {
+    case "create-user": {
+      const user = await createUser(app.deps, { email: values.email, password: values.password, name: values.name });
+      console.log(JSON.stringify(user));
+      break;
+    }
+    case "create-workspace": {
+      const owner = await db.user.findUnique({ where: { email: (values["owner-email"] ?? "").toLowerCase() } });
+      if (!owner) throw new Error(`no user with email ${values["owner-email"]}`);
+      console.log(JSON.stringify(await createWorkspaceFor(app.deps, owner.id, values.name ?? "")));
+      break;
+    }
+    case "add-member": {
+      const role = values.role as "OWNER" | "MANAGER" | "AGENT" | "VIEWER";
+      if (!["OWNER", "MANAGER", "AGENT", "VIEWER"].includes(role)) throw new Error("--role must be OWNER, MANAGER, AGENT or VIEWER");
+      const user = await db.user.findUnique({ where: { email: (values.email ?? "").toLowerCase() } });
+      if (!user) throw new Error(`no user with email ${values.email}`);
+      const workspaceId = values["workspace-id"] ?? "";
+      await db.membership.upsert({
+        where: { userId_workspaceId: { userId: user.id, workspaceId } },
+        create: { userId: user.id, workspaceId, role },
+        update: { role },
+      });
+      console.log(JSON.stringify({ userId: user.id, workspaceId, role }));
+      break;
+    }
+    default:
+      console.error("usage: deno task admin create-user|create-workspace|add-member [options] (see src/admin.ts)");
+      Deno.exitCode = 2;
+  }
+} catch (e) {
+  console.error(e instanceof AppError ? `${e.code}: ${e.message}` : String(e));
+  Deno.exitCode = 1;
+} finally {
+  await app.stop();
+}

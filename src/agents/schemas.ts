@@ -1,0 +1,66 @@
+import { z } from "zod";
+import { text } from "../shared/validation.ts";
+import { TEMPLATES } from "./template.ts";
+
+export const agentStatusSchema = z.enum(["ACTIVE", "PAUSED"]);
+export const groupingSchema = z.enum(["FAST", "MEDIUM", "SLOW"]);
+const optionalText = (max: number) => z.string().max(max).nullable().optional();
+const url = z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).max(2048);
+
+/** Fields a client writes on create (spec section 4). */
+const profile = {
+  name: text(200),
+  template: z.enum(TEMPLATES).optional(),
+  model: z.string().trim().min(1).max(200).optional(),
+  jobName: optionalText(200),
+  jobSite: url.nullable().optional(),
+  jobDescription: optionalText(10_000),
+  trainingContext: optionalText(100_000),
+  temperature: z.number().min(0).max(2).nullable().optional(),
+};
+
+/** Behaviour flags with their defaults (spec section 2). */
+export const FLAG_DEFAULTS = {
+  enabledHumanTransfer: true,
+  enabledReminder: true,
+  splitMessages: true,
+  enabledEmoji: true,
+  signMessages: false,
+  messageGroupingTime: "MEDIUM" as const,
+  maxDailyMessages: null as number | null,
+  autoCloseMinutes: 60,
+};
+
+const flags = {
+  enabledHumanTransfer: z.boolean().optional(),
+  enabledReminder: z.boolean().optional(),
+  splitMessages: z.boolean().optional(),
+  enabledEmoji: z.boolean().optional(),
+  signMessages: z.boolean().optional(),
+  messageGroupingTime: groupingSchema.optional(),
+  maxDailyMessages: z.number().int().min(1).max(100_000).nullable().optional(),
+  autoCloseMinutes: z.number().int().min(1).max(10_080).optional(),
+};
+
+/**
+ * Fields a client reads back from GET and may send unchanged in a PUT; they are not written by
+ * PUT (status and prompt have their own endpoints).
+ */
+const readOnly = {
+  id: z.unknown().optional(),
+  workspaceId: z.unknown().optional(),
+  status: z.unknown().optional(),
+  systemPrompt: z.unknown().optional(),
+  createdAt: z.unknown().optional(),
+  updatedAt: z.unknown().optional(),
+  _count: z.unknown().optional(),
+};
+
+export const createAgentSchema = z.strictObject({ ...profile, ...flags });
+export const replaceAgentSchema = z.strictObject({ ...profile, ...flags, ...readOnly });
+export const setStatusSchema = z.strictObject({ status: agentStatusSchema });
+export const updatePromptSchema = z.strictObject({
+  systemPrompt: text(100_000),
+  rationale: z.string().trim().max(10_000),
+});
+export const revertPromptSchema = z.strictObject({ rationale: z.string().trim().max(10_000).optional() }).optional();

@@ -1,0 +1,98 @@
+/**
+ * The one composition root: buildApp(config) wires the database, services and transports and
+ * returns { fetch, start, stop }. Tests call `fetch` without a port; main.ts calls `start`.
+ */
+import { Hono } from "hono";
+import type { Config } from "./config.ts";
+import type { Deps } from "./context.ts";
+import { createPrisma, type Db } from "./db/client.ts";
+import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.ts";
+import { applyMigrations } from "./db/migrate.ts";
+import { bootstrapFirstOwner, resolveJwtSecret } from "./db/bootstrap.ts";
+import { jwtKeys } from "./auth/jwt.ts";
+import { systemClock, type Clock } from "./shared/clock.ts";
+import { createLogger, type Logger } from "./shared/logger.ts";
+import { OutboundPolicy } from "./shared/outbound.ts";
+import { restRoutes } from "./rest/router.ts";
+import { problem } from "./rest/errors.ts";
+import { createGraphQLHandler } from "./graphql/yoga.ts";
+
+export interface App {
+  deps: Deps;
+  fetch(request: Request): Promise<Response>;
+  /** Listens on config.host:config.port (port 0 picks a free one); resolves once listening. */
+  start(): Promise<{ port: number }>;
+  stop(): Promise<void>;
+}
+
+export interface BuildOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** Replace the Prisma client (tests that count SQL statements). */
+  db?: Db;
+  /** Skip first-owner creation (tests seed their own). */
+  bootstrap?: boolean;
+}
+
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  let embedded: EmbeddedDatabase | undefined;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    embedded = await startEmbeddedPostgres({
+      dir: `${config.dataDir}/postgres`,
+      database: "switchboard",
+      port: config.embeddedPgPort,
+      logger,
+    });
+    databaseUrl = embedded.url;
+    logger.info("embedded PostgreSQL is up", { dataDir: `${config.dataDir}/postgres` });
+  }
+  const { applied } = await applyMigrations(databaseUrl);
+  if (applied.length) logger.info("applied migrations", { applied });
+
+  const db = options.db ?? createPrisma(databaseUrl);
+  const deps: Deps = {
+    db,
+    config,
+    clock: options.clock ?? systemClock,
+    logger,
+    jwt: jwtKeys(await resolveJwtSecret(config), config.jwtTtlSeconds),
+    outbound: new OutboundPolicy(config.outboundAllowlist),
+  };
+  if (options.bootstrap !== false) await bootstrapFirstOwner(deps);
+
+  const http = new Hono();
+  http.get("/healthz", async () => {
+    try {
+      await db.$queryRawUnsafe("SELECT 1");
+      return Response.json({ status: "ok" });
+    } catch {
+      return problem(503, "UNAVAILABLE", "The database does not answer.");
+    }
+  });
+  const graphql = createGraphQLHandler(deps);
+  http.all("/graphql", (c) => graphql(c.req.raw));
+  http.route("/", restRoutes(deps));
+  http.notFound((c) => problem(404, "NOT_FOUND", `No route for ${c.req.method} ${c.req.path}.`));
+
+  let server: Deno.HttpServer | undefined;
+  return {
+    deps,
+    fetch: (request) => Promise.resolve(http.fetch(request)),
+    start() {
+      return new Promise((resolve) => {
+        server = Deno.serve({
+          hostname: config.host,
+          port: config.port,
+          onListen: (addr) => resolve({ port: (addr as Deno.NetAddr).port }),
+        }, http.fetch);
+      });
+    },
+    async stop() {
+      await server?.shutdown();
+      await db.$disconnect();
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,38 @@
+/**
+ * The catalogue of actions and the role table of shared/spec/decisions.md, in one place.
+ * REST, GraphQL and jobs all reach it through the services (`authorize`) or `can`.
+ */
+import { forbidden } from "../shared/errors.ts";
+import type { Actor, Role } from "./actor.ts";
+
+export const ACTIONS = [
+  "workspace:read", // see the workspace, its agents, intents, webhooks, conversations, messages
+  "webhook:secrets", // see webhook header values and signing secrets unmasked
+  "agent:write", // create / change / delete agents, prompts, intents, webhooks, channels
+  "conversation:attend", // take over, reply in, release, close conversations
+  "members:manage", // invites and API tokens
+  "members:invite-owner", // invite someone as OWNER
+  "supervisor:use", // the supervisor chat and its change list
+  "approval:decide", // approve or reject (a person is also required, see approvals)
+  "workspace:delete",
+  "billing:manage",
+] as const;
+export type Action = typeof ACTIONS[number];
+
+const ALL: readonly Action[] = ACTIONS;
+const ROLE_ACTIONS: Record<Role, ReadonlySet<Action>> = {
+  OWNER: new Set(ALL),
+  MANAGER: new Set(ALL.filter((a) => !["members:invite-owner", "workspace:delete", "billing:manage"].includes(a))),
+  AGENT: new Set<Action>(["workspace:read", "conversation:attend"]),
+  VIEWER: new Set<Action>(["workspace:read"]),
+};
+
+/** Whether the actor's role allows the action. */
+export function can(actor: Pick<Actor, "role">, action: Action): boolean {
+  return ROLE_ACTIONS[actor.role].has(action);
+}
+
+/** Throws 403 FORBIDDEN unless the actor's role allows the action. */
+export function authorize(actor: Pick<Actor, "role">, action: Action): void {
+  if (!can(actor, action)) throw forbidden(`Your role (${actor.role}) does not allow ${action}.`);
+}

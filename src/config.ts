@@ -1,0 +1,112 @@
+/**
+ * The only reader of the environment. Every variable of the operator contract
+ * (shared/spec/decisions.md) is parsed here once; a bad value stops the start with a message that
+ * names every bad variable.
+ */
+import { z } from "zod";
+
+const DURATION = /^(\d+)\s*(ms|s|m|h|d)?$/;
+const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
+
+/** "12h", "30m", "90s", "3600" (seconds) -> seconds. */
+function parseDuration(value: string): number | null {
+  const m = DURATION.exec(value.trim());
+  if (!m) return null;
+  return Math.floor(Number(m[1]) * UNIT_SECONDS[m[2] ?? "s"]);
+}
+
+const optionalString = z.string().trim().min(1).optional();
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveMs = z.coerce.number().int().min(1);
+
+const envSchema = z.object({
+  PORT: port.default(8080),
+  HOST: z.string().trim().min(1).default("127.0.0.1"),
+  DATABASE_URL: z.string().trim().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
+    .optional(),
+  DATA_DIR: z.string().trim().min(1).default("./.data"),
+  EMBEDDED_PG_PORT: port.optional(),
+  BOOTSTRAP_OWNER_EMAIL: z.string().trim().regex(/^[^\s@]+@[^\s@]+$/, "must be an email address").optional(),
+  BOOTSTRAP_OWNER_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
+  BOOTSTRAP_WORKSPACE_NAME: optionalString,
+  JWT_SECRET: z.string().refine((s) => new TextEncoder().encode(s).length >= 32, "must be at least 32 bytes")
+    .optional(),
+  JWT_TTL: z.string().default("12h").transform((v, ctx) => {
+    const seconds = parseDuration(v);
+    if (seconds === null || seconds < 1) {
+      ctx.addIssue({ code: "custom", message: "must be a duration such as 12h, 30m or 3600" });
+      return z.NEVER;
+    }
+    return seconds;
+  }),
+  OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: z.url().optional(),
+  DEFAULT_MODEL: z.string().trim().min(1).default("gpt-4o-mini"),
+  WHATSAPP_GRAPH_URL: z.url().default("https://graph.facebook.com/v21.0"),
+  PUBLIC_URL: z.url().optional(),
+  OUTBOUND_ALLOWLIST: z.string().default(""),
+  INTENT_WEBHOOK_TIMEOUT_MS: positiveMs.default(30000),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  APP_ENV: z.enum(["development", "production", "test"]).default("development"),
+});
+
+export type Env = Record<string, string | undefined>;
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Unset: the server starts an embedded PostgreSQL under `${dataDir}/postgres`. */
+  databaseUrl?: string;
+  dataDir: string;
+  embeddedPgPort?: number;
+  bootstrap: { email?: string; password?: string; workspaceName?: string };
+  /** Unset: a secret is generated once and kept under dataDir (see db/bootstrap). */
+  jwtSecret?: string;
+  jwtTtlSeconds: number;
+  openai: { apiKey?: string; baseUrl?: string; defaultModel: string };
+  whatsappGraphUrl: string;
+  publicUrl: string;
+  outboundAllowlist: string[];
+  intentWebhookTimeoutMs: number;
+  logLevel: "debug" | "info" | "warn" | "error";
+  appEnv: "development" | "production" | "test";
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** Parse an environment (normally `Deno.env.toObject()`); throws ConfigError listing every problem. */
+export function loadConfig(env: Env): Config {
+  // Empty strings count as unset, as shells and compose files produce them.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    embeddedPgPort: e.EMBEDDED_PG_PORT,
+    bootstrap: {
+      email: e.BOOTSTRAP_OWNER_EMAIL,
+      password: e.BOOTSTRAP_OWNER_PASSWORD,
+      workspaceName: e.BOOTSTRAP_WORKSPACE_NAME,
+    },
+    jwtSecret: e.JWT_SECRET,
+    jwtTtlSeconds: e.JWT_TTL,
+    openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL, defaultModel: e.DEFAULT_MODEL },
+    whatsappGraphUrl: e.WHATSAPP_GRAPH_URL.replace(/\/+$/, ""),
+    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
+    outboundAllowlist: e.OUTBOUND_ALLOWLIST.split(",").map((s) => s.trim()).filter(Boolean),
+    intentWebhookTimeoutMs: e.INTENT_WEBHOOK_TIMEOUT_MS,
+    logLevel: e.LOG_LEVEL,
+    appEnv: e.APP_ENV,
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * First-run set-up: the JWT secret kept under the data dir when JWT_SECRET is unset, and the
+ * first owner when the database has no user (decisions.md "first owner").
+ */
+import type { Deps } from "../context.ts";
+import type { Config } from "../config.ts";
+import { randomToken } from "../shared/crypto.ts";
+import { createUser, createWorkspaceFor } from "../workspaces/mod.ts";
+
+/** JWT_SECRET, or one generated once and kept in `<dataDir>/jwt-secret`. */
+export async function resolveJwtSecret(config: Config): Promise<string> {
+  if (config.jwtSecret) return config.jwtSecret;
+  const file = `${config.dataDir}/jwt-secret`;
+  try {
+    const kept = (await Deno.readTextFile(file)).trim();
+    if (kept.length >= 32) return kept;
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  await Deno.mkdir(config.dataDir, { recursive: true });
+  const secret = randomToken(48);
+  await Deno.writeTextFile(file, secret, { mode: 0o600 });
+  return secret;
+}
+
+/**
+ * When there is no user yet: creates the first workspace and its OWNER from BOOTSTRAP_* or, when
+ * unset, `owner@localhost` with a random password printed once.
+ */
+export async function bootstrapFirstOwner(deps: Deps): Promise<void> {
+  if ((await deps.db.user.count()) > 0) return;
+  const { email, password, workspaceName } = deps.config.bootstrap;
+  const generated = !password;
+  const ownerEmail = email ?? "owner@localhost";
+  const ownerPassword = password ?? randomToken(12);
+  const user = await createUser(deps, { email: ownerEmail, password: ownerPassword, name: "Owner" });
+  const ws = await createWorkspaceFor(deps, user.id, workspaceName ?? "My workspace");
+  deps.logger.info("created the first owner", { email: ownerEmail, workspaceId: ws.id });
+  // Printed to stdout, outside the structured log, once: the only place the password appears.
+  console.log(
+    generated
+      ? `\nFirst owner created. Log in with POST /api/auth/login as ${ownerEmail} / ${ownerPassword}\n(this password is shown only now).\n`
+      : `\nFirst owner created. Log in with POST /api/auth/login as ${ownerEmail} and BOOTSTRAP_OWNER_PASSWORD.\n`,
+  );
+}

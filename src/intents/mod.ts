@@ -1,0 +1,2 @@
+export * from "./service.ts";
+export { intentTag, TRANSFER_TAG } from "./tag.ts";

@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { text } from "../shared/validation.ts";
+
+export const messageTypeSchema = z.enum(["TEXT", "AUDIO", "IMAGE", "DOCUMENT"]);
+export const INTENT_METHODS = ["POST", "PUT", "PATCH"] as const;
+
+const requiredField = z.strictObject({
+  name: z.string().trim().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/, "must be a tag attribute name (letters, digits, _ and -)"),
+  type: z.string().trim().min(1).max(50),
+  description: z.string().trim().max(2000),
+});
+
+const requiredFields = z.array(requiredField).max(50).refine(
+  (fields) => new Set(fields.map((f) => f.name)).size === fields.length,
+  "field names must be unique",
+);
+const triggerOnTypes = z.array(messageTypeSchema).min(1).max(4)
+  .transform((types) => [...new Set(types)]);
+
+const fields = {
+  name: text(100),
+  description: text(2000),
+  triggerOnTypes,
+  requiredFields,
+  webhookUrl: z.string().trim().max(2048),
+  webhookMethod: z.enum(INTENT_METHODS),
+};
+
+export const createIntentSchema = z.strictObject({ ...fields, webhookMethod: fields.webhookMethod.default("POST") });
+export const updateIntentSchema = z.strictObject({
+  name: fields.name.optional(),
+  description: fields.description.optional(),
+  triggerOnTypes: fields.triggerOnTypes.optional(),
+  requiredFields: fields.requiredFields.optional(),
+  webhookUrl: fields.webhookUrl.optional(),
+  webhookMethod: fields.webhookMethod.optional(),
+});
+export type RequiredField = z.output<typeof requiredField>;

@@ -1,0 +1,29 @@
+/** Entry point of `deno task start`: configuration, listen, signals. */
+import { ConfigError, loadConfig } from "./config.ts";
+import { buildApp } from "./app.ts";
+
+let config;
+try {
+  config = loadConfig(Deno.env.toObject());
+} catch (e) {
+  if (e instanceof ConfigError) {
+    console.error(e.message);
+    Deno.exit(78); // EX_CONFIG
+  }
+  throw e;
+}
+
+const app = await buildApp(config);
+const { port } = await app.start();
+app.deps.logger.info("listening", { url: `http://${config.host}:${port}`, publicUrl: config.publicUrl });
+
+let stopping = false;
+const shutdown = async () => {
+  if (stopping) return;
+  stopping = true;
+  app.deps.logger.info("shutting down");
+  await app.stop();
+  Deno.exit(0);
+};
+Deno.addSignalListener("SIGINT", shutdown);
+Deno.addSignalListener("SIGTERM", shutdown);

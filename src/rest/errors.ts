@@ -1,0 +1,47 @@
+/** AppError -> RFC 9457 problem+json. Anything else is a bug: logged with the request id, bare 500. */
+import type { Context } from "hono";
+import { AppError, type FieldProblem } from "../shared/errors.ts";
+import type { Logger } from "../shared/logger.ts";
+
+const TITLES: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  409: "Conflict",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+};
+
+export function problem(
+  status: number,
+  code: string,
+  detail: string,
+  errors?: FieldProblem[],
+  headers: Record<string, string> = {},
+): Response {
+  const body = {
+    type: `/problems/${code.toLowerCase().replaceAll("_", "-")}`,
+    title: TITLES[status] ?? "Error",
+    status,
+    detail,
+    code,
+    ...(errors ? { errors } : {}),
+  };
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/problem+json", ...headers },
+  });
+}
+
+export function errorResponse(err: unknown, c: Context, logger: Logger): Response {
+  if (err instanceof AppError) {
+    const headers: Record<string, string> = err.status === 401 ? { "www-authenticate": "Bearer" } : {};
+    return problem(err.status, err.code, err.message, err.errors, headers);
+  }
+  logger.error("unhandled error", { requestId: c.get("requestId" as never), path: c.req.path, error: err });
+  return problem(500, "INTERNAL", "Something went wrong on our side.");
+}

@@ -1,0 +1,15 @@
+/** The REST layer: the spec's paths, each a line or two around a service call. */
+import { Hono } from "hono";
+import type { Deps } from "../context.ts";
+import { errorResponse, problem } from "./errors.ts";
+import { workspaceRoutes } from "./routes/workspaces.ts";
+import { agentRoutes } from "./routes/agents.ts";
+
+export function restRoutes(deps: Deps): Hono {
+  const app = new Hono();
+  app.route("/", workspaceRoutes(deps));
+  app.route("/", agentRoutes(deps));
+  app.onError((err, c) => errorResponse(err, c, deps.logger));
+  app.notFound((c) => problem(404, "NOT_FOUND", `No route for ${c.req.method} ${c.req.path}.`));
+  return app;
+}

