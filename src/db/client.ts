@@ -8,7 +8,18 @@ import { PrismaClient } from "../generated/prisma/client.ts";
 export type Db = PrismaClient;
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 
-export function createPrisma(databaseUrl: string, options: { max?: number } = {}): Db {
+export interface PrismaOptions {
+  /** Pool size. */
+  max?: number;
+  /** Called once per SQL statement Prisma sends (tests that count statements to catch N+1). */
+  onQuery?: (sql: string) => void;
+}
+
+export function createPrisma(databaseUrl: string, options: PrismaOptions = {}): Db {
   const adapter = new PrismaPg({ connectionString: databaseUrl, max: options.max ?? 10 });
-  return new PrismaClient({ adapter });
+  if (!options.onQuery) return new PrismaClient({ adapter });
+  const onQuery = options.onQuery;
+  const client = new PrismaClient({ adapter, log: [{ emit: "event", level: "query" }] });
+  client.$on("query", (e) => onQuery(e.query));
+  return client;
 }

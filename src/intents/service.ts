@@ -132,10 +132,14 @@ type IntentGraphQuery = GraphQuery<Prisma.IntentSelect, Prisma.IntentInclude, Pr
 export async function findIntentsForGraph(ctx: ActorContext, agentId: string, query: IntentGraphQuery) {
   authorize(ctx.actor, "workspace:read");
   await findAgentOr404(ctx, agentId, { id: true });
-  return await ctx.db.intent.findMany({ ...query, where: { agentId }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  return await ctx.db.intent.findMany({
+    ...query,
+    where: { agentId },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
 }
 
-/** GraphQL `intent(agentId, id)` (workspace:read): one intent with the selection of `query`; 404 otherwise. */
+/** GraphQL `intent(agentId, id)` (workspace:read): one intent with the selection of `query`, or 404. */
 export async function findIntentForGraph(
   ctx: ActorContext,
   ids: { agentId: string; intentId: string },

@@ -161,7 +161,7 @@ export async function findWebhooksForGraph(ctx: ActorContext, agentId: string, q
   });
 }
 
-/** GraphQL `webhook(agentId, id)` (workspace:read): one webhook with the selection of `query`; 404 otherwise. */
+/** GraphQL `webhook(agentId, id)` (workspace:read): one webhook with the selection of `query`, or 404. */
 export async function findWebhookForGraph(
   ctx: ActorContext,
   ids: { agentId: string; webhookId: string },

@@ -319,7 +319,8 @@ export async function findMembersForGraph(
   query: GraphQuery<Prisma.MembershipSelect, Prisma.MembershipInclude, Prisma.MembershipWhereUniqueInput>,
 ) {
   authorize(ctx.actor, "workspace:read");
-  return await ctx.db.membership.findMany({ ...query, where: { workspaceId: ctx.actor.workspaceId }, orderBy: oldestFirst });
+  const where = { workspaceId: ctx.actor.workspaceId };
+  return await ctx.db.membership.findMany({ ...query, where, orderBy: oldestFirst });
 }
 
 /** GraphQL `invites` (members:manage): the workspace's invites with the selection of `query`. */
@@ -328,14 +329,16 @@ export async function findInvitesForGraph(
   query: GraphQuery<Prisma.InviteSelect, Prisma.InviteInclude, Prisma.InviteWhereUniqueInput>,
 ) {
   authorize(ctx.actor, "members:manage");
-  return await ctx.db.invite.findMany({ ...query, where: { workspaceId: ctx.actor.workspaceId }, orderBy: oldestFirst });
+  const where = { workspaceId: ctx.actor.workspaceId };
+  return await ctx.db.invite.findMany({ ...query, where, orderBy: oldestFirst });
 }
 
-/** GraphQL `apiTokens` (members:manage): the workspace's tokens (never values) with the selection of `query`. */
+/** GraphQL `apiTokens` (members:manage): the workspace's tokens (never values), selection of `query`. */
 export async function findApiTokensForGraph(
   ctx: ActorContext,
   query: GraphQuery<Prisma.ApiTokenSelect, Prisma.ApiTokenInclude, Prisma.ApiTokenWhereUniqueInput>,
 ) {
   authorize(ctx.actor, "members:manage");
-  return await ctx.db.apiToken.findMany({ ...query, where: { workspaceId: ctx.actor.workspaceId }, orderBy: oldestFirst });
+  const where = { workspaceId: ctx.actor.workspaceId };
+  return await ctx.db.apiToken.findMany({ ...query, where, orderBy: oldestFirst });
 }

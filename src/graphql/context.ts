@@ -1,0 +1,41 @@
+/**
+ * The GraphQL context, built once per request by Yoga's context factory. Credentials and the acting
+ * workspace are resolved lazily (and at most once), so `login` and `acceptInvite` work without them.
+ */
+import type { ActorContext, Deps } from "../context.ts";
+import type { Principal } from "../auth/actor.ts";
+import { actorFor, authenticate, requireWorkspaceHeader } from "../auth/authenticate.ts";
+
+export interface GraphQLContext {
+  deps: Deps;
+  request: Request;
+  /** The bearer credential; rejects with 401 UNAUTHENTICATED. Memoized. */
+  principal(): Promise<Principal>;
+  /** The principal acting in the x-workspace-id workspace (400 WORKSPACE_REQUIRED, 403). Memoized. */
+  actor(): Promise<ActorContext>;
+  /** The principal acting in a workspace named by an argument (deleteWorkspace). Not memoized. */
+  actorIn(workspaceId: string): Promise<ActorContext>;
+}
+
+/** Builds the per-request context; nothing is resolved until a resolver asks for it. */
+export function buildContext(deps: Deps, request: Request): GraphQLContext {
+  let principal: Promise<Principal> | undefined;
+  let actor: Promise<ActorContext> | undefined;
+  const ctx: GraphQLContext = {
+    deps,
+    request,
+    principal: () => principal ??= authenticate(deps, request.headers.get("authorization")),
+    actor: () =>
+      actor ??= (async () => {
+        // Credentials first, then the header: the same order as REST's actorOf().
+        const who = await ctx.principal();
+        const workspaceId = requireWorkspaceHeader(request.headers.get("x-workspace-id"));
+        return { ...deps, actor: await actorFor(deps, who, workspaceId) };
+      })(),
+    actorIn: async (workspaceId) => ({
+      ...deps,
+      actor: await actorFor(deps, await ctx.principal(), workspaceId),
+    }),
+  };
+  return ctx;
+}
