@@ -9,7 +9,11 @@ import pg from "pg";
 const pool = new pg.Pool({ connectionString: Deno.env.get("DATABASE_URL"), max: 10 });
 const workspaceId = Deno.env.get("WORKSPACE_ID")!;
 
-Deno.serve({ hostname: "127.0.0.1", port: Number(Deno.env.get("PORT")), onListen: () => console.log("ready") }, async () => {
+Deno.serve({
+  hostname: "127.0.0.1",
+  port: Number(Deno.env.get("PORT")),
+  onListen: () => console.log("ready"),
+}, async () => {
   const agents = await pool.query(
     'SELECT id, name, status, template, model FROM "Agent" WHERE "workspaceId" = $1 ORDER BY "createdAt", id LIMIT 101',
     [workspaceId],

@@ -21,7 +21,11 @@ async function run(durationMs: number, record: boolean) {
   const worker = async () => {
     while (performance.now() < end) {
       const t0 = performance.now();
-      const res = await fetch(opts.url, { method: opts.method ?? "GET", headers: opts.headers, body: opts.body });
+      const res = await fetch(opts.url, {
+        method: opts.method ?? "GET",
+        headers: opts.headers,
+        body: opts.body,
+      });
       await res.arrayBuffer();
       if (!res.ok) errors++;
       if (record) latencies.push(performance.now() - t0);

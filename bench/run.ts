@@ -55,10 +55,21 @@ try {
   const ws = await createWorkspaceFor(deps, user.id, "Bench");
   const ctx: ActorContext = {
     ...deps,
-    actor: { kind: "user", userId: user.id, tokenId: null, workspaceId: ws.id, role: "OWNER", label: "bench" },
+    actor: {
+      kind: "user",
+      userId: user.id,
+      tokenId: null,
+      workspaceId: ws.id,
+      role: "OWNER",
+      label: "bench",
+    },
   };
   for (let i = 0; i < 50; i++) {
-    const agent = await createAgent(ctx, { name: `Agent ${i}`, jobName: "Bench Co", trainingContext: "x".repeat(200) });
+    const agent = await createAgent(ctx, {
+      name: `Agent ${i}`,
+      jobName: "Bench Co",
+      trainingContext: "x".repeat(200),
+    });
     for (let j = 0; j < 3; j++) {
       await createIntent(ctx, agent.id, {
         name: `intent ${j}`,
@@ -97,37 +108,54 @@ try {
   const basePort = freePort();
   await spawn("bench/baseline_agents.ts", { PORT: String(basePort), WORKSPACE_ID: ws.id });
 
-  const load = async (opts: { url: string; method?: string; headers?: Record<string, string>; body?: string }) => {
+  const load = async (opts: Scenario) => {
     const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "bench/load.ts", JSON.stringify({ ...opts, concurrency: CONCURRENCY, durationMs: DURATION_MS, warmupMs: 1000 })],
+      args: [
+        "run",
+        "-A",
+        "bench/load.ts",
+        JSON.stringify({ ...opts, concurrency: CONCURRENCY, durationMs: DURATION_MS, warmupMs: 1000 }),
+      ],
       stdout: "piped",
       stderr: "inherit",
     }).output();
     return JSON.parse(new TextDecoder().decode(out.stdout)) as LoadResult;
   };
 
-  const restWith = (token: string) => ({
+  interface Scenario {
+    url: string;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+  }
+  const restWith = (token: string): Scenario => ({
     url: `http://127.0.0.1:${appPort}/api/agents`,
     headers: { authorization: `Bearer ${token}`, "x-workspace-id": ws.id },
   });
-  const scenarios = {
+  const scenarios: Record<string, Scenario> = {
     baseline: { url: `http://127.0.0.1:${basePort}/api/agents` },
     restToken: restWith(apiToken),
     restJwt: restWith(jwt),
     graphql: {
       url: `http://127.0.0.1:${appPort}/graphql`,
       method: "POST",
-      headers: { authorization: `Bearer ${apiToken}`, "x-workspace-id": ws.id, "content-type": "application/json" },
+      headers: {
+        authorization: `Bearer ${apiToken}`,
+        "x-workspace-id": ws.id,
+        "content-type": "application/json",
+      },
       body: JSON.stringify({ query: AGENTS_QUERY }),
     },
   };
 
   // Sanity: every side answers the same 50 agents before anything is timed.
   for (const [name, s] of Object.entries(scenarios)) {
-    const res = await fetch(s.url, { method: (s as { method?: string }).method ?? "GET", headers: s.headers, body: (s as { body?: string }).body });
+    const res = await fetch(s.url, { method: s.method ?? "GET", headers: s.headers, body: s.body });
     const body = await res.json();
     const n = body.data?.length ?? body.data?.agents?.edges?.length;
-    if (res.status !== 200 || n !== 50) throw new Error(`${name}: status ${res.status}, ${n} agents: ${JSON.stringify(body).slice(0, 300)}`);
+    if (res.status !== 200 || n !== 50) {
+      throw new Error(`${name}: status ${res.status}, ${n} agents: ${JSON.stringify(body).slice(0, 300)}`);
+    }
   }
 
   const results: Record<string, LoadResult[]> = { baseline: [], restToken: [], restJwt: [], graphql: [] };
@@ -136,7 +164,11 @@ try {
       const r = await load(s);
       if (r.errors) throw new Error(`${name}: ${r.errors} failed requests`);
       results[name].push(r);
-      console.error(`round ${round + 1} ${name}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms`);
+      console.error(
+        `round ${round + 1} ${name}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(2)} ms p99 ${
+          r.p99.toFixed(2)
+        } ms`,
+      );
     }
   }
 
@@ -155,7 +187,9 @@ try {
   const jwtVsToken = ratio("restJwt", "restToken");
 
   const row = (name: string, label: string) =>
-    `| ${label} | ${summary[name].rps.toFixed(0)} | ${summary[name].p50.toFixed(2)} | ${summary[name].p99.toFixed(2)} |`;
+    `| ${label} | ${summary[name].rps.toFixed(0)} | ${summary[name].p50.toFixed(2)} | ${
+      summary[name].p99.toFixed(2)
+    } |`;
   const md = `# GET /api/agents: 50 agents with 3 intents each
 
 Measured ${new Date().toISOString()} by \`deno task bench\` on ${navigator.hardwareConcurrency} cores,

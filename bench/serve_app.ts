@@ -3,6 +3,9 @@ import { loadConfig } from "../src/config.ts";
 import { buildApp } from "../src/app.ts";
 import { createLogger } from "../src/shared/logger.ts";
 
-const app = await buildApp(loadConfig(Deno.env.toObject()), { bootstrap: false, logger: createLogger("error") });
+const app = await buildApp(loadConfig(Deno.env.toObject()), {
+  bootstrap: false,
+  logger: createLogger("error"),
+});
 await app.start();
 console.log("ready");

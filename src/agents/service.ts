@@ -7,6 +7,7 @@ import { assertId, parseInput } from "../shared/validation.ts";
 import { type Page, pageArgs, parsePage, toPage } from "../shared/pagination.ts";
 import type { GraphQuery } from "../shared/graph_query.ts";
 import { renderSystemPrompt } from "./template.ts";
+import { agentListPage } from "./counts.ts";
 import {
   createAgentSchema,
   FLAG_DEFAULTS,
@@ -42,16 +43,6 @@ export const agentSelect = {
 } as const satisfies Prisma.AgentSelect;
 export type AgentView = Prisma.AgentGetPayload<{ select: typeof agentSelect }>;
 
-/** The list shape of spec section 4: id, name, status, template, model and `_count`. */
-const agentListSelect = {
-  id: true,
-  name: true,
-  status: true,
-  template: true,
-  model: true,
-  _count: { select: { conversations: true, intents: true, channels: true } },
-} as const satisfies Prisma.AgentSelect;
-
 export interface AgentListItem {
   id: string;
   name: string;
@@ -75,21 +66,16 @@ export async function findAgentOr404<S extends Prisma.AgentSelect>(
   return agent as Prisma.AgentGetPayload<{ select: S }>;
 }
 
-/** GET /api/agents (workspace:read). `query` lets GraphQL select nested fields in one round trip. */
+/** GET /api/agents (workspace:read): the spec's list fields with `_count`, one page. */
 export async function listAgents(ctx: ActorContext, query: unknown): Promise<Page<AgentListItem>> {
   authorize(ctx.actor, "workspace:read");
   const page = parsePage(query);
-  const rows = await ctx.db.agent.findMany({
-    where: { workspaceId: ctx.actor.workspaceId },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    select: agentListSelect,
-    ...pageArgs(page),
+  const rows = await agentListPage(ctx.db, {
+    workspaceId: ctx.actor.workspaceId,
+    take: page.limit + 1,
+    cursor: page.cursor,
   });
-  const items = rows.map(({ _count, ...a }) => ({
-    ...a,
-    _count: { conversations: _count.conversations, intents: _count.intents, numbers: _count.channels },
-  }));
-  return toPage(items, page);
+  return toPage(rows, page);
 }
 
 /** GET /api/agents/{id} (workspace:read): every field. */

@@ -4,7 +4,9 @@
  */
 import type { ActorContext, Deps } from "../context.ts";
 import type { Principal } from "../auth/actor.ts";
+import DataLoader from "dataloader";
 import { actorFor, authenticate, requireWorkspaceHeader } from "../auth/authenticate.ts";
+import { agentCounts, type AgentCounts } from "../agents/mod.ts";
 
 export interface GraphQLContext {
   deps: Deps;
@@ -15,6 +17,8 @@ export interface GraphQLContext {
   actor(): Promise<ActorContext>;
   /** The principal acting in a workspace named by an argument (deleteWorkspace). Not memoized. */
   actorIn(workspaceId: string): Promise<ActorContext>;
+  /** Per-request batch loaders: every agent's counts of one response in one statement. */
+  loaders: { agentCounts: DataLoader<string, AgentCounts> };
 }
 
 /** Builds the per-request context; nothing is resolved until a resolver asks for it. */
@@ -32,6 +36,13 @@ export function buildContext(deps: Deps, request: Request): GraphQLContext {
         const workspaceId = requireWorkspaceHeader(request.headers.get("x-workspace-id"));
         return { ...deps, actor: await actorFor(deps, who, workspaceId) };
       })(),
+    loaders: {
+      // Only ids of agents the resolver already loaded through a scoped service reach this loader.
+      agentCounts: new DataLoader(async (ids) => {
+        const counts = await agentCounts(deps.db, ids);
+        return ids.map((id) => counts.get(id) ?? { conversations: 0, intents: 0, numbers: 0 });
+      }),
+    },
     actorIn: async (workspaceId) => ({
       ...deps,
       actor: await actorFor(deps, await ctx.principal(), workspaceId),

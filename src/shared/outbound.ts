@@ -14,7 +14,12 @@ const BLOCKED_V4: Array<[string, number]> = [
 const BLOCKED_V6: Array<[string, number]> = [
   ["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["fd00:ec2::254", 128],
 ];
-const BLOCKED_NAMES = new Set(["localhost", "metadata.google.internal", "metadata"]);
+/** Names judged without DNS, by the address they stand for (metadata names are not loopback). */
+const BLOCKED_NAMES = new Map([
+  ["localhost", "127.0.0.1"],
+  ["metadata.google.internal", "169.254.169.254"],
+  ["metadata", "169.254.169.254"],
+]);
 
 function v4ToBigInt(ip: string): bigint {
   return ip.split(".").reduce((acc, part) => (acc << 8n) + BigInt(Number(part)), 0n);
@@ -94,7 +99,8 @@ export class OutboundPolicy {
     if (this.hosts.has(host)) return null;
     let addresses: string[];
     if (isIP(host)) addresses = [host];
-    else if (BLOCKED_NAMES.has(host) || host.endsWith(".localhost")) addresses = ["127.0.0.1"];
+    else if (BLOCKED_NAMES.has(host)) addresses = [BLOCKED_NAMES.get(host)!];
+    else if (host.endsWith(".localhost")) addresses = ["127.0.0.1"];
     else if (options.resolve === false) return null;
     else {
       try {

@@ -20,10 +20,10 @@ const RESERVED_HEADERS = new Set([
 ]);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 
-const headers = z.record(z.string(), z.string().max(4096).regex(
-  /^[\t\x20-\x7e\x80-\xff]*$/,
-  "must be one line of printable characters up to U+00FF (an HTTP header value)",
-))
+// What fetch() can send as a header value: one line, printable, no character beyond U+00FF.
+const headerValue = z.string().max(4096).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "must be one printable line");
+
+const headers = z.record(z.string(), headerValue)
   .superRefine((h, ctx) => {
     const names = Object.keys(h);
     if (names.length > 50) ctx.addIssue({ code: "custom", message: "at most 50 headers" });

@@ -13,13 +13,11 @@ const oldestFirst = { orderBy: [{ createdAt: "asc" as const }, { id: "asc" as co
 const newestFirst = { orderBy: [{ createdAt: "desc" as const }, { id: "desc" as const }] };
 
 /** The list counts of spec section 4 (`_count` in REST); `numbers` counts channels. */
-const AgentCounts = builder.prismaObject("Agent", {
-  variant: "AgentCounts",
-  select: {},
+const AgentCounts = builder.objectRef<agents.AgentCounts>("AgentCounts").implement({
   fields: (t) => ({
-    conversations: t.relationCount("conversations"),
-    intents: t.relationCount("intents"),
-    numbers: t.relationCount("channels", { description: "Messaging channels (phone numbers) of the agent." }),
+    conversations: t.exposeInt("conversations"),
+    intents: t.exposeInt("intents"),
+    numbers: t.exposeInt("numbers", { description: "Messaging channels (phone numbers) of the agent." }),
   }),
 });
 
@@ -67,7 +65,11 @@ export const Agent = builder.prismaObject("Agent", {
     autoCloseMinutes: t.exposeInt("autoCloseMinutes"),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),
-    counts: t.variant(AgentCounts),
+    counts: t.field({
+      type: AgentCounts,
+      // Batched per request (src/graphql/context.ts) into one indexed count statement.
+      resolve: (agent, _args, ctx) => ctx.loaders.agentCounts.load(agent.id),
+    }),
     intents: t.relatedConnection("intents", { cursor: "id", query: oldestFirst }, IntentConnection),
     webhooks: t.relatedConnection("webhooks", { cursor: "id", query: oldestFirst }, WebhookConnection),
     promptVersions: t.relatedConnection(
