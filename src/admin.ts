@@ -26,24 +26,35 @@ const { values } = parseArgs({
   },
 });
 
-const app = await buildApp(loadConfig(Deno.env.toObject()), { bootstrap: false, logger: createLogger("warn") });
+const app = await buildApp(loadConfig(Deno.env.toObject()), {
+  bootstrap: false,
+  logger: createLogger("warn"),
+});
 const { db } = app.deps;
 try {
   switch (command) {
     case "create-user": {
-      const user = await createUser(app.deps, { email: values.email, password: values.password, name: values.name });
+      const user = await createUser(app.deps, {
+        email: values.email,
+        password: values.password,
+        name: values.name,
+      });
       console.log(JSON.stringify(user));
       break;
     }
     case "create-workspace": {
-      const owner = await db.user.findUnique({ where: { email: (values["owner-email"] ?? "").toLowerCase() } });
+      const owner = await db.user.findUnique({
+        where: { email: (values["owner-email"] ?? "").toLowerCase() },
+      });
       if (!owner) throw new Error(`no user with email ${values["owner-email"]}`);
       console.log(JSON.stringify(await createWorkspaceFor(app.deps, owner.id, values.name ?? "")));
       break;
     }
     case "add-member": {
       const role = values.role as "OWNER" | "MANAGER" | "AGENT" | "VIEWER";
-      if (!["OWNER", "MANAGER", "AGENT", "VIEWER"].includes(role)) throw new Error("--role must be OWNER, MANAGER, AGENT or VIEWER");
+      if (!["OWNER", "MANAGER", "AGENT", "VIEWER"].includes(role)) {
+        throw new Error("--role must be OWNER, MANAGER, AGENT or VIEWER");
+      }
       const user = await db.user.findUnique({ where: { email: (values.email ?? "").toLowerCase() } });
       if (!user) throw new Error(`no user with email ${values.email}`);
       const workspaceId = values["workspace-id"] ?? "";
@@ -56,7 +67,9 @@ try {
       break;
     }
     default:
-      console.error("usage: deno task admin create-user|create-workspace|add-member [options] (see src/admin.ts)");
+      console.error(
+        "usage: deno task admin create-user|create-workspace|add-member [options] (see src/admin.ts)",
+      );
       Deno.exitCode = 2;
   }
 } catch (e) {

@@ -59,5 +59,8 @@ export async function agentListPage(
      LIMIT $2`,
     ...(page.cursor ? [page.workspaceId, page.take, page.cursor] : [page.workspaceId, page.take]),
   );
-  return rows.map(({ conversations, intents, numbers, ...a }) => ({ ...a, _count: { conversations, intents, numbers } }));
+  return rows.map(({ conversations, intents, numbers, ...a }) => ({
+    ...a,
+    _count: { conversations, intents, numbers },
+  }));
 }

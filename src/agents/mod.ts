@@ -1,3 +1,3 @@
 export * from "./service.ts";
 export { renderSystemPrompt, TEMPLATES } from "./template.ts";
-export { agentCounts, type AgentCounts } from "./counts.ts";
+export { type AgentCounts, agentCounts } from "./counts.ts";

@@ -63,4 +63,5 @@ export const updatePromptSchema = z.strictObject({
   systemPrompt: text(100_000),
   rationale: z.string().trim().max(10_000),
 });
-export const revertPromptSchema = z.strictObject({ rationale: z.string().trim().max(10_000).optional() }).optional();
+export const revertPromptSchema = z.strictObject({ rationale: z.string().trim().max(10_000).optional() })
+  .optional();

@@ -50,7 +50,9 @@ export function requireWorkspaceHeader(value: string | null | undefined): string
 /** The principal acting in `workspaceId`; 403 when it is not a member there. */
 export async function actorFor(deps: Deps, principal: Principal, workspaceId: string): Promise<Actor> {
   if (principal.kind === "token") {
-    if (principal.workspaceId !== workspaceId) throw forbidden("This API token belongs to another workspace.");
+    if (principal.workspaceId !== workspaceId) {
+      throw forbidden("This API token belongs to another workspace.");
+    }
     return {
       kind: "token",
       userId: null,

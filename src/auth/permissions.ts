@@ -22,7 +22,9 @@ export type Action = typeof ACTIONS[number];
 const ALL: readonly Action[] = ACTIONS;
 const ROLE_ACTIONS: Record<Role, ReadonlySet<Action>> = {
   OWNER: new Set(ALL),
-  MANAGER: new Set(ALL.filter((a) => !["members:invite-owner", "workspace:delete", "billing:manage"].includes(a))),
+  MANAGER: new Set(
+    ALL.filter((a) => !["members:invite-owner", "workspace:delete", "billing:manage"].includes(a)),
+  ),
   AGENT: new Set<Action>(["workspace:read", "conversation:attend"]),
   VIEWER: new Set<Action>(["workspace:read"]),
 };

@@ -6,7 +6,7 @@ import type { ActorContext, Deps } from "../context.ts";
 import type { Principal } from "../auth/actor.ts";
 import DataLoader from "dataloader";
 import { actorFor, authenticate, requireWorkspaceHeader } from "../auth/authenticate.ts";
-import { agentCounts, type AgentCounts } from "../agents/mod.ts";
+import { type AgentCounts, agentCounts } from "../agents/mod.ts";
 
 export interface GraphQLContext {
   deps: Deps;

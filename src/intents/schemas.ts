@@ -5,7 +5,10 @@ export const messageTypeSchema = z.enum(["TEXT", "AUDIO", "IMAGE", "DOCUMENT"]);
 export const INTENT_METHODS = ["POST", "PUT", "PATCH"] as const;
 
 const requiredField = z.strictObject({
-  name: z.string().trim().regex(/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/, "must be a tag attribute name (letters, digits, _ and -)"),
+  name: z.string().trim().regex(
+    /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/,
+    "must be a tag attribute name (letters, digits, _ and -)",
+  ),
   type: z.string().trim().min(1).max(50),
   description: z.string().trim().max(2000),
 });
@@ -26,7 +29,10 @@ const fields = {
   webhookMethod: z.enum(INTENT_METHODS),
 };
 
-export const createIntentSchema = z.strictObject({ ...fields, webhookMethod: fields.webhookMethod.default("POST") });
+export const createIntentSchema = z.strictObject({
+  ...fields,
+  webhookMethod: fields.webhookMethod.default("POST"),
+});
 export const updateIntentSchema = z.strictObject({
   name: fields.name.optional(),
   description: fields.description.optional(),

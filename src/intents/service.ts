@@ -36,7 +36,9 @@ function checkedTag(name: string): string {
 
 async function checkedWebhookUrl(ctx: ActorContext, url: string): Promise<string> {
   const refusal = await ctx.outbound.refusal(url);
-  if (refusal) throw badRequest(`Invalid input: webhookUrl: ${refusal}`, [{ path: "webhookUrl", message: refusal }]);
+  if (refusal) {
+    throw badRequest(`Invalid input: webhookUrl: ${refusal}`, [{ path: "webhookUrl", message: refusal }]);
+  }
   return url;
 }
 
@@ -44,7 +46,8 @@ function isUniqueViolation(e: unknown): boolean {
   return (e as { code?: string })?.code === "P2002";
 }
 
-const duplicateTag = (tag: string) => conflict("DUPLICATE_INTENT", `The agent already has an intent with the tag <${tag}>.`);
+const duplicateTag = (tag: string) =>
+  conflict("DUPLICATE_INTENT", `The agent already has an intent with the tag <${tag}>.`);
 
 /** POST /api/agents/{id}/intents (agent:write). 409 DUPLICATE_INTENT when the tag is taken. */
 export async function createIntent(ctx: ActorContext, agentId: string, input: unknown): Promise<IntentView> {
@@ -54,7 +57,10 @@ export async function createIntent(ctx: ActorContext, agentId: string, input: un
   await checkedWebhookUrl(ctx, data.webhookUrl);
   await findAgentOr404(ctx, agentId, { id: true });
   try {
-    return await ctx.db.intent.create({ data: { ...data, tag, agentId }, select: intentSelect }) as IntentView;
+    return await ctx.db.intent.create({
+      data: { ...data, tag, agentId },
+      select: intentSelect,
+    }) as IntentView;
   } catch (e) {
     if (isUniqueViolation(e)) throw duplicateTag(tag);
     throw e;
@@ -62,7 +68,11 @@ export async function createIntent(ctx: ActorContext, agentId: string, input: un
 }
 
 /** GET /api/agents/{id}/intents (workspace:read). */
-export async function listIntents(ctx: ActorContext, agentId: string, query: unknown): Promise<Page<IntentView>> {
+export async function listIntents(
+  ctx: ActorContext,
+  agentId: string,
+  query: unknown,
+): Promise<Page<IntentView>> {
   authorize(ctx.actor, "workspace:read");
   const page = parsePage(query);
   await findAgentOr404(ctx, agentId, { id: true });
@@ -118,7 +128,10 @@ export async function updateIntent(
 }
 
 /** DELETE /api/agents/{id}/intents/{intentId} (agent:write). */
-export async function deleteIntent(ctx: ActorContext, ids: { agentId: string; intentId: string }): Promise<void> {
+export async function deleteIntent(
+  ctx: ActorContext,
+  ids: { agentId: string; intentId: string },
+): Promise<void> {
   authorize(ctx.actor, "agent:write");
   const current = await findIntentOr404(ctx, ids.agentId, ids.intentId);
   await ctx.db.intent.delete({ where: { id: current.id } });

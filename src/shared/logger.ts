@@ -27,7 +27,14 @@ export function redact(value: unknown, depth = 0): unknown {
 export function createLogger(level: LogLevel = "info", sink: (line: string) => void = console.error): Logger {
   const write = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < ORDER[level]) return;
-    sink(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...(redact(fields ?? {}) as object) }));
+    sink(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        level: lvl,
+        msg,
+        ...(redact(fields ?? {}) as object),
+      }),
+    );
   };
   return {
     debug: (m, f) => write("debug", m, f),

@@ -7,12 +7,25 @@ import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 
 const BLOCKED_V4: Array<[string, number]> = [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16],
-  ["172.16.0.0", 12], ["192.0.0.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["224.0.0.0", 4],
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["224.0.0.0", 4],
   ["240.0.0.0", 4],
 ];
 const BLOCKED_V6: Array<[string, number]> = [
-  ["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["fd00:ec2::254", 128],
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["ff00::", 8],
+  ["fd00:ec2::254", 128],
 ];
 /** Names judged without DNS, by the address they stand for (metadata names are not loopback). */
 const BLOCKED_NAMES = new Map([
@@ -110,7 +123,8 @@ export class OutboundPolicy {
       }
     }
     const blocked = addresses.find((a) => isPrivateAddress(a) && !this.allowedAddress(a));
-    return blocked ? `resolves to a private or reserved address (${blocked}) that OUTBOUND_ALLOWLIST does not allow` : null;
+    return blocked
+      ? `resolves to a private or reserved address (${blocked}) that OUTBOUND_ALLOWLIST does not allow`
+      : null;
   }
-
 }

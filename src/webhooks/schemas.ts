@@ -14,8 +14,19 @@ export const WEBHOOK_METHODS = ["POST", "PUT", "PATCH"] as const;
 
 // Headers the platform sets itself or that would break the HTTP exchange.
 const RESERVED_HEADERS = new Set([
-  "host", "content-length", "content-type", "connection", "transfer-encoding", "keep-alive", "upgrade",
-  "te", "trailer", "proxy-authorization", "x-idempotency-key", "webhook-id", "webhook-timestamp",
+  "host",
+  "content-length",
+  "content-type",
+  "connection",
+  "transfer-encoding",
+  "keep-alive",
+  "upgrade",
+  "te",
+  "trailer",
+  "proxy-authorization",
+  "x-idempotency-key",
+  "webhook-id",
+  "webhook-timestamp",
   "webhook-signature",
 ]);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
@@ -31,7 +42,11 @@ const headers = z.record(z.string(), headerValue)
       if (!HEADER_NAME.test(name)) {
         ctx.addIssue({ code: "custom", path: [name], message: "is not a valid header name" });
       } else if (RESERVED_HEADERS.has(name.toLowerCase())) {
-        ctx.addIssue({ code: "custom", path: [name], message: "is set by the platform and cannot be overridden" });
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: "is set by the platform and cannot be overridden",
+        });
       }
     }
   });

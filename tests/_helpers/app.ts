@@ -2,7 +2,7 @@
  * A real app on a real database of its own, called through `app.fetch` (no port), with a small
  * HTTP client and a seed for users of each role.
  */
-import { buildApp, type App, type BuildOptions } from "../../src/app.ts";
+import { type App, buildApp, type BuildOptions } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import { createUser } from "../../src/workspaces/mod.ts";
@@ -37,7 +37,12 @@ export class Client {
     return new Client(this.app, this.token, workspaceId);
   }
 
-  async request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  async request(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Reply> {
     const h = new Headers(headers);
     if (this.token && !h.has("authorization")) h.set("authorization", `Bearer ${this.token}`);
     if (this.workspaceId && !h.has("x-workspace-id")) h.set("x-workspace-id", this.workspaceId);
@@ -45,7 +50,9 @@ export class Client {
     if (typeof body === "string" || body instanceof Uint8Array) payload = body as BodyInit;
     else if (body !== undefined) payload = JSON.stringify(body);
     if (payload !== undefined && !h.has("content-type")) h.set("content-type", "application/json");
-    const res = await this.app.fetch(new Request(`http://test.local${path}`, { method, headers: h, body: payload }));
+    const res = await this.app.fetch(
+      new Request(`http://test.local${path}`, { method, headers: h, body: payload }),
+    );
     const text = await res.text();
     let parsed: unknown = text;
     try {
@@ -55,10 +62,14 @@ export class Client {
   }
 
   get = (path: string, headers?: Record<string, string>) => this.request("GET", path, undefined, headers);
-  post = (path: string, body?: unknown, headers?: Record<string, string>) => this.request("POST", path, body, headers);
-  put = (path: string, body?: unknown, headers?: Record<string, string>) => this.request("PUT", path, body, headers);
-  patch = (path: string, body?: unknown, headers?: Record<string, string>) => this.request("PATCH", path, body, headers);
-  delete = (path: string, headers?: Record<string, string>) => this.request("DELETE", path, undefined, headers);
+  post = (path: string, body?: unknown, headers?: Record<string, string>) =>
+    this.request("POST", path, body, headers);
+  put = (path: string, body?: unknown, headers?: Record<string, string>) =>
+    this.request("PUT", path, body, headers);
+  patch = (path: string, body?: unknown, headers?: Record<string, string>) =>
+    this.request("PATCH", path, body, headers);
+  delete = (path: string, headers?: Record<string, string>) =>
+    this.request("DELETE", path, undefined, headers);
 
   /** A GraphQL operation; returns the whole response body ({ data, errors }). */
   async graphql(query: string, variables?: Record<string, unknown>): Promise<Reply> {
@@ -84,7 +95,9 @@ export class Seed {
     const owner = await this.user();
     const anon = new Client(this.app);
     const created = await new Client(this.app, owner.token).post("/api/workspaces", { name });
-    if (created.status !== 201) throw new Error(`seed workspace: ${created.status} ${JSON.stringify(created.body)}`);
+    if (created.status !== 201) {
+      throw new Error(`seed workspace: ${created.status} ${JSON.stringify(created.body)}`);
+    }
     const workspaceId = created.body.id as string;
     void anon;
     return { workspaceId, owner: { ...owner, client: new Client(this.app, owner.token, workspaceId) } };
@@ -96,7 +109,13 @@ export class Seed {
     const password = "correct horse battery";
     const user = await createUser(this.app.deps, { email, password, name: `User ${this.n}` });
     const login = await new Client(this.app).post("/api/auth/login", { email, password });
-    return { userId: user.id, email, password, token: login.body.token, client: new Client(this.app, login.body.token) };
+    return {
+      userId: user.id,
+      email,
+      password,
+      token: login.body.token,
+      client: new Client(this.app, login.body.token),
+    };
   }
 
   /** A user holding `role` in the workspace, logged in, with a client set to that workspace. */

@@ -16,7 +16,11 @@ function testServer() {
     if (adminUrl && template) return { adminUrl, template };
     const dir = await Deno.makeTempDir({ prefix: "switchboard-test-pg-" });
     await Deno.chmod(dir, 0o755);
-    const started = await startEmbeddedPostgres({ dir: `${dir}/data`, database: "postgres", persistent: false });
+    const started = await startEmbeddedPostgres({
+      dir: `${dir}/data`,
+      database: "postgres",
+      persistent: false,
+    });
     globalThis.addEventListener("unload", () => void started.stop());
     await ensureDatabase(started.adminUrl, "switchboard_template");
     await applyMigrations(started.adminUrl.replace(/\/postgres$/, "/switchboard_template"));
