@@ -1,0 +1,58 @@
+/** The first owner of decisions.md: from BOOTSTRAP_* when set, otherwise owner@localhost. */
+import assert from "node:assert/strict";
+import { buildApp } from "../src/app.ts";
+import { loadConfig } from "../src/config.ts";
+import { silentLogger } from "../src/shared/logger.ts";
+import { createTestDatabase } from "./_helpers/db.ts";
+import { Client } from "./_helpers/app.ts";
+
+const JWT_SECRET = "test-secret-test-secret-test-secret-0123456789";
+
+Deno.test("a database without users gets the BOOTSTRAP_* owner and workspace, once", async () => {
+  const db = await createTestDatabase();
+  const env = {
+    DATABASE_URL: db.url,
+    JWT_SECRET,
+    BOOTSTRAP_OWNER_EMAIL: "boss@example.test",
+    BOOTSTRAP_OWNER_PASSWORD: "boss-password-1",
+    BOOTSTRAP_WORKSPACE_NAME: "Boss Co",
+  };
+  try {
+    for (let start = 0; start < 2; start++) {
+      const app = await buildApp(loadConfig(env), { logger: silentLogger });
+      const login = await new Client(app).post("/api/auth/login", {
+        email: "boss@example.test",
+        password: "boss-password-1",
+      });
+      assert.equal(login.status, 200);
+      assert.deepEqual(login.body.workspaces.map((w: { name: string; role: string }) => [w.name, w.role]), [
+        ["Boss Co", "OWNER"],
+      ]);
+      assert.equal(await app.deps.db.user.count(), 1);
+      await app.stop();
+    }
+  } finally {
+    await db.drop();
+  }
+});
+
+Deno.test("without BOOTSTRAP_* the first owner is owner@localhost with a printed password", async () => {
+  const db = await createTestDatabase();
+  const printed: string[] = [];
+  const log = console.log;
+  console.log = (...args: unknown[]) => printed.push(args.join(" "));
+  try {
+    const app = await buildApp(loadConfig({ DATABASE_URL: db.url, JWT_SECRET }), { logger: silentLogger });
+    console.log = log;
+    const password = /owner@localhost \/ (\S+)/.exec(printed.join("\n"))?.[1];
+    assert.ok(password, `no password in: ${printed.join("\n")}`);
+    const login = await new Client(app).post("/api/auth/login", { email: "owner@localhost", password });
+    assert.equal(login.status, 200);
+    assert.equal(login.body.workspaces.length, 1);
+    assert.equal(login.body.workspaces[0].role, "OWNER");
+    await app.stop();
+  } finally {
+    console.log = log;
+    await db.drop();
+  }
+});
