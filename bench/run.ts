@@ -15,6 +15,7 @@ import { createApiToken, createUser, createWorkspaceFor, login } from "../src/wo
 import { createAgent } from "../src/agents/mod.ts";
 import { createIntent } from "../src/intents/mod.ts";
 import type { ActorContext } from "../src/context.ts";
+import { runWebhooksBench } from "./webhooks.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 3);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 4000);
@@ -222,3 +223,6 @@ ${row("graphql", "GraphQL agents list, API token")}
   await pg.stop();
   await Deno.remove(dir, { recursive: true }).catch(() => {});
 }
+
+// Event webhook delivery (bench/webhooks.ts, on a PostgreSQL of its own): bench/results/webhooks.md.
+await runWebhooksBench();

@@ -10,12 +10,16 @@ import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.ts";
 import { applyMigrations } from "./db/migrate.ts";
 import { bootstrapFirstOwner, resolveJwtSecret } from "./db/bootstrap.ts";
 import { jwtKeys } from "./auth/jwt.ts";
-import { systemClock, type Clock } from "./shared/clock.ts";
+import { type Clock, systemClock } from "./shared/clock.ts";
 import { createLogger, type Logger } from "./shared/logger.ts";
 import { OutboundPolicy } from "./shared/outbound.ts";
 import { restRoutes } from "./rest/router.ts";
 import { problem } from "./rest/errors.ts";
 import { createGraphQLHandler } from "./graphql/yoga.ts";
+import { EventBus } from "./shared/events.ts";
+import { Jobs } from "./jobs/boss.ts";
+import { startWebhookDeliveryWorker, webhookDeliveryQueue } from "./jobs/workers/webhook_delivery.ts";
+import { firstAttemptsMade, webhookListener } from "./webhooks/listener.ts";
 
 export interface App {
   deps: Deps;
@@ -32,6 +36,8 @@ export interface BuildOptions {
   db?: Db;
   /** Skip first-owner creation (tests seed their own). */
   bootstrap?: boolean;
+  /** false: enqueue jobs but run no workers (another process, or the test, runs them). */
+  workers?: boolean;
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
@@ -52,14 +58,22 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (applied.length) logger.info("applied migrations", { applied });
 
   const db = options.db ?? createPrisma(databaseUrl);
+  const clock = options.clock ?? systemClock;
+  const jobs = new Jobs(databaseUrl, logger);
+  await jobs.start([webhookDeliveryQueue]);
+  const events = new EventBus(() => clock.now());
+  events.subscribe(webhookListener(jobs), firstAttemptsMade(db));
   const deps: Deps = {
     db,
     config,
-    clock: options.clock ?? systemClock,
+    clock,
     logger,
     jwt: jwtKeys(await resolveJwtSecret(config), config.jwtTtlSeconds),
     outbound: new OutboundPolicy(config.outboundAllowlist),
+    events,
+    jobs,
   };
+  if (options.workers !== false) await startWebhookDeliveryWorker(jobs, deps);
   if (options.bootstrap !== false) await bootstrapFirstOwner(deps);
 
   const http = new Hono();
@@ -91,6 +105,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     async stop() {
       await server?.shutdown();
+      // Lets the attempts in hand finish (at most one attempt timeout); the rest are retried later.
+      await jobs.stop();
       await db.$disconnect();
       await embedded?.stop();
     },

@@ -6,6 +6,8 @@ import type { Logger } from "./shared/logger.ts";
 import type { JwtKeys } from "./auth/jwt.ts";
 import type { OutboundPolicy } from "./shared/outbound.ts";
 import type { Actor } from "./auth/actor.ts";
+import type { EventBus } from "./shared/events.ts";
+import type { JobQueue } from "./shared/jobs.ts";
 
 export interface Deps {
   db: Db;
@@ -14,6 +16,10 @@ export interface Deps {
   logger: Logger;
   jwt: JwtKeys;
   outbound: OutboundPolicy;
+  /** Domain events: publish inside the transaction of the change (shared/events.ts). */
+  events: EventBus;
+  /** Enqueue jobs inside a transaction (pg-boss, src/jobs/boss.ts). */
+  jobs: JobQueue;
 }
 
 /** Deps plus the actor resolved for the request's workspace. */

@@ -4,11 +4,13 @@ import type { Deps } from "../context.ts";
 import { errorResponse, problem } from "./errors.ts";
 import { workspaceRoutes } from "./routes/workspaces.ts";
 import { agentRoutes } from "./routes/agents.ts";
+import { webhookDeliveryRoutes } from "./routes/webhook_deliveries.ts";
 
 export function restRoutes(deps: Deps): Hono {
   const app = new Hono();
   app.route("/", workspaceRoutes(deps));
   app.route("/", agentRoutes(deps));
+  app.route("/", webhookDeliveryRoutes(deps));
   app.onError((err, c) => errorResponse(err, c, deps.logger));
   app.notFound((c) => problem(404, "NOT_FOUND", `No route for ${c.req.method} ${c.req.path}.`));
   return app;

@@ -70,7 +70,11 @@ export async function createWebhook(
 }
 
 /** GET /api/agents/{id}/webhooks (workspace:read). */
-export async function listWebhooks(ctx: ActorContext, agentId: string, query: unknown): Promise<Page<WebhookView>> {
+export async function listWebhooks(
+  ctx: ActorContext,
+  agentId: string,
+  query: unknown,
+): Promise<Page<WebhookView>> {
   authorize(ctx.actor, "workspace:read");
   const page = parsePage(query);
   await findAgentOr404(ctx, agentId, { id: true });
@@ -83,7 +87,12 @@ export async function listWebhooks(ctx: ActorContext, agentId: string, query: un
   return toPage(rows.map((r) => webhookView(ctx, r)), page);
 }
 
-async function findWebhookOr404(ctx: ActorContext, agentId: string, webhookId: string): Promise<WebhookRow> {
+/** A webhook of an agent of the actor's workspace, or 404 (also for other workspaces' ids). */
+export async function findWebhookOr404(
+  ctx: ActorContext,
+  agentId: string,
+  webhookId: string,
+): Promise<WebhookRow> {
   const row = await ctx.db.eventWebhook.findFirst({
     where: {
       id: assertId(webhookId, "Webhook"),
@@ -97,7 +106,11 @@ async function findWebhookOr404(ctx: ActorContext, agentId: string, webhookId: s
 }
 
 /** GET /api/agents/{id}/webhooks/{webhookId} (workspace:read). */
-export async function getWebhook(ctx: ActorContext, agentId: string, webhookId: string): Promise<WebhookView> {
+export async function getWebhook(
+  ctx: ActorContext,
+  agentId: string,
+  webhookId: string,
+): Promise<WebhookView> {
   authorize(ctx.actor, "workspace:read");
   return webhookView(ctx, await findWebhookOr404(ctx, agentId, webhookId));
 }
@@ -133,7 +146,10 @@ export async function rotateWebhookSecret(
 }
 
 /** DELETE /api/agents/{id}/webhooks/{webhookId} (agent:write). */
-export async function deleteWebhook(ctx: ActorContext, ids: { agentId: string; webhookId: string }): Promise<void> {
+export async function deleteWebhook(
+  ctx: ActorContext,
+  ids: { agentId: string; webhookId: string },
+): Promise<void> {
   authorize(ctx.actor, "agent:write");
   const current = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
   await ctx.db.eventWebhook.delete({ where: { id: current.id } });

@@ -76,7 +76,11 @@ export async function listWorkspaces(deps: Deps, principal: Principal): Promise<
 }
 
 /** POST /api/workspaces: a person creates a workspace and becomes its OWNER. */
-export async function createWorkspace(deps: Deps, principal: Principal, input: unknown): Promise<MembershipView> {
+export async function createWorkspace(
+  deps: Deps,
+  principal: Principal,
+  input: unknown,
+): Promise<MembershipView> {
   if (principal.kind !== "user") throw forbidden("Only a person (login JWT) can create a workspace.");
   const { name } = parseInput(createWorkspaceSchema, input);
   const ws = await deps.db.workspace.create({
@@ -112,10 +116,20 @@ export interface InviteView {
   acceptedAt: Date | null;
   createdAt: Date;
 }
-const inviteSelect = { id: true, email: true, role: true, expiresAt: true, acceptedAt: true, createdAt: true };
+const inviteSelect = {
+  id: true,
+  email: true,
+  role: true,
+  expiresAt: true,
+  acceptedAt: true,
+  createdAt: true,
+};
 
 /** POST /api/workspaces/{id}/invites (members:manage; OWNER role needs members:invite-owner). */
-export async function createInvite(ctx: ActorContext, input: unknown): Promise<InviteView & { inviteUrl: string }> {
+export async function createInvite(
+  ctx: ActorContext,
+  input: unknown,
+): Promise<InviteView & { inviteUrl: string }> {
   authorize(ctx.actor, "members:manage");
   const { email, role } = parseInput(createInviteSchema, input);
   if (role === "OWNER") authorize(ctx.actor, "members:invite-owner");
@@ -226,10 +240,20 @@ export interface ApiTokenView {
   lastUsedAt: Date | null;
   revokedAt: Date | null;
 }
-const tokenSelect = { id: true, label: true, prefix: true, createdAt: true, lastUsedAt: true, revokedAt: true };
+const tokenSelect = {
+  id: true,
+  label: true,
+  prefix: true,
+  createdAt: true,
+  lastUsedAt: true,
+  revokedAt: true,
+};
 
 /** POST /api/workspaces/{id}/api-tokens (members:manage): the value is in `token`, this once only. */
-export async function createApiToken(ctx: ActorContext, input: unknown): Promise<ApiTokenView & { token: string }> {
+export async function createApiToken(
+  ctx: ActorContext,
+  input: unknown,
+): Promise<ApiTokenView & { token: string }> {
   authorize(ctx.actor, "members:manage");
   const { label } = parseInput(createApiTokenSchema, input);
   const token = API_TOKEN_PREFIX + randomToken(32);
@@ -286,7 +310,7 @@ export async function createUser(deps: Deps, input: unknown): Promise<UserView> 
 }
 
 /** Makes `userId` a member of a new workspace with the given role (admin CLI and bootstrap). */
-export async function createWorkspaceFor(deps: Deps, userId: string, name: string): Promise<MembershipView> {
+export function createWorkspaceFor(deps: Deps, userId: string, name: string): Promise<MembershipView> {
   return createWorkspace(deps, { kind: "user", userId }, { name });
 }
 
@@ -297,7 +321,10 @@ export function requireUser(principal: Principal): string {
 }
 
 /** GET /api/auth/me: who the credential is, and its workspaces. */
-export async function viewer(deps: Deps, principal: Principal): Promise<{ user: UserView | null; workspaces: MembershipView[] }> {
+export async function viewer(
+  deps: Deps,
+  principal: Principal,
+): Promise<{ user: UserView | null; workspaces: MembershipView[] }> {
   if (principal.kind === "token") return { user: null, workspaces: await listWorkspaces(deps, principal) };
   const user = await deps.db.user.findUnique({
     where: { id: principal.userId },

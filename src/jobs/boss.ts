@@ -1,0 +1,133 @@
+/**
+ * pg-boss on the application database, in its own schema `pgboss`. Jobs are enqueued inside the
+ * caller's Prisma transaction (outbox pattern, pg-boss `insert(..., { db })`); workers are woken by
+ * LISTEN/NOTIFY, not by polling (shared/toolchain.md "pg-boss").
+ */
+import { fromPrisma, type Job, PgBoss, type Queue, type WorkOptions } from "pg-boss";
+import type { Tx } from "../db/client.ts";
+import type { EnqueueOptions, JobQueue } from "../shared/jobs.ts";
+import type { Logger } from "../shared/logger.ts";
+
+export const BOSS_SCHEMA = "pgboss";
+
+/** A queue and its options, created (or brought up to date) when the boss starts. */
+export type QueueSpec = Queue & { name: string };
+
+export interface BossOptions {
+  /** Connections of pg-boss' own pool (fetch, complete, maintenance), besides the LISTEN one. */
+  max?: number;
+  /**
+   * Seconds between supervision passes, which is also how late an expired job (a worker that
+   * crashed mid-job) is noticed and retried.
+   */
+  superviseIntervalSeconds?: number;
+}
+
+/** pg-boss set up for this app; implements the JobQueue the domains enqueue on. */
+export class Jobs implements JobQueue {
+  readonly boss: PgBoss;
+  readonly #logger: Logger;
+  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  readonly #drains: Array<(timeoutMs: number) => Promise<void>> = [];
+  #stopped = false;
+
+  constructor(databaseUrl: string, logger: Logger, options: BossOptions = {}) {
+    this.#logger = logger;
+    const supervise = options.superviseIntervalSeconds ?? 2;
+    this.boss = new PgBoss({
+      connectionString: databaseUrl,
+      schema: BOSS_SCHEMA,
+      application_name: "switchboard-jobs",
+      max: options.max ?? 6,
+      useListenNotify: true,
+      // Expiry is only checked on a supervision pass that also claims the monitor slot, so both
+      // intervals are short: a crashed attempt is retried seconds after it expires, not minutes.
+      superviseIntervalSeconds: supervise,
+      monitorIntervalSeconds: supervise,
+      // No cron schedules yet; the periodic sweeps of later issues turn this on.
+      schedule: false,
+    });
+    this.boss.on("error", (error) => logger.error("pg-boss error", { error }));
+    this.boss.on("warning", (warning) => logger.warn("pg-boss warning", { warning }));
+  }
+
+  /** Installs or migrates the pg-boss schema and creates (or updates) the queues. */
+  async start(queues: QueueSpec[]): Promise<void> {
+    await this.boss.start();
+    for (const { name, ...options } of queues) {
+      await this.boss.createQueue(name, options);
+      // createQueue leaves an existing queue as it was: bring its options up to date.
+      const { policy: _policy, partition: _partition, deadLetter: _dl, heartbeatSeconds: _hb, ...updatable } =
+        options;
+      await this.boss.updateQueue(name, updatable);
+    }
+  }
+
+  /**
+   * Enqueues inside `tx` (commits or rolls back with it). A deferred job is not announced by NOTIFY,
+   * so this process also sets a timer that wakes its own workers when the job becomes due; other
+   * processes pick it up on their next poll.
+   */
+  async enqueue(tx: Tx, queue: string, data: object[], options: EnqueueOptions = {}): Promise<void> {
+    if (!data.length) return;
+    const delayMs = Math.max(0, options.startAfterMs ?? 0);
+    const startAfter = delayMs > 0 ? delayMs / 1000 : undefined;
+    await this.boss.insert(queue, data.map((d) => ({ data: d, startAfter })), { db: fromPrisma(tx) });
+    // A few ms late on purpose: the database's clock decides when the job is due.
+    if (delayMs > 0) this.#wakeLater(queue, delayMs + 15);
+  }
+
+  /**
+   * Registers a handler: `localConcurrency` workers, each fetching up to `batchSize` jobs at a time.
+   * The handler receives a batch; pg-boss completes its jobs when it resolves and fails them (to be
+   * retried within the queue's retryLimit) when it throws.
+   */
+  async work<T extends object>(
+    queue: string,
+    options: WorkOptions,
+    handler: (jobs: Job<T>[]) => Promise<void>,
+  ): Promise<void> {
+    await this.boss.work<T>(queue, options, handler);
+  }
+
+  /** Registers work to wait for on stop, after the workers stopped (e.g. attempts still in flight). */
+  onStop(drain: (timeoutMs: number) => Promise<void>): void {
+    this.#drains.push(drain);
+  }
+
+  /** Wakes this process' idle workers of `queue` so they fetch now. */
+  wake(queue: string): void {
+    if (this.#stopped) return;
+    for (const worker of this.boss.getWipData()) {
+      if (worker.name === queue) this.boss.notifyWorker(worker.id);
+    }
+  }
+
+  #wakeLater(queue: string, ms: number): void {
+    if (this.#stopped) return;
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      this.wake(queue);
+    }, ms);
+    this.#timers.add(timer);
+  }
+
+  /** Stops the workers (letting the jobs in hand finish, up to `timeoutMs`) and closes the pool. */
+  async stop(timeoutMs = 10_000): Promise<void> {
+    this.#stopped = true;
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+    // Waiting for the workers here rather than with stop({ graceful }) , which polls every 500 ms.
+    const queues = new Set(this.boss.getWipData().map((w) => w.name));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.allSettled([...queues].map((q) => this.boss.offWork(q, { wait: true }))),
+      new Promise((resolve) => timer = setTimeout(resolve, timeoutMs)),
+    ]);
+    clearTimeout(timer);
+    await Promise.all(this.#drains.map((drain) => drain(timeoutMs)));
+    // Jobs still in hand after the timeout are failed, so pg-boss retries them later.
+    await this.boss.stop({ graceful: false });
+    this.#logger.debug("pg-boss stopped");
+  }
+}

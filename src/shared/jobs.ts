@@ -1,0 +1,16 @@
+/**
+ * The job queue as domains see it (the outbox side of pg-boss): jobs are enqueued inside the
+ * caller's transaction, so none is lost between commit and enqueue and none runs for a rolled-back
+ * change. src/jobs/boss.ts implements it.
+ */
+import type { Tx } from "../db/client.ts";
+
+export interface EnqueueOptions {
+  /** Run no earlier than this many milliseconds from now. */
+  startAfterMs?: number;
+}
+
+export interface JobQueue {
+  /** Enqueues one job per item of `data` on `queue`, inside `tx`. */
+  enqueue(tx: Tx, queue: string, data: object[], options?: EnqueueOptions): Promise<void>;
+}

@@ -1,0 +1,241 @@
+/**
+ * Attempts of deliveries, as the delivery jobs make them: load, send, record, and on failure
+ * schedule the next attempt (decisions.md "Event delivery": 3 attempts, then 1 s, then 4 s;
+ * `lastError` after the third failure). Attempts are numbered across redeliveries: a redelivery
+ * starts a new cycle of 3 at attemptCount + 1. Batch-shaped, because a worker fetches jobs in
+ * batches: one query loads a batch, one statement records its successes.
+ */
+import type { Db, Tx } from "../db/client.ts";
+import { Prisma } from "../generated/prisma/client.ts";
+import type { Clock } from "../shared/clock.ts";
+import type { JobQueue } from "../shared/jobs.ts";
+import type { Logger } from "../shared/logger.ts";
+import type { OutboundPolicy } from "../shared/outbound.ts";
+import { type AttemptOutcome, sendWebhook, type WebhookCall, type WebhookPayload } from "./sender.ts";
+
+export const WEBHOOK_DELIVERY_QUEUE = "webhook-delivery";
+
+/** Attempts per cycle (the first delivery, and each redelivery). */
+export const ATTEMPTS_PER_CYCLE = 3;
+/** Wait after a failed attempt, by its position in the cycle (1, 2); none after the third. */
+export const RETRY_DELAYS_MS = [1000, 4000] as const;
+
+/** The data of a delivery job: which delivery, and which attempt (1-based, across cycles). */
+export interface DeliveryJob {
+  deliveryId: string;
+  attempt: number;
+}
+
+export interface DeliveryDeps {
+  db: Db;
+  clock: Clock;
+  outbound: OutboundPolicy;
+  jobs: JobQueue;
+  logger: Logger;
+}
+
+/** `lastError` of a webhook once a cycle of attempts is exhausted. */
+export interface WebhookLastError {
+  status: number | null;
+  error: string | null;
+  at: string;
+  attempts: number;
+  deliveryId: string;
+  event: string;
+}
+
+export type AttemptResult = "succeeded" | "retrying" | "failed" | "skipped";
+
+/** The attempt's position in its cycle: 1, 2 or 3. */
+export function cyclePosition(attempt: number): number {
+  return ((attempt - 1) % ATTEMPTS_PER_CYCLE) + 1;
+}
+
+/** A unique violation, from a model query (P2002) or a raw one (P2010 carrying SQLSTATE 23505). */
+function isUniqueViolation(e: unknown): boolean {
+  if (!(e instanceof Prisma.PrismaClientKnownRequestError)) return false;
+  return e.code === "P2002" || (e.code === "P2010" && JSON.stringify(e.meta ?? {}).includes("23505"));
+}
+
+/** An attempt that is due: its job, and what the call needs. */
+export interface DueAttempt {
+  job: DeliveryJob;
+  webhookId: string;
+  eventType: string;
+  call: WebhookCall;
+}
+
+/**
+ * Loads the deliveries of `jobs` in one query and returns the attempts still due, in job order. A
+ * job is dropped when its delivery is gone (webhook deleted) or has moved on: the attempt is already
+ * recorded (a job retried after a crash) or the delivery is no longer PENDING.
+ */
+export async function dueAttempts(db: Db, jobs: DeliveryJob[]): Promise<DueAttempt[]> {
+  if (!jobs.length) return [];
+  const rows = await db.$queryRaw<
+    Array<{
+      id: string;
+      status: string;
+      attemptCount: number;
+      idempotencyKey: string;
+      webhookId: string;
+      url: string;
+      method: string;
+      headers: Record<string, string> | null;
+      signingSecret: string;
+      eventId: string;
+      eventType: string;
+      payload: WebhookPayload;
+    }>
+  >`
+    SELECT d.id, d.status::text AS status, d."attemptCount", d."idempotencyKey",
+           w.id AS "webhookId", w.url, w.method, w.headers, w."signingSecret",
+           e.id AS "eventId", e.type AS "eventType", e.payload
+      FROM "WebhookDelivery" d
+      JOIN "EventWebhook" w ON w.id = d."webhookId"
+      JOIN "DomainEvent" e ON e.id = d."eventId"
+     WHERE d.id = ANY(${jobs.map((j) => j.deliveryId)}::text[])`;
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return jobs.flatMap((job) => {
+    const d = byId.get(job.deliveryId);
+    if (!d || d.status !== "PENDING" || d.attemptCount !== job.attempt - 1) return [];
+    return [{
+      job,
+      webhookId: d.webhookId,
+      eventType: d.eventType,
+      call: {
+        url: d.url,
+        method: d.method,
+        headers: d.headers ?? {},
+        signingSecret: d.signingSecret,
+        messageId: d.eventId,
+        idempotencyKey: d.idempotencyKey,
+        payload: d.payload,
+      },
+    }];
+  });
+}
+
+/** Makes the HTTP call of a due attempt (see sendWebhook); rejects only when `signal` aborts it. */
+export function makeAttempt(
+  deps: DeliveryDeps,
+  due: DueAttempt,
+  signal?: AbortSignal,
+): Promise<AttemptOutcome> {
+  return sendWebhook(due.call, { outbound: deps.outbound, now: () => deps.clock.now(), signal });
+}
+
+export interface MadeAttempt {
+  due: DueAttempt;
+  outcome: AttemptOutcome;
+}
+
+/**
+ * Records attempts that were made. Successes go in one statement; each failure in a transaction of
+ * its own that also schedules the next attempt, or sets `lastError` after the third. An attempt
+ * that another worker recorded first (the unique (deliveryId, number)) counts as skipped.
+ */
+export async function recordAttempts(deps: DeliveryDeps, made: MadeAttempt[]): Promise<AttemptResult[]> {
+  const ok = made.filter((m) => m.outcome.ok);
+  let okResults: AttemptResult[] = ok.map(() => "succeeded");
+  if (ok.length > 1) {
+    try {
+      await insertAttempts(deps, deps.db, ok, "SUCCEEDED");
+    } catch (e) {
+      if (!isUniqueViolation(e)) throw e;
+      // One of them was recorded elsewhere: record the others one by one.
+      okResults = await Promise.all(ok.map((m) => recordOne(deps, m)));
+    }
+  } else if (ok.length === 1) {
+    okResults = [await recordOne(deps, ok[0])];
+  }
+  const failedResults = await Promise.all(made.filter((m) => !m.outcome.ok).map((m) => recordOne(deps, m)));
+  const results = new Map<MadeAttempt, AttemptResult>();
+  ok.forEach((m, i) => results.set(m, okResults[i]));
+  made.filter((m) => !m.outcome.ok).forEach((m, i) => results.set(m, failedResults[i]));
+  return made.map((m) => results.get(m)!);
+}
+
+/** Loads, makes and records one attempt. */
+export async function runDeliveryAttempt(
+  deps: DeliveryDeps,
+  job: DeliveryJob,
+  options: { signal?: AbortSignal } = {},
+): Promise<AttemptResult> {
+  const [due] = await dueAttempts(deps.db, [job]);
+  if (!due) return "skipped";
+  const outcome = await makeAttempt(deps, due, options.signal);
+  return (await recordAttempts(deps, [{ due, outcome }]))[0];
+}
+
+async function recordOne(deps: DeliveryDeps, made: MadeAttempt): Promise<AttemptResult> {
+  const { job } = made.due;
+  const position = cyclePosition(job.attempt);
+  const result: AttemptResult = made.outcome.ok
+    ? "succeeded"
+    : position < ATTEMPTS_PER_CYCLE
+    ? "retrying"
+    : "failed";
+  try {
+    if (result === "succeeded") await insertAttempts(deps, deps.db, [made], "SUCCEEDED");
+    else {
+      await deps.db.$transaction(async (tx) => {
+        await insertAttempts(deps, tx, [made], result === "failed" ? "FAILED" : "PENDING");
+        if (result === "retrying") {
+          const next: DeliveryJob = { deliveryId: job.deliveryId, attempt: job.attempt + 1 };
+          await deps.jobs.enqueue(tx, WEBHOOK_DELIVERY_QUEUE, [next], {
+            startAfterMs: RETRY_DELAYS_MS[position - 1],
+          });
+        } else await setLastError(deps, tx, made);
+      });
+    }
+    return result;
+  } catch (e) {
+    if (isUniqueViolation(e)) return "skipped";
+    throw e;
+  }
+}
+
+/** Inserts the attempts and moves their deliveries to `status`, in one statement. */
+async function insertAttempts(
+  deps: DeliveryDeps,
+  tx: Tx,
+  made: MadeAttempt[],
+  status: string,
+): Promise<void> {
+  const col = <T>(f: (m: MadeAttempt) => T) => made.map(f);
+  await tx.$executeRaw`
+    WITH made AS (
+      SELECT * FROM unnest(
+        ${col(() => crypto.randomUUID())}::text[], ${col((m) => m.due.job.deliveryId)}::text[],
+        ${col((m) => m.due.job.attempt)}::int[], ${
+    col((m) => m.outcome.startedAt.toISOString())
+  }::timestamptz[],
+        ${col((m) => m.outcome.durationMs)}::int[], ${col((m) => m.outcome.httpStatus)}::int[],
+        ${col((m) => m.outcome.error)}::text[]
+      ) AS m(id, "deliveryId", number, "startedAt", "durationMs", "httpStatus", error)
+    ), attempts AS (
+      INSERT INTO "DeliveryAttempt" (id, "deliveryId", number, "startedAt", "durationMs", "httpStatus", error)
+      SELECT * FROM made
+    )
+    UPDATE "WebhookDelivery" d
+       SET "attemptCount" = made.number, status = ${status}::"DeliveryStatus", "updatedAt" = ${deps.clock.now()}
+      FROM made
+     WHERE d.id = made."deliveryId"`;
+}
+
+async function setLastError(deps: DeliveryDeps, tx: Tx, { due, outcome }: MadeAttempt): Promise<void> {
+  const lastError: WebhookLastError = {
+    status: outcome.httpStatus,
+    error: outcome.error,
+    at: deps.clock.now().toISOString(),
+    attempts: ATTEMPTS_PER_CYCLE,
+    deliveryId: due.job.deliveryId,
+    event: due.eventType,
+  };
+  await tx.eventWebhook.update({
+    where: { id: due.webhookId },
+    data: { lastError: lastError as unknown as Prisma.InputJsonValue },
+    select: { id: true },
+  });
+}

@@ -1,0 +1,171 @@
+/**
+ * One HTTP call of an event webhook: builds the payload of spec section 6, signs it (Standard
+ * Webhooks), checks the outbound rule again, posts with a 5 s timeout without following redirects,
+ * and classifies the outcome. No database access: the caller records what this returns.
+ */
+import type { OutboundPolicy } from "../shared/outbound.ts";
+
+/** Per attempt (decisions.md "Event delivery"). */
+export const ATTEMPT_TIMEOUT_MS = 5000;
+
+/** The body sent to the receiver, in the field order of spec section 6. */
+export interface WebhookPayload {
+  event: string;
+  /** ISO 8601 UTC with milliseconds: when the event happened. */
+  timestamp: string;
+  agent: { id: string; name: string };
+  /** null for events outside a conversation (`webhook.test`). */
+  conversation: {
+    id: string;
+    contactName: string;
+    contactId: string;
+    channel: { type: string; label: string };
+  } | null;
+  data: Record<string, unknown>;
+}
+
+/** Everything one call needs, as loaded from the delivery, its event and its webhook. */
+export interface WebhookCall {
+  url: string;
+  method: string;
+  /** The registration's extra headers. */
+  headers: Record<string, string>;
+  /** `whsec_` + base64 key. */
+  signingSecret: string;
+  /** Standard Webhooks `webhook-id`: the event's id, the same on every attempt. */
+  messageId: string;
+  /** `X-Idempotency-Key`: hex SHA-256 of the event's id. */
+  idempotencyKey: string;
+  payload: WebhookPayload;
+}
+
+export interface AttemptOutcome {
+  ok: boolean;
+  /** The receiver's status, or null when no response came (refused, connection error, timeout). */
+  httpStatus: number | null;
+  /** Why it failed, when there is more to say than the status. */
+  error: string | null;
+  startedAt: Date;
+  durationMs: number;
+}
+
+const encoder = new TextEncoder();
+
+/** The payload with its keys in spec order (stored JSON comes back from jsonb in another order). */
+export function canonicalPayload(p: WebhookPayload): WebhookPayload {
+  const c = p.conversation;
+  return {
+    event: p.event,
+    timestamp: p.timestamp,
+    agent: { id: p.agent.id, name: p.agent.name },
+    conversation: c
+      ? {
+        id: c.id,
+        contactName: c.contactName,
+        contactId: c.contactId,
+        channel: { type: c.channel.type, label: c.channel.label },
+      }
+      : null,
+    data: p.data,
+  };
+}
+
+/** Standard Webhooks signature: `v1,` + base64(HMAC-SHA256(key, `${id}.${timestamp}.${body}`)). */
+export async function sign(
+  secret: string,
+  messageId: string,
+  timestamp: number,
+  body: string,
+): Promise<string> {
+  const raw = Uint8Array.from(atob(secret.replace(/^whsec_/, "")), (ch) => ch.charCodeAt(0));
+  const key = await crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = new Uint8Array(
+    await crypto.subtle.sign("HMAC", key, encoder.encode(`${messageId}.${timestamp}.${body}`)),
+  );
+  return `v1,${btoa(String.fromCharCode(...mac))}`;
+}
+
+/** The request of one attempt at time `now` (the signature covers `now` in unix seconds). */
+export async function buildRequest(
+  call: WebhookCall,
+  now: Date,
+): Promise<{ headers: Headers; body: string }> {
+  const body = JSON.stringify(canonicalPayload(call.payload));
+  const timestamp = Math.floor(now.getTime() / 1000);
+  // Registration headers first, so the platform's own always win (the registry refuses them anyway).
+  const headers = new Headers(call.headers);
+  headers.set("content-type", "application/json");
+  headers.set("user-agent", "Switchboard-Webhooks/1");
+  headers.set("x-idempotency-key", call.idempotencyKey);
+  headers.set("webhook-id", call.messageId);
+  headers.set("webhook-timestamp", String(timestamp));
+  headers.set("webhook-signature", await sign(call.signingSecret, call.messageId, timestamp, body));
+  return { headers, body };
+}
+
+/** Short, single-line text of a fetch failure. */
+function describe(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.replace(/\s+/g, " ").slice(0, 500);
+}
+
+export interface SendOptions {
+  outbound: OutboundPolicy;
+  /** The clock: `webhook-timestamp` and `startedAt`. */
+  now: () => Date;
+  timeoutMs?: number;
+  /** Aborts the call (the server is shutting down). */
+  signal?: AbortSignal;
+}
+
+/** Rejects with the signal's reason when it aborts first; always removes its listener. */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  let onAbort!: () => void;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
+}
+
+/**
+ * Makes one attempt. Success is a 2xx; anything else (3xx included: redirects are not followed), a
+ * connection error, a timeout, or a URL the outbound rule now refuses is a failure. Throws only when
+ * `options.signal` aborts it (then no attempt should be recorded).
+ */
+export async function sendWebhook(call: WebhookCall, options: SendOptions): Promise<AttemptOutcome> {
+  const timeoutMs = options.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
+  const startedAt = options.now();
+  const t0 = performance.now();
+  const done = (o: Omit<AttemptOutcome, "startedAt" | "durationMs">): AttemptOutcome => ({
+    ...o,
+    startedAt,
+    durationMs: Math.round(performance.now() - t0),
+  });
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error(`timed out after ${timeoutMs} ms`));
+  }, timeoutMs);
+  const signal = options.signal ? AbortSignal.any([controller.signal, options.signal]) : controller.signal;
+  try {
+    // Checked again at send time, DNS included: the name may resolve elsewhere since registration.
+    const refusal = await unlessAborted(options.outbound.refusal(call.url), signal);
+    if (refusal) return done({ ok: false, httpStatus: null, error: `refused: url ${refusal}` });
+    const { headers, body } = await buildRequest(call, startedAt);
+    const res = await fetch(call.url, { method: call.method, headers, body, redirect: "manual", signal });
+    // The body is never read; cancel it so the connection can be reused or closed at once.
+    await res.body?.cancel().catch(() => {});
+    if (res.status >= 200 && res.status < 300) return done({ ok: true, httpStatus: res.status, error: null });
+    const error = res.status >= 300 && res.status < 400 ? "redirect not followed" : null;
+    return done({ ok: false, httpStatus: res.status, error });
+  } catch (error) {
+    if (options.signal?.aborted && !timedOut) throw options.signal.reason;
+    if (timedOut) return done({ ok: false, httpStatus: null, error: `timed out after ${timeoutMs} ms` });
+    return done({ ok: false, httpStatus: null, error: describe(error) });
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,21 @@
+/** Publishing domain events from tests, before the conversation code exists to publish them. */
+import type { App } from "../../src/app.ts";
+import type { DomainEvent } from "../../src/shared/events.ts";
+
+/** Publishes `event` in a transaction of its own; returns the event's id once committed. */
+export function publish(app: App, event: DomainEvent): Promise<string> {
+  return app.deps.db.$transaction((tx) => app.deps.events.publish(tx, event));
+}
+
+/** A WhatsApp channel, a contact and an OPEN conversation of the agent, written directly. */
+export async function seedConversation(app: App, workspaceId: string, agentId: string) {
+  const db = app.deps.db;
+  const channel = await db.channel.create({ data: { workspaceId, agentId, label: "Sales line" } });
+  const contact = await db.contact.create({
+    data: { workspaceId, externalId: "5511999990000", name: "Maria Silva" },
+  });
+  const conversation = await db.conversation.create({
+    data: { workspaceId, agentId, channelId: channel.id, contactId: contact.id },
+  });
+  return { channel, contact, conversation };
+}

@@ -1,0 +1,101 @@
+/**
+ * Durability of event delivery (decisions.md "Event delivery", issue 3 "Durability"): a real server
+ * process (src/main.ts) is killed with SIGKILL while its attempts are in flight; after a restart,
+ * every accepted event is delivered.
+ */
+import assert from "node:assert/strict";
+import { RECEIVER_ALLOWLIST, startTestApp } from "./_helpers/app.ts";
+import { publish } from "./_helpers/events.ts";
+import { eventually, startReceiver } from "./_helpers/receiver.ts";
+
+/** `deno task start`'s server on the test database, without the set-up step. */
+function startServer(databaseUrl: string) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--unstable-no-legacy-abort", new URL("../src/main.ts", import.meta.url).pathname],
+    env: {
+      DATABASE_URL: databaseUrl,
+      PORT: "0",
+      JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
+      OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
+      APP_ENV: "test",
+      LOG_LEVEL: "error",
+    },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let stderr = "";
+  const reading = child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
+    new WritableStream({ write: (chunk) => void (stderr += chunk) }),
+  ).catch(() => {});
+  return { child, stderr: () => stderr, reading };
+}
+
+Deno.test("a server killed with SIGKILL mid-delivery loses nothing: after a restart every accepted event is delivered", async () => {
+  // This process only publishes; the server processes do the delivering.
+  const t = await startTestApp({}, { workers: false });
+  const receiver = startReceiver(() => "hang");
+  const servers: ReturnType<typeof startServer>[] = [];
+  try {
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    await owner.client.post(`/api/agents/${agent.id}/webhooks`, {
+      event: "message.received",
+      url: receiver.url(),
+    });
+    const send = (n: number) =>
+      publish(t.app, { type: "message.received", workspaceId, agentId: agent.id, data: { n } });
+    const before: string[] = [];
+    for (let i = 0; i < 20; i++) before.push(await send(i));
+
+    servers.push(startServer(t.db.url));
+    // Every attempt is in flight in the server (the receiver holds them all), then the server dies.
+    await receiver.waitForCalls(20, 20_000);
+    servers[0].child.kill("SIGKILL");
+    assert.equal((await servers[0].child.status).signal, "SIGKILL");
+    await servers[0].reading;
+    assert.equal(await t.app.deps.db.deliveryAttempt.count(), 0, "nothing was recorded before the kill");
+
+    // Accepted while no server runs.
+    const during: string[] = [];
+    for (let i = 20; i < 25; i++) during.push(await send(i));
+    receiver.release();
+    const killedAt = performance.now();
+
+    servers.push(startServer(t.db.url));
+    await eventually(
+      async () =>
+        (await t.app.deps.db.webhookDelivery.count({ where: { status: "SUCCEEDED" } })) === 25 || undefined,
+      30_000,
+    ).catch((e) => {
+      throw new Error(`${e.message}\nserver stderr:\n${servers.map((s) => s.stderr()).join("\n---\n")}`);
+    });
+    const recoveredInMs = performance.now() - killedAt;
+
+    const deliveries = await t.app.deps.db.webhookDelivery.findMany({ include: { attempts: true } });
+    assert.deepEqual(deliveries.map((d) => d.eventId).sort(), [...before, ...during].sort());
+    for (const d of deliveries) {
+      assert.equal(d.attemptCount, 1, "the killed attempt was never recorded, so its retry is attempt 1");
+      assert.deepEqual(d.attempts.map((a) => [a.number, a.httpStatus]), [[1, 200]]);
+    }
+    // At least once: the killed attempts were sent again, with the same idempotency key.
+    const keysById = new Map<string, Set<string>>();
+    for (const c of receiver.calls) {
+      const id = c.headers.get("webhook-id")!;
+      keysById.set(id, (keysById.get(id) ?? new Set()).add(c.headers.get("x-idempotency-key")!));
+    }
+    assert.deepEqual([...keysById.keys()].sort(), [...before, ...during].sort());
+    for (const keys of keysById.values()) assert.equal(keys.size, 1);
+    assert.ok(recoveredInMs < 20_000, `recovered in ${Math.round(recoveredInMs)} ms`);
+  } finally {
+    for (const s of servers) {
+      try {
+        s.child.kill("SIGTERM");
+      } catch { /* already gone */ }
+      await s.child.status;
+      await s.reading;
+    }
+    await receiver.close();
+    await t.close();
+  }
+});
