@@ -11,11 +11,11 @@ import { applyMigrations } from "../src/db/migrate.ts";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/shared/logger.ts";
-import { createApiToken, createUser, createWorkspaceFor, login } from "../src/workspaces/mod.ts";
+import { createApiToken, login } from "../src/workspaces/mod.ts";
 import { createAgent } from "../src/agents/mod.ts";
 import { createIntent } from "../src/intents/mod.ts";
-import type { ActorContext } from "../src/context.ts";
 import { runWebhooksBench } from "./webhooks.ts";
+import { seedOwner } from "./_seed.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 3);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 4000);
@@ -52,19 +52,8 @@ try {
   // Seed through the services, as a client would through the API.
   const seeder = await buildApp(loadConfig(env), { bootstrap: false, logger: silentLogger });
   const deps = seeder.deps;
-  const user = await createUser(deps, { email: "bench@example.test", password: "bench-password" });
-  const ws = await createWorkspaceFor(deps, user.id, "Bench");
-  const ctx: ActorContext = {
-    ...deps,
-    actor: {
-      kind: "user",
-      userId: user.id,
-      tokenId: null,
-      workspaceId: ws.id,
-      role: "OWNER",
-      label: "bench",
-    },
-  };
+  const ctx = await seedOwner(deps, "bench@example.test");
+  const workspaceId = ctx.actor.workspaceId;
   for (let i = 0; i < 50; i++) {
     const agent = await createAgent(ctx, {
       name: `Agent ${i}`,
@@ -107,7 +96,7 @@ try {
   const appPort = freePort();
   await spawn("bench/serve_app.ts", { PORT: String(appPort) });
   const basePort = freePort();
-  await spawn("bench/baseline_agents.ts", { PORT: String(basePort), WORKSPACE_ID: ws.id });
+  await spawn("bench/baseline_agents.ts", { PORT: String(basePort), WORKSPACE_ID: workspaceId });
 
   const load = async (opts: Scenario) => {
     const out = await new Deno.Command(Deno.execPath(), {
@@ -131,7 +120,7 @@ try {
   }
   const restWith = (token: string): Scenario => ({
     url: `http://127.0.0.1:${appPort}/api/agents`,
-    headers: { authorization: `Bearer ${token}`, "x-workspace-id": ws.id },
+    headers: { authorization: `Bearer ${token}`, "x-workspace-id": workspaceId },
   });
   const scenarios: Record<string, Scenario> = {
     baseline: { url: `http://127.0.0.1:${basePort}/api/agents` },
@@ -142,7 +131,7 @@ try {
       method: "POST",
       headers: {
         authorization: `Bearer ${apiToken}`,
-        "x-workspace-id": ws.id,
+        "x-workspace-id": workspaceId,
         "content-type": "application/json",
       },
       body: JSON.stringify({ query: AGENTS_QUERY }),

@@ -15,7 +15,7 @@ import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/shared/logger.ts";
 import { Jobs } from "../src/jobs/boss.ts";
-import { createUser, createWorkspaceFor } from "../src/workspaces/mod.ts";
+
 import { createAgent } from "../src/agents/mod.ts";
 import { createWebhook } from "../src/webhooks/mod.ts";
 import {
@@ -23,8 +23,8 @@ import {
   webhookDeliveryQueue,
   webhookWorkOptions,
 } from "../src/jobs/workers/webhook_delivery.ts";
-import type { ActorContext } from "../src/context.ts";
 import type { Db } from "../src/db/client.ts";
+import { seedOwner } from "./_seed.ts";
 
 const EVENTS = Number(Deno.env.get("BENCH_WEBHOOK_EVENTS") ?? 10_000);
 const PACED_EVENTS = Number(Deno.env.get("BENCH_WEBHOOK_PACED") ?? 1_000);
@@ -177,22 +177,8 @@ async function deliveries(
     { bootstrap: false, logger: silentLogger, workers: false },
   );
   const deps = app.deps;
-  const user = await createUser(deps, {
-    email: `bench-${mode}-${round}@example.test`,
-    password: "bench-password",
-  });
-  const ws = await createWorkspaceFor(deps, user.id, "Bench");
-  const ctx: ActorContext = {
-    ...deps,
-    actor: {
-      kind: "user",
-      userId: user.id,
-      tokenId: null,
-      workspaceId: ws.id,
-      role: "OWNER",
-      label: "bench",
-    },
-  };
+  const ctx = await seedOwner(deps, `bench-${mode}-${round}@example.test`);
+  const workspaceId = ctx.actor.workspaceId;
   const agent = await createAgent(ctx, { name: `Agent ${mode}`, jobName: "Bench Co" });
   await createWebhook(ctx, agent.id, { event: "message.received", url: receiverUrl });
 
@@ -201,7 +187,7 @@ async function deliveries(
     const id = await deps.db.$transaction((tx) =>
       deps.events.publish(tx, {
         type: "message.received",
-        workspaceId: ws.id,
+        workspaceId,
         agentId: agent.id,
         data: { n: i },
       })

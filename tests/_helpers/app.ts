@@ -93,13 +93,11 @@ export class Seed {
   /** A new workspace with its OWNER (logged in). */
   async workspace(name = "Acme"): Promise<{ workspaceId: string; owner: SeededUser }> {
     const owner = await this.user();
-    const anon = new Client(this.app);
     const created = await new Client(this.app, owner.token).post("/api/workspaces", { name });
     if (created.status !== 201) {
       throw new Error(`seed workspace: ${created.status} ${JSON.stringify(created.body)}`);
     }
     const workspaceId = created.body.id as string;
-    void anon;
     return { workspaceId, owner: { ...owner, client: new Client(this.app, owner.token, workspaceId) } };
   }
 
