@@ -5,6 +5,7 @@ import "./types/scalars.ts";
 import "./types/workspaces.ts";
 import "./types/intents.ts";
 import "./types/webhooks.ts";
+import "./types/webhook_deliveries.ts";
 import "./types/agents.ts";
 
 /** The executable schema served at /graphql and printed to schema.graphql. */

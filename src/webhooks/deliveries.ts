@@ -3,11 +3,13 @@
  * "Event delivery"). Sending itself is src/webhooks/delivery.ts, run by the delivery jobs.
  */
 import type { ActorContext } from "../context.ts";
+import type { Tx } from "../db/client.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { authorize } from "../auth/permissions.ts";
 import { conflict, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
 import { type Page, pageArgs, parsePage, toPage } from "../shared/pagination.ts";
+import type { GraphQuery } from "../shared/graph_query.ts";
 import { findWebhookOr404 } from "./service.ts";
 import { type DeliveryJob, WEBHOOK_DELIVERY_QUEUE } from "./delivery.ts";
 
@@ -34,7 +36,23 @@ function deliveryView({ event, ...row }: DeliveryRow): DeliveryView {
   return { ...row, event: event.type };
 }
 
+/** The log's order, over REST and GraphQL alike. */
+const newestFirst: Prisma.WebhookDeliveryOrderByWithRelationInput[] = [{ createdAt: "desc" }, { id: "desc" }];
+
 type WebhookIds = { agentId: string; webhookId: string };
+type DeliveryIds = WebhookIds & { deliveryId: string };
+
+/**
+ * How a caller reads a delivery: REST as a DeliveryView, GraphQL with the selection of its query
+ * (graphReader). The writes read inside their own transaction, so they answer the state they left
+ * (PENDING) even when a worker takes the job the moment it commits; null is only for a get.
+ */
+type ReadDelivery<T> = (db: Tx, where: Prisma.WebhookDeliveryWhereUniqueInput) => Promise<T | null>;
+
+const asView: ReadDelivery<DeliveryView> = async (db, where) => {
+  const row = await db.webhookDelivery.findUnique({ where, select: deliverySelect });
+  return row && deliveryView(row);
+};
 
 /** GET /api/agents/{id}/webhooks/{webhookId}/deliveries (workspace:read): newest first, paginated. */
 export async function listWebhookDeliveries(
@@ -47,7 +65,7 @@ export async function listWebhookDeliveries(
   const webhook = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
   const rows = await ctx.db.webhookDelivery.findMany({
     where: { webhookId: webhook.id },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    orderBy: newestFirst,
     select: deliverySelect,
     ...pageArgs(page),
   });
@@ -55,18 +73,20 @@ export async function listWebhookDeliveries(
 }
 
 /** GET .../webhooks/{webhookId}/deliveries/{deliveryId} (workspace:read). */
-export async function getWebhookDelivery(
+export function getWebhookDelivery(ctx: ActorContext, ids: DeliveryIds): Promise<DeliveryView> {
+  return readWebhookDelivery(ctx, ids, asView);
+}
+
+async function readWebhookDelivery<T>(
   ctx: ActorContext,
-  ids: WebhookIds & { deliveryId: string },
-): Promise<DeliveryView> {
+  ids: DeliveryIds,
+  read: ReadDelivery<T>,
+): Promise<T> {
   authorize(ctx.actor, "workspace:read");
   const webhook = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
-  const row = await ctx.db.webhookDelivery.findFirst({
-    where: { id: assertId(ids.deliveryId, "Delivery"), webhookId: webhook.id },
-    select: deliverySelect,
-  });
+  const row = await read(ctx.db, { id: assertId(ids.deliveryId, "Delivery"), webhookId: webhook.id });
   if (!row) throw notFound("Delivery");
-  return deliveryView(row);
+  return row;
 }
 
 /**
@@ -74,10 +94,14 @@ export async function getWebhookDelivery(
  * alone, delivered like any other event (signed, retried, logged). Returns the new delivery, PENDING.
  * Emits `webhook.test`.
  */
-export async function sendTestEvent(ctx: ActorContext, ids: WebhookIds): Promise<DeliveryView> {
+export function sendTestEvent(ctx: ActorContext, ids: WebhookIds): Promise<DeliveryView> {
+  return publishTestEvent(ctx, ids, asView);
+}
+
+async function publishTestEvent<T>(ctx: ActorContext, ids: WebhookIds, read: ReadDelivery<T>): Promise<T> {
   authorize(ctx.actor, "agent:write");
   const webhook = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
-  const row = await ctx.db.$transaction(async (tx) => {
+  return await ctx.db.$transaction(async (tx) => {
     const eventId = await ctx.events.publish(tx, {
       type: "webhook.test",
       workspaceId: ctx.actor.workspaceId,
@@ -89,12 +113,8 @@ export async function sendTestEvent(ctx: ActorContext, ids: WebhookIds): Promise
         webhook: { id: webhook.id, event: webhook.event },
       },
     });
-    return await tx.webhookDelivery.findUniqueOrThrow({
-      where: { webhookId_eventId: { webhookId: webhook.id, eventId } },
-      select: deliverySelect,
-    });
+    return (await read(tx, { webhookId_eventId: { webhookId: webhook.id, eventId } }))!;
   });
-  return deliveryView(row);
 }
 
 /**
@@ -102,14 +122,15 @@ export async function sendTestEvent(ctx: ActorContext, ids: WebhookIds): Promise
  * gets a new cycle of 3 attempts, numbered after the earlier ones, which stay in its log. 409
  * DELIVERY_NOT_FAILED otherwise. `lastError` of the webhook is left as it is.
  */
-export async function redeliverWebhookDelivery(
-  ctx: ActorContext,
-  ids: WebhookIds & { deliveryId: string },
-): Promise<DeliveryView> {
+export function redeliverWebhookDelivery(ctx: ActorContext, ids: DeliveryIds): Promise<DeliveryView> {
+  return reopenDelivery(ctx, ids, asView);
+}
+
+async function reopenDelivery<T>(ctx: ActorContext, ids: DeliveryIds, read: ReadDelivery<T>): Promise<T> {
   authorize(ctx.actor, "agent:write");
   const webhook = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
   const deliveryId = assertId(ids.deliveryId, "Delivery");
-  const row = await ctx.db.$transaction(async (tx) => {
+  return await ctx.db.$transaction(async (tx) => {
     // Conditional on FAILED, so two simultaneous redeliveries start one cycle.
     const [reopened] = await tx.webhookDelivery.updateManyAndReturn({
       where: { id: deliveryId, webhookId: webhook.id, status: "FAILED" },
@@ -129,7 +150,59 @@ export async function redeliverWebhookDelivery(
     }
     const job: DeliveryJob = { deliveryId, attempt: reopened.attemptCount + 1 };
     await ctx.jobs.enqueue(tx, WEBHOOK_DELIVERY_QUEUE, [job]);
-    return await tx.webhookDelivery.findUniqueOrThrow({ where: { id: deliveryId }, select: deliverySelect });
+    return (await read(tx, { id: deliveryId }))!;
   });
-  return deliveryView(row);
+}
+
+// ---- GraphQL ----
+
+type DeliveriesGraphQuery = GraphQuery<
+  Prisma.WebhookDeliverySelect,
+  Prisma.WebhookDeliveryInclude,
+  Prisma.WebhookDeliveryWhereUniqueInput
+>;
+type DeliveryGraphQuery = Pick<DeliveriesGraphQuery, "select" | "include">;
+
+/**
+ * GraphQL `Webhook.deliveries` (workspace:read): one page of the log with the selection of `query`,
+ * in the REST order. A statement per webhook, so that `take` bounds it: a relation connection would
+ * load the whole log of every webhook and page it in memory. The webhook came from a scoped read;
+ * the workspace is checked again in the same statement.
+ */
+export async function findWebhookDeliveriesForGraph(
+  ctx: ActorContext,
+  webhookId: string,
+  query: DeliveriesGraphQuery,
+) {
+  authorize(ctx.actor, "workspace:read");
+  return await ctx.db.webhookDelivery.findMany({
+    ...query,
+    where: { webhookId, webhook: { agent: { workspaceId: ctx.actor.workspaceId } } },
+    orderBy: newestFirst,
+  });
+}
+
+/** Reads with the nested selection of a GraphQL field (event type, attempts) in one batched call. */
+function graphReader(query: DeliveryGraphQuery) {
+  return (db: Tx, where: Prisma.WebhookDeliveryWhereUniqueInput) =>
+    db.webhookDelivery.findUnique({ ...query, where });
+}
+
+/** GraphQL `webhookDelivery(agentId, webhookId, id)`: getWebhookDelivery with the selection of `query`. */
+export function findWebhookDeliveryForGraph(ctx: ActorContext, ids: DeliveryIds, query: DeliveryGraphQuery) {
+  return readWebhookDelivery(ctx, ids, graphReader(query));
+}
+
+/** GraphQL `sendWebhookTest`: sendTestEvent answering with the selection of `query`. */
+export function sendTestEventForGraph(ctx: ActorContext, ids: WebhookIds, query: DeliveryGraphQuery) {
+  return publishTestEvent(ctx, ids, graphReader(query));
+}
+
+/** GraphQL `redeliverWebhookDelivery`: redeliverWebhookDelivery answering with the selection of `query`. */
+export function redeliverWebhookDeliveryForGraph(
+  ctx: ActorContext,
+  ids: DeliveryIds,
+  query: DeliveryGraphQuery,
+) {
+  return reopenDelivery(ctx, ids, graphReader(query));
 }

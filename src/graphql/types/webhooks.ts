@@ -6,6 +6,7 @@
 import { builder } from "../builder.ts";
 import * as webhooks from "../../webhooks/mod.ts";
 import { WEBHOOK_EVENTS } from "../../webhooks/mod.ts";
+import { WebhookDelivery, WebhookDeliveryConnection } from "./webhook_deliveries.ts";
 
 /** An event webhook registration. */
 export const Webhook = builder.prismaObject("EventWebhook", {
@@ -27,6 +28,16 @@ export const Webhook = builder.prismaObject("EventWebhook", {
     lastError: t.expose("lastError", { type: "JSON", nullable: true }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),
+    deliveries: t.prismaConnection(
+      {
+        type: WebhookDelivery,
+        cursor: "id",
+        description: "The delivery log, newest first.",
+        resolve: async (query, webhook, _args, ctx) =>
+          webhooks.findWebhookDeliveriesForGraph(await ctx.actor(), webhook.id, query),
+      },
+      WebhookDeliveryConnection,
+    ),
   }),
 });
 
