@@ -10,7 +10,8 @@ RUN deno task setup && deno cache src/main.ts
 FROM denoland/deno:2.9.6
 WORKDIR /app
 COPY --from=build /app /app
-ENV HOST=0.0.0.0 PORT=8080 APP_ENV=production DATA_DIR=/app/.data
+# NODE_ENV=production: graphql-js skips its multi-realm instanceof checks (as `deno task start`).
+ENV HOST=0.0.0.0 PORT=8080 APP_ENV=production DATA_DIR=/app/.data NODE_ENV=production
 EXPOSE 8080
 # Without DATABASE_URL the embedded PostgreSQL keeps its data in /app/.data (mount a volume there).
 VOLUME ["/app/.data"]

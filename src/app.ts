@@ -14,7 +14,7 @@ import { type Clock, systemClock } from "./shared/clock.ts";
 import { createLogger, type Logger } from "./shared/logger.ts";
 import { OutboundPolicy } from "./shared/outbound.ts";
 import { restRoutes } from "./rest/router.ts";
-import { problem } from "./rest/errors.ts";
+import { errorResponse, problem } from "./rest/errors.ts";
 import { createGraphQLHandler } from "./graphql/yoga.ts";
 import { EventBus } from "./shared/events.ts";
 import { Jobs } from "./jobs/boss.ts";
@@ -77,6 +77,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (options.bootstrap !== false) await bootstrapFirstOwner(deps);
 
   const http = new Hono();
+  // For the routes mounted here (the REST router has its own): an over-long GraphQL body.
+  http.onError((err, c) => errorResponse(err, c, logger));
   http.get("/healthz", async () => {
     try {
       await db.$queryRawUnsafe("SELECT 1");

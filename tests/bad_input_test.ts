@@ -337,6 +337,24 @@ Deno.test("bad input", async (t) => {
       assert.equal((await c.delete(`/api/agents/${res.body.id}`)).status, 204);
     });
 
+    await t.step("GraphQL bodies over 1 MiB -> 413 PAYLOAD_TOO_LARGE, declared or not", async () => {
+      const query = "{ agents { edges { node { id } } } }";
+      const huge = JSON.stringify({ query, variables: { pad: "x".repeat(1024 * 1024) } });
+      const bytes = new TextEncoder().encode(huge);
+      assertProblem(await c.post("/graphql", huge), 413, "PAYLOAD_TOO_LARGE");
+      assertProblem(
+        await c.post("/graphql", "{}", { "content-length": String(bytes.length) }),
+        413,
+        "PAYLOAD_TOO_LARGE",
+      );
+      // A declared length that understates the body does not get it past the limit.
+      assertProblem(await c.post("/graphql", bytes, { "content-length": "100" }), 413, "PAYLOAD_TOO_LARGE");
+      const small = JSON.stringify({ query });
+      const ok = await c.post("/graphql", small, { "content-length": String(small.length) });
+      assert.equal(ok.status, 200);
+      assert.deepEqual(Object.keys(ok.body.data.agents), ["edges"]);
+    });
+
     await t.step("unknown ids -> 404 on every path with an id", async () => {
       const before = await snapshot(app);
       const ids = [

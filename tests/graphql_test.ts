@@ -251,6 +251,36 @@ Deno.test("a page of agents with intents, webhooks and counts costs the same few
         `SQL statements for one agents page: 5 agents -> ${measured[0]}, 50 agents -> ${measured[1]}`,
       );
       assert.equal(measured[0], measured[1]);
+
+      // The plain list (the fields of GET /api/agents) is one statement with its counts, as over REST.
+      const { workspaceId, owner } = await seed.workspace("Plain list");
+      await seedAgents(db, workspaceId, 3);
+      statements = [];
+      const list = await gqlData(
+        owner.client,
+        `{ agents(first: 2) { pageInfo { hasNextPage endCursor }
+             edges { node { id name status template model counts { conversations intents numbers } } } } }`,
+      );
+      const agentStatements = statements.filter((s) => /FROM "Agent"/.test(s));
+      assert.equal(agentStatements.length, 1, statements.join("\n"));
+      assert.equal(statements.length, 3, "membership lookup (2) and the page");
+      assert.equal(list.agents.edges.length, 2);
+      assert.equal(list.agents.pageInfo.hasNextPage, true);
+      for (const { node } of list.agents.edges) {
+        assert.deepEqual(node.counts, { conversations: 1, intents: 3, numbers: 1 });
+        assert.deepEqual(Object.keys(node), ["id", "name", "status", "template", "model", "counts"]);
+        assert.equal(node.status, "ACTIVE");
+      }
+      const after = await gqlData(
+        owner.client,
+        `query($after: String) { agents(first: 2, after: $after) { edges { node { id counts { intents } } } } }`,
+        { after: list.agents.pageInfo.endCursor },
+      );
+      assert.equal(after.agents.edges.length, 1);
+      assert.deepEqual(after.agents.edges[0].node.counts, { intents: 3 });
+      assert.ok(
+        !list.agents.edges.some((e: { node: { id: string } }) => e.node.id === after.agents.edges[0].node.id),
+      );
     }, { db });
   } finally {
     await db.$disconnect();

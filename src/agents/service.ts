@@ -1,6 +1,6 @@
 /** Agents and their prompt versions (spec sections 2-4, decisions.md "Agents"). */
 import type { ActorContext } from "../context.ts";
-import type { Prisma } from "../generated/prisma/client.ts";
+import type { Agent, Prisma } from "../generated/prisma/client.ts";
 import { authorize } from "../auth/permissions.ts";
 import { notFound } from "../shared/errors.ts";
 import { assertId, parseInput } from "../shared/validation.ts";
@@ -242,11 +242,30 @@ type AgentGraphQuery = GraphQuery<Prisma.AgentSelect, Prisma.AgentInclude, Prism
 /** GraphQL `agents` (workspace:read): the workspace's agents with the nested selection of `query`. */
 export async function findAgentsForGraph(ctx: ActorContext, query: AgentGraphQuery) {
   authorize(ctx.actor, "workspace:read");
+  const listPage = asListPage(query);
+  // The plain list (the fields of GET /api/agents) is the API's hottest read: it is served by the
+  // same single statement as REST. Anything more goes through Prisma with the nested selection.
+  if (listPage) {
+    const rows = await agentListPage(ctx.db, { workspaceId: ctx.actor.workspaceId, ...listPage });
+    // Each row holds every column `query` selects (asListPage checked), which is all Pothos reads.
+    return rows as unknown as Agent[];
+  }
   return await ctx.db.agent.findMany({
     ...query,
     where: { workspaceId: ctx.actor.workspaceId },
     orderBy: [{ createdAt: "asc" }, { id: "asc" }],
   });
+}
+
+const LIST_COLUMNS = new Set(["id", "name", "status", "template", "model"]);
+
+/** A forward page that asks only for the list columns, as agentListPage's arguments; else null. */
+function asListPage(query: AgentGraphQuery): { take: number; cursor?: string } | null {
+  const { select, include, take, skip = 0, cursor } = query;
+  if (include || !select || !take || take < 0) return null;
+  if (!Object.keys(select).every((k) => LIST_COLUMNS.has(k))) return null;
+  if (cursor?.id && skip === 1) return { take, cursor: cursor.id };
+  return !cursor && skip === 0 ? { take } : null;
 }
 
 /** GraphQL `agent(id)` (workspace:read): one agent with the nested selection of `query`; 404 otherwise. */

@@ -22,7 +22,7 @@ export async function authenticate(deps: Deps, authorization: string | null | un
 
   if (credential.startsWith(API_TOKEN_PREFIX)) {
     const token = await deps.db.apiToken.findUnique({
-      where: { tokenHash: await sha256Hex(credential) },
+      where: { tokenHash: sha256Hex(credential) },
       select: { id: true, workspaceId: true, label: true, revokedAt: true, lastUsedAt: true },
     });
     if (!token || token.revokedAt) throw unauthorized("The API token is invalid or revoked.");

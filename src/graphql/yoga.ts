@@ -1,9 +1,19 @@
 /** GraphQL over HTTP at /graphql: graphql-yoga serving the Pothos schema over the app's services. */
-import { createYoga } from "graphql-yoga";
+import { createYoga, type Plugin } from "graphql-yoga";
+import { execute } from "graphql";
 import type { Deps } from "../context.ts";
 import { buildContext } from "./context.ts";
 import { createMaskError } from "./errors.ts";
 import { schema } from "./schema.ts";
+import { readBody } from "../shared/http_body.ts";
+
+/**
+ * Executes with graphql-js itself instead of Yoga's default (@graphql-tools/executor, which adds
+ * @defer/@stream support we do not use): about 10% less CPU per list request in bench/.
+ */
+const useGraphQLJsExecute: Plugin = {
+  onExecute: ({ setExecuteFn }) => setExecuteFn(execute as Parameters<typeof setExecuteFn>[0]),
+};
 
 /** The /graphql handler; GraphiQL only when APP_ENV is development. */
 export function createGraphQLHandler(deps: Deps): (req: Request) => Promise<Response> {
@@ -16,6 +26,16 @@ export function createGraphQLHandler(deps: Deps): (req: Request) => Promise<Resp
     logging: false,
     maskedErrors: { maskError: createMaskError(deps.logger), isDev: false },
     context: ({ request }) => buildContext(deps, request),
+    plugins: [useGraphQLJsExecute],
+    // The 1 MiB limit of decisions.md is applied before Yoga (413 as over REST). Yoga's own limit
+    // pipes every body through a TransformStream, a large share of a small query's cost.
+    maxRequestBodySize: false,
   });
-  return async (req) => await yoga.fetch(req);
+  return async (req) => {
+    if (!req.body) return await yoga.fetch(req);
+    const body = await readBody(req);
+    return await yoga.fetch(
+      new Request(req.url, { method: req.method, headers: req.headers, body, signal: req.signal }),
+    );
+  };
 }

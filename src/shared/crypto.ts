@@ -1,5 +1,5 @@
-/** Small crypto helpers on WebCrypto: random tokens and SHA-256 digests. */
-const encoder = new TextEncoder();
+/** Small crypto helpers: random tokens (WebCrypto) and SHA-256 digests. */
+import { createHash } from "node:crypto";
 
 export function randomToken(bytes = 32): string {
   const buf = crypto.getRandomValues(new Uint8Array(bytes));
@@ -12,7 +12,10 @@ export function base64url(buf: Uint8Array): string {
   return btoa(s).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
-export async function sha256Hex(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+/**
+ * Hex SHA-256, synchronous: every API-token request hashes its token, and under concurrent load
+ * WebCrypto's async digest cost about 15x more than node:crypto (bench/results/agents-list.md).
+ */
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }

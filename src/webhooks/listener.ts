@@ -11,7 +11,7 @@ import { sha256Hex } from "../shared/crypto.ts";
 import { type DeliveryJob, WEBHOOK_DELIVERY_QUEUE } from "./delivery.ts";
 
 /** X-Idempotency-Key of every delivery of an event: hex SHA-256 of the event's id. */
-export function idempotencyKeyOf(eventId: string): Promise<string> {
+export function idempotencyKeyOf(eventId: string): string {
   return sha256Hex(eventId);
 }
 
@@ -24,7 +24,7 @@ export function webhookListener(jobs: JobQueue): EventListener {
   return async (tx, event) => {
     const target = event.type === "webhook.test" ? event.webhookId ?? null : null;
     const conversationId = event.conversationId ?? null;
-    const key = await idempotencyKeyOf(event.id);
+    const key = idempotencyKeyOf(event.id);
     // One statement, since publish runs inside the caller's transaction and often on a hot path
     // (every message): the payload is assembled from the agent and conversation rows, and the
     // event and its deliveries are inserted together. Its keys come back in jsonb's order; the

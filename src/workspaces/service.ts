@@ -139,7 +139,7 @@ export async function createInvite(
       workspaceId: ctx.actor.workspaceId,
       email,
       role,
-      tokenHash: await sha256Hex(token),
+      tokenHash: sha256Hex(token),
       invitedById: ctx.actor.userId,
       expiresAt: new Date(ctx.clock.now().getTime() + INVITE_TTL_MS),
     },
@@ -173,7 +173,7 @@ export async function deleteInvite(ctx: ActorContext, inviteId: string): Promise
 async function usableInvite(deps: Deps, token: string) {
   const invite = token.length <= 128
     ? await deps.db.invite.findUnique({
-      where: { tokenHash: await sha256Hex(token) },
+      where: { tokenHash: sha256Hex(token) },
       include: { workspace: { select: { id: true, name: true } } },
     })
     : null;
@@ -262,7 +262,7 @@ export async function createApiToken(
       workspaceId: ctx.actor.workspaceId,
       label,
       prefix: token.slice(0, API_TOKEN_PREFIX.length + 6),
-      tokenHash: await sha256Hex(token),
+      tokenHash: sha256Hex(token),
       createdById: ctx.actor.userId,
     },
     select: tokenSelect,

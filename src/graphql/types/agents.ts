@@ -42,13 +42,15 @@ const PromptVersionConnection = builder.connectionObject({
 
 /** An agent with every field of GET /api/agents/{id}. */
 export const Agent = builder.prismaObject("Agent", {
-  select: { id: true },
+  // The columns of the list are always loaded and read without Pothos' per-field selection
+  // bookkeeping (plain resolvers), so a page of agents costs what the REST list costs.
+  select: { id: true, name: true, status: true, template: true, model: true },
   fields: (t) => ({
-    id: t.exposeID("id"),
-    name: t.exposeString("name"),
-    status: t.expose("status", { type: AgentStatusEnum }),
-    template: t.expose("template", { type: AgentTemplateEnum }),
-    model: t.exposeString("model"),
+    id: t.id({ resolve: (a) => a.id }),
+    name: t.string({ resolve: (a) => a.name }),
+    status: t.field({ type: AgentStatusEnum, resolve: (a) => a.status }),
+    template: t.field({ type: AgentTemplateEnum, resolve: (a) => a.template }),
+    model: t.string({ resolve: (a) => a.model }),
     jobName: t.exposeString("jobName", { nullable: true }),
     jobSite: t.exposeString("jobSite", { nullable: true }),
     jobDescription: t.exposeString("jobDescription", { nullable: true }),
@@ -68,7 +70,8 @@ export const Agent = builder.prismaObject("Agent", {
     counts: t.field({
       type: AgentCounts,
       // Batched per request (src/graphql/context.ts) into one indexed count statement.
-      resolve: (agent, _args, ctx) => ctx.loaders.agentCounts.load(agent.id),
+      resolve: (agent, _args, ctx) =>
+        (agent as { _count?: agents.AgentCounts })._count ?? ctx.loaders.agentCounts.load(agent.id),
     }),
     intents: t.relatedConnection("intents", { cursor: "id", query: oldestFirst }, IntentConnection),
     webhooks: t.relatedConnection("webhooks", { cursor: "id", query: oldestFirst }, WebhookConnection),
