@@ -17,7 +17,7 @@ import { createAgent } from "../src/agents/mod.ts";
 import { createIntent } from "../src/intents/mod.ts";
 import { seedOwner } from "./_seed.ts";
 
-const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 3);
+const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 4000);
 const CONCURRENCY = Number(Deno.env.get("BENCH_CONCURRENCY") ?? 8);
 const JWT_SECRET = "bench-secret-bench-secret-bench-secret-000";

@@ -5,7 +5,7 @@ import type { Deps } from "../context.ts";
 import { buildContext } from "./context.ts";
 import { createMaskError } from "./errors.ts";
 import { schema } from "./schema.ts";
-import { readBody } from "../shared/http_body.ts";
+import { MAX_BODY_BYTES, readBody } from "../shared/http_body.ts";
 
 /**
  * Executes with graphql-js itself instead of Yoga's default (@graphql-tools/executor, which adds
@@ -14,6 +14,16 @@ import { readBody } from "../shared/http_body.ts";
 const useGraphQLJsExecute: Plugin = {
   onExecute: ({ setExecuteFn }) => setExecuteFn(execute as Parameters<typeof setExecuteFn>[0]),
 };
+
+/**
+ * A body whose declared length is within the limit goes to Yoga as it is: the HTTP server delivers
+ * exactly the declared length. Others are read here, capped, so an undeclared (chunked) body is
+ * limited too.
+ */
+function declaredWithinLimit(req: Request): boolean {
+  const length = req.headers.get("content-length");
+  return length !== null && /^\d+$/.test(length) && Number(length) <= MAX_BODY_BYTES;
+}
 
 /** The /graphql handler; GraphiQL only when APP_ENV is development. */
 export function createGraphQLHandler(deps: Deps): (req: Request) => Promise<Response> {
@@ -32,7 +42,7 @@ export function createGraphQLHandler(deps: Deps): (req: Request) => Promise<Resp
     maxRequestBodySize: false,
   });
   return async (req) => {
-    if (!req.body) return await yoga.fetch(req);
+    if (!req.body || declaredWithinLimit(req)) return await yoga.fetch(req);
     const body = await readBody(req);
     return await yoga.fetch(
       new Request(req.url, { method: req.method, headers: req.headers, body, signal: req.signal }),
