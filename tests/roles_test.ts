@@ -333,6 +333,29 @@ Deno.test("roles", async (t) => {
       });
     }
 
+    await t.step("a refused role gets 403 whatever the body: malformed, not JSON, over 1 MiB", async () => {
+      for (const who of ["AGENT", "VIEWER"] as const) {
+        const c = clientOf(who, fixture);
+        const bodies: Array<[string, Record<string, string>]> = [
+          ["{not json", {}],
+          ['{"name":"x"}', { "content-type": "text/plain" }],
+          [JSON.stringify({ name: "x".repeat(1024 * 1024) }), {}],
+        ];
+        for (const [body, headers] of bodies) {
+          assertProblem(await c.post("/api/agents", body, headers), 403, "FORBIDDEN");
+          assertProblem(await c.post(`/api/agents/${agentId}/intents`, body, headers), 403, "FORBIDDEN");
+        }
+      }
+      // The same bodies from a role that may write: the body's own error.
+      const manager = clientOf("MANAGER", fixture);
+      assertProblem(await manager.post("/api/agents", "{not json"), 400, "MALFORMED_JSON");
+      assertProblem(
+        await manager.post("/api/agents", '{"name":"x"}', { "content-type": "text/plain" }),
+        415,
+        "UNSUPPORTED_MEDIA_TYPE",
+      );
+    });
+
     await t.step("the fixture workspace and its agent survive every refused call", async () => {
       assert.equal(await db.workspace.count({ where: { id: workspaceId } }), 1);
       assert.equal(await db.agent.count({ where: { id: agentId } }), 1);

@@ -5,12 +5,23 @@ import type { Principal } from "../auth/actor.ts";
 import { actorFor, authenticate, requireWorkspaceHeader } from "../auth/authenticate.ts";
 import { AppError } from "../shared/errors.ts";
 import { readBody } from "../shared/http_body.ts";
+import { UnreadableBody } from "../shared/validation.ts";
 
 /**
  * The JSON body: 415 unless it is JSON, 413 over 1 MiB, 400 when malformed. An empty body is
- * `undefined` (services decide whether that is allowed).
+ * `undefined` (services decide whether that is allowed). A body that cannot be read comes back as
+ * an UnreadableBody, thrown by the service's parseInput after its role check.
  */
 export async function readJson(c: Context): Promise<unknown> {
+  try {
+    return await parseJsonBody(c);
+  } catch (e) {
+    if (e instanceof AppError) return new UnreadableBody(e);
+    throw e;
+  }
+}
+
+async function parseJsonBody(c: Context): Promise<unknown> {
   const raw = await readBody(c.req.raw);
   if (raw.length === 0) return undefined;
   const type = c.req.header("content-type") ?? "";

@@ -2,7 +2,17 @@
 import { z } from "zod";
 import { AppError, badRequest, type FieldProblem } from "./errors.ts";
 
+/**
+ * A request body that could not be taken as JSON (413, 415, 400 MALFORMED_JSON). Adapters hand it
+ * to the service like any input, and parseInput throws its error: services authorize before they
+ * parse, so a caller whose role is refused gets 403 whatever the body.
+ */
+export class UnreadableBody {
+  constructor(readonly error: AppError) {}
+}
+
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  if (input instanceof UnreadableBody) throw input.error;
   const result = schema.safeParse(input);
   if (result.success) {
     const bad = unstorable(result.data);
