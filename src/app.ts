@@ -21,6 +21,8 @@ import { Jobs } from "./jobs/boss.ts";
 import { startWebhookDeliveryWorker, webhookDeliveryQueue } from "./jobs/workers/webhook_delivery.ts";
 import { firstAttemptsMade, webhookListener } from "./webhooks/listener.ts";
 
+const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+
 export interface App {
   deps: Deps;
   fetch(request: Request): Promise<Response>;
@@ -90,7 +92,22 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const graphql = createGraphQLHandler(deps);
   http.all("/graphql", (c) => graphql(c.req.raw));
   http.route("/", restRoutes(deps));
-  http.notFound((c) => problem(404, "NOT_FOUND", `No route for ${c.req.method} ${c.req.path}.`));
+  http.notFound((c) => {
+    // A known path asked with another method: 405 with the methods it has (RFC 9110 `Allow`).
+    const allowed = ROUTE_METHODS.filter((m) => http.router.match(m, c.req.path)[0].length > 0);
+    if (allowed.length) {
+      return problem(
+        405,
+        "METHOD_NOT_ALLOWED",
+        `${c.req.method} is not allowed on ${c.req.path}.`,
+        undefined,
+        {
+          allow: allowed.join(", "),
+        },
+      );
+    }
+    return problem(404, "NOT_FOUND", `No route for ${c.req.method} ${c.req.path}.`);
+  });
 
   let server: Deno.HttpServer | undefined;
   return {

@@ -372,6 +372,22 @@ Deno.test("bad input", async (t) => {
       assert.deepEqual(Object.keys(ok.body.data.agents), ["edges"]);
     });
 
+    await t.step("an unknown path -> 404; a known path with another method -> 405 with Allow", async () => {
+      assertProblem(await c.get("/api/nothing-here"), 404, "NOT_FOUND");
+      assertProblem(await c.get(`/api/agents/${a.agent}/nothing`), 404, "NOT_FOUND");
+      const cases: Array<[string, string, string]> = [
+        ["PATCH", "/api/agents", "GET, POST"],
+        ["POST", `/api/agents/${a.agent}`, "GET, PUT, DELETE"],
+        ["DELETE", "/api/auth/login", "POST"],
+        ["GET", `/api/agents/${a.agent}/status`, "PATCH"],
+      ];
+      for (const [method, path, allow] of cases) {
+        const res = await c.request(method, path, method === "GET" ? undefined : {});
+        assertProblem(res, 405, "METHOD_NOT_ALLOWED");
+        assert.equal(res.headers.get("allow"), allow, `${method} ${path}`);
+      }
+    });
+
     await t.step("unknown ids -> 404 on every path with an id", async () => {
       const before = await snapshot(app);
       const ids = [

@@ -1,7 +1,7 @@
 /** The REST layer: the spec's paths, each a line or two around a service call. */
 import { Hono } from "hono";
 import type { Deps } from "../context.ts";
-import { errorResponse, problem } from "./errors.ts";
+import { errorResponse } from "./errors.ts";
 import { workspaceRoutes } from "./routes/workspaces.ts";
 import { agentRoutes } from "./routes/agents.ts";
 import { webhookDeliveryRoutes } from "./routes/webhook_deliveries.ts";
@@ -12,6 +12,5 @@ export function restRoutes(deps: Deps): Hono {
   app.route("/", agentRoutes(deps));
   app.route("/", webhookDeliveryRoutes(deps));
   app.onError((err, c) => errorResponse(err, c, deps.logger));
-  app.notFound((c) => problem(404, "NOT_FOUND", `No route for ${c.req.method} ${c.req.path}.`));
   return app;
 }
