@@ -202,10 +202,13 @@ Deno.test("auth", async (t) => {
       assertProblem(await gone.client.get("/api/agents"), 403, "FORBIDDEN");
     });
 
-    await t.step("an unknown route answers a problem+json 404", async () => {
-      assertProblem(await owner.client.get("/api/nothing-here"), 404, "NOT_FOUND");
-      assertProblem(await owner.client.request("PATCH", "/api/agents"), 404, "NOT_FOUND");
-    });
+    await t.step(
+      "an unknown route answers a problem+json 404, a known one with another method 405",
+      async () => {
+        assertProblem(await owner.client.get("/api/nothing-here"), 404, "NOT_FOUND");
+        assertProblem(await owner.client.request("PATCH", "/api/agents"), 405, "METHOD_NOT_ALLOWED");
+      },
+    );
   } finally {
     await ta.close();
   }
