@@ -83,6 +83,57 @@ Deno.test({
         assert.match(text, /Database schema is up to date!/);
       });
 
+      await t.step("prisma migrate dev --create-only writes the migration of a schema change", async () => {
+        // A copy of prisma/ with one column more, so the repository's migrations stay untouched.
+        const dir = await Deno.makeTempDir({ prefix: "migrate-new-" });
+        try {
+          await Deno.mkdir(`${dir}/prisma/migrations`, { recursive: true });
+          for (const m of [...expected, "migration_lock.toml"]) {
+            await new Deno.Command("cp", {
+              args: ["-r", `${repoRoot}/prisma/migrations/${m}`, `${dir}/prisma/migrations/`],
+            }).output();
+          }
+          const schema = await Deno.readTextFile(`${repoRoot}/prisma/schema.prisma`);
+          const changed = schema.replace(/model Workspace \{\n/, "model Workspace {\n  probeNote String?\n");
+          assert.notEqual(changed, schema);
+          await Deno.writeTextFile(`${dir}/prisma/schema.prisma`, changed);
+          await Deno.writeTextFile(
+            `${dir}/prisma.config.ts`,
+            `export default { schema: "./prisma/schema.prisma", migrations: { path: "./prisma/migrations" },
+               datasource: { url: ${JSON.stringify(databaseUrl)} } };\n`,
+          );
+          const out = await new Deno.Command(Deno.execPath(), {
+            args: [
+              "run",
+              "-A",
+              "--config",
+              `${repoRoot}/deno.json`,
+              "npm:prisma@7.10.1",
+              "migrate",
+              "dev",
+              "--create-only",
+              "--name",
+              "probe",
+            ],
+            cwd: dir,
+            env: { PRISMA_SCHEMA_ENGINE_BINARY: `${repoRoot}/tools/schema-engine`, NO_COLOR: "1" },
+            stdout: "piped",
+            stderr: "piped",
+          }).output();
+          const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+          assert.equal(out.code, 0, text);
+          const created = [];
+          for await (const e of Deno.readDir(`${dir}/prisma/migrations`)) {
+            if (e.name.endsWith("_probe")) created.push(e.name);
+          }
+          assert.equal(created.length, 1, text);
+          const sql = await Deno.readTextFile(`${dir}/prisma/migrations/${created[0]}/migration.sql`);
+          assert.match(sql, /ALTER TABLE "Workspace" ADD COLUMN\s+"probeNote" TEXT;/);
+        } finally {
+          await Deno.remove(dir, { recursive: true });
+        }
+      });
+
       await t.step("refuses an applied migration whose file changed", async () => {
         await db.query(
           `UPDATE "_prisma_migrations" SET checksum = repeat('0', 64) WHERE migration_name = $1`,

@@ -34,17 +34,46 @@ const { parse: parseConnectionString } = createRequire(requireFromAdapter.resolv
 
 const PG_CHAR_OID = 18; // Postgres' internal one-byte "char" type (pg_class.relkind, pg_constraint.contype, ...)
 const PG_TEXT_OID = 25;
+const COLUMN_TYPE_CHARACTER = 6; // ColumnTypeEnum.Character of @prisma/driver-adapter-utils
+const CHAR_MARK = "\u0001char"; // appended to a "char" column's name between pg and the adapter
 
 // adapter-pg 7.10.1 throws UnsupportedNativeDataType on any result column of type "char", and the
-// engine's catalog queries return several. Reporting such columns as `text` is exact: pg already hands
-// the value over as a one-character string.
+// engine's catalog queries return several. pg hands the value over as a one-character string, so
+// the column passes the adapter as `text`, its name marked; charColumnsAsCharacter() then gives it
+// back to the engine as the Character column it reads with get_char (pg_constraint.contype: on
+// PostgreSQL 18 NOT NULL constraints are rows there too, so the engine reads it for every table).
 function charColumnsAsText<T>(result: T): T {
   for (const r of Array.isArray(result) ? result : [result]) {
     for (const field of (r as Any)?.fields ?? []) {
-      if (field.dataTypeID === PG_CHAR_OID) field.dataTypeID = PG_TEXT_OID;
+      if (field.dataTypeID === PG_CHAR_OID) {
+        field.dataTypeID = PG_TEXT_OID;
+        field.name += CHAR_MARK;
+      }
     }
   }
   return result;
+}
+
+/** The adapter's result set with the marked columns typed Character and their names restored. */
+function charColumnsAsCharacter<T extends { columnNames: string[]; columnTypes: number[] }>(rs: T): T {
+  rs.columnNames.forEach((name, i) => {
+    if (name.endsWith(CHAR_MARK)) {
+      rs.columnNames[i] = name.slice(0, -CHAR_MARK.length);
+      rs.columnTypes[i] = COLUMN_TYPE_CHARACTER;
+    }
+  });
+  return rs;
+}
+
+/** Every queryRaw of an adapter or of a transaction it starts answers char columns as Character. */
+function withCharColumns(queryable: Any): Any {
+  const queryRaw = queryable.queryRaw.bind(queryable);
+  queryable.queryRaw = async (query: unknown) => charColumnsAsCharacter(await queryRaw(query));
+  if (queryable.startTransaction) {
+    const start = queryable.startTransaction.bind(queryable);
+    queryable.startTransaction = async (...args: unknown[]) => withCharColumns(await start(...args));
+  }
+  return queryable;
 }
 
 class CharAsTextClient extends pg.Client {
@@ -97,7 +126,7 @@ function makeAdapterFactory(datasource: { url: string; shadowDatabaseUrl?: strin
         this.onError(error); // rethrows as the DriverAdapterError the engine understands
       }
     };
-    return adapter;
+    return withCharColumns(adapter);
   };
 
   const factory = {
