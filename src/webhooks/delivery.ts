@@ -83,6 +83,8 @@ export async function dueAttempts(db: Db, jobs: DeliveryJob[]): Promise<DueAttem
       method: string;
       headers: Record<string, string> | null;
       signingSecret: string;
+      previousSigningSecret: string | null;
+      previousSecretExpiresAt: Date | null;
       eventId: string;
       eventType: string;
       payload: WebhookPayload;
@@ -90,6 +92,7 @@ export async function dueAttempts(db: Db, jobs: DeliveryJob[]): Promise<DueAttem
   >`
     SELECT d.id, d.status::text AS status, d."attemptCount", d."idempotencyKey",
            w.id AS "webhookId", w.url, w.method, w.headers, w."signingSecret",
+           w."previousSigningSecret", w."previousSecretExpiresAt",
            e.id AS "eventId", e.type AS "eventType", e.payload
       FROM "WebhookDelivery" d
       JOIN "EventWebhook" w ON w.id = d."webhookId"
@@ -108,6 +111,9 @@ export async function dueAttempts(db: Db, jobs: DeliveryJob[]): Promise<DueAttem
         method: d.method,
         headers: d.headers ?? {},
         signingSecret: d.signingSecret,
+        previousSecret: d.previousSigningSecret && d.previousSecretExpiresAt
+          ? { signingSecret: d.previousSigningSecret, expiresAt: d.previousSecretExpiresAt }
+          : null,
         messageId: d.eventId,
         idempotencyKey: d.idempotencyKey,
         payload: d.payload,

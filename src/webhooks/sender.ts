@@ -32,6 +32,8 @@ export interface WebhookCall {
   headers: Record<string, string>;
   /** `whsec_` + base64 key. */
   signingSecret: string;
+  /** The secret before the last rotation, which also signs calls made before `expiresAt`. */
+  previousSecret: { signingSecret: string; expiresAt: Date } | null;
   /** Standard Webhooks `webhook-id`: the event's id, the same on every attempt. */
   messageId: string;
   /** `X-Idempotency-Key`: hex SHA-256 of the event's id. */
@@ -85,7 +87,26 @@ export async function sign(
   return `v1,${btoa(String.fromCharCode(...mac))}`;
 }
 
-/** The request of one attempt at time `now` (the signature covers `now` in unix seconds). */
+/**
+ * `webhook-signature` of one attempt at time `now`: `v1,<sig>` by the current secret, then, while
+ * the previous secret is unexpired at `now`, a space and `v1,<sig>` by it (Standard Webhooks allows
+ * several signatures so receivers can switch secrets without rejecting a call).
+ */
+async function signatureHeader(
+  call: Pick<WebhookCall, "signingSecret" | "previousSecret" | "messageId">,
+  now: Date,
+  body: string,
+): Promise<string> {
+  const timestamp = Math.floor(now.getTime() / 1000);
+  const secrets = [call.signingSecret];
+  if (call.previousSecret && call.previousSecret.expiresAt.getTime() > now.getTime()) {
+    secrets.push(call.previousSecret.signingSecret);
+  }
+  const signatures = await Promise.all(secrets.map((s) => sign(s, call.messageId, timestamp, body)));
+  return signatures.join(" ");
+}
+
+/** The request of one attempt at time `now` (the signatures cover `now` in unix seconds). */
 export async function buildRequest(
   call: WebhookCall,
   now: Date,
@@ -99,7 +120,7 @@ export async function buildRequest(
   headers.set("x-idempotency-key", call.idempotencyKey);
   headers.set("webhook-id", call.messageId);
   headers.set("webhook-timestamp", String(timestamp));
-  headers.set("webhook-signature", await sign(call.signingSecret, call.messageId, timestamp, body));
+  headers.set("webhook-signature", await signatureHeader(call, now, body));
   return { headers, body };
 }
 

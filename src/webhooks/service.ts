@@ -129,7 +129,17 @@ export async function updateWebhook(
   return webhookView(ctx, row);
 }
 
-/** POST /api/agents/{id}/webhooks/{webhookId}/rotate-secret (agent:write): a new secret, shown once. */
+/**
+ * How long the secret replaced by a rotation still signs deliveries, next to the new one. Receivers
+ * deploy the new secret on their own schedule; a day lets them switch without rejecting a call.
+ */
+export const PREVIOUS_SECRET_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * POST /api/agents/{id}/webhooks/{webhookId}/rotate-secret (agent:write): a new secret, shown once.
+ * The replaced secret becomes the previous one, which also signs deliveries for PREVIOUS_SECRET_TTL_MS;
+ * rotating again within that time drops the older previous secret for the then-current one.
+ */
 export async function rotateWebhookSecret(
   ctx: ActorContext,
   ids: { agentId: string; webhookId: string },
@@ -137,10 +147,18 @@ export async function rotateWebhookSecret(
   authorize(ctx.actor, "agent:write");
   const current = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
   const signingSecret = newSigningSecret();
-  const row = await ctx.db.eventWebhook.update({
-    where: { id: current.id },
-    data: { signingSecret },
-    select: webhookSelect,
+  const now = ctx.clock.now();
+  const expiresAt = new Date(now.getTime() + PREVIOUS_SECRET_TTL_MS);
+  const row = await ctx.db.$transaction(async (tx) => {
+    // One statement reads and replaces the current secret (SET sees the row as it was), so two
+    // rotations at once cannot both keep the same secret as previous and lose the other new one.
+    const updated = await tx.$executeRaw`
+      UPDATE "EventWebhook"
+         SET "previousSigningSecret" = "signingSecret", "previousSecretExpiresAt" = ${expiresAt},
+             "signingSecret" = ${signingSecret}, "updatedAt" = ${now}
+       WHERE id = ${current.id}`;
+    if (updated !== 1) throw notFound("Webhook");
+    return await tx.eventWebhook.findUniqueOrThrow({ where: { id: current.id }, select: webhookSelect });
   });
   return { ...webhookView(ctx, row), signingSecret };
 }

@@ -143,34 +143,56 @@ function fromBase64(text: string): Uint8Array<ArrayBuffer> {
   return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
 }
 
+/** The entries of a `webhook-signature` header (`v1,<base64>`), split on spaces as the spec says. */
+export function signatureEntries(headers: Headers): string[] {
+  return (headers.get("webhook-signature") ?? "").split(" ").filter((e) => e !== "");
+}
+
 /**
- * Standard Webhooks verification, written from the specification (not the production signer): the
- * key is the base64 after `whsec_`; some `v1,<base64>` entry of `webhook-signature` must be the
- * HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${body}`.
+ * Whether one `v1,<base64>` entry of `webhook-signature` is the HMAC-SHA256, under `secret`, of
+ * `${webhook-id}.${webhook-timestamp}.${body}` (Standard Webhooks, written from the specification,
+ * not from the production signer; the key is the base64 after `whsec_`).
+ */
+export async function verifySignatureEntry(
+  secret: string,
+  headers: Headers,
+  body: string,
+  entry: string,
+): Promise<boolean> {
+  const id = headers.get("webhook-id");
+  const timestamp = headers.get("webhook-timestamp");
+  if (!id || !timestamp || !secret.startsWith("whsec_")) return false;
+  const [version, signature, ...rest] = entry.split(",");
+  if (version !== "v1" || !signature || rest.length) return false;
+  const key = await crypto.subtle.importKey(
+    "raw",
+    fromBase64(secret.slice(6)),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["verify"],
+  );
+  let mac: Uint8Array<ArrayBuffer>;
+  try {
+    mac = fromBase64(signature);
+  } catch {
+    return false; // not base64
+  }
+  const signed = new TextEncoder().encode(`${id}.${timestamp}.${body}`);
+  return await crypto.subtle.verify("HMAC", key, mac, signed);
+}
+
+/**
+ * Standard Webhooks verification as a receiver does it: `webhook-signature` may hold several
+ * space-separated entries (several secrets, during a rotation); it passes when at least one `v1`
+ * entry verifies under `secret` (see verifySignatureEntry).
  */
 export async function verifyStandardWebhook(
   secret: string,
   headers: Headers,
   body: string,
 ): Promise<boolean> {
-  const id = headers.get("webhook-id");
-  const timestamp = headers.get("webhook-timestamp");
-  const signatures = headers.get("webhook-signature");
-  if (!id || !timestamp || !signatures || !secret.startsWith("whsec_")) return false;
-  const key = await crypto.subtle.importKey(
-    "raw",
-    fromBase64(secret.slice(6)),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    [
-      "verify",
-    ],
-  );
-  const signed = new TextEncoder().encode(`${id}.${timestamp}.${body}`);
-  for (const entry of signatures.split(" ")) {
-    const [version, signature] = entry.split(",");
-    if (version !== "v1" || !signature) continue;
-    if (await crypto.subtle.verify("HMAC", key, fromBase64(signature), signed)) return true;
+  for (const entry of signatureEntries(headers)) {
+    if (await verifySignatureEntry(secret, headers, body, entry)) return true;
   }
   return false;
 }

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "EventWebhook" ADD COLUMN     "previousSecretExpiresAt" TIMESTAMPTZ(3),
+ADD COLUMN     "previousSigningSecret" TEXT;
