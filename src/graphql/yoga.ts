@@ -9,7 +9,7 @@ import { MAX_BODY_BYTES, readBody } from "../shared/http_body.ts";
 
 /**
  * Executes with graphql-js itself instead of Yoga's default (@graphql-tools/executor, which adds
- * @defer/@stream support we do not use): about 10% less CPU per list request in bench/.
+ * @defer/@stream support we do not use): about 5% less CPU per list request in bench/.
  */
 const useGraphQLJsExecute: Plugin = {
   onExecute: ({ setExecuteFn }) => setExecuteFn(execute as Parameters<typeof setExecuteFn>[0]),
