@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { type Client, startTestApp, type TestApp } from "./_helpers/app.ts";
 import { ManualClock } from "./_helpers/clock.ts";
+import { WEBHOOK_VIEW_KEYS } from "./_helpers/webhooks.ts";
 import { assertStatus } from "./_helpers/problem.ts";
 import {
   type Call,
@@ -24,17 +25,6 @@ const HOUR_MS = 60 * 60 * 1000;
 const ENTRY = /^v1,[A-Za-z0-9+/]+=*$/;
 
 /** The fields of a REST webhook view (no secret of any kind). */
-const VIEW_KEYS = [
-  "agentId",
-  "createdAt",
-  "event",
-  "headers",
-  "id",
-  "lastError",
-  "method",
-  "updatedAt",
-  "url",
-];
 const GQL_FIELDS = "id agentId event url method headers lastError createdAt updatedAt";
 
 /** The data of a GraphQL answer, failing the test on any error. */
@@ -82,7 +72,7 @@ async function hookFor(t: TestApp, client: Client, receiver: Receiver): Promise<
 async function rotateRest(client: Client, hook: Hook): Promise<string> {
   const res = await client.post(`${hook.base}/rotate-secret`);
   assertStatus(res, 200);
-  assert.deepEqual(Object.keys(res.body).sort(), [...VIEW_KEYS, "signingSecret"].sort());
+  assert.deepEqual(Object.keys(res.body).sort(), [...WEBHOOK_VIEW_KEYS, "signingSecret"].sort());
   assert.match(res.body.signingSecret, /^whsec_/);
   return res.body.signingSecret;
 }
@@ -253,12 +243,12 @@ Deno.test("no read of a rotated webhook shows the current or the previous secret
     for (const client of [owner.client, viewer.client]) {
       const one = await client.get(hook.base);
       assertStatus(one, 200);
-      assert.deepEqual(Object.keys(one.body).sort(), VIEW_KEYS);
+      assert.deepEqual(Object.keys(one.body).sort(), WEBHOOK_VIEW_KEYS);
       assertNoSecret("REST GET", one.body);
       const list = await client.get(`/api/agents/${hook.agentId}/webhooks`);
       assertStatus(list, 200);
       assert.equal(list.body.data.length, 1);
-      assert.deepEqual(Object.keys(list.body.data[0]).sort(), VIEW_KEYS);
+      assert.deepEqual(Object.keys(list.body.data[0]).sort(), WEBHOOK_VIEW_KEYS);
       assertNoSecret("REST list", list.body);
 
       const gql = await gqlData(

@@ -6,18 +6,8 @@
 import assert from "node:assert/strict";
 import { Client, startTestApp } from "./_helpers/app.ts";
 import { assertProblem, assertStatus, snapshot } from "./_helpers/problem.ts";
+import { WEBHOOK_VIEW_KEYS } from "./_helpers/webhooks.ts";
 
-const VIEW_KEYS = [
-  "agentId",
-  "createdAt",
-  "event",
-  "headers",
-  "id",
-  "lastError",
-  "method",
-  "updatedAt",
-  "url",
-];
 const EVENTS = [
   "message.received",
   "message.sent",
@@ -49,7 +39,7 @@ Deno.test("event webhooks registry", async (t) => {
           headers: { Authorization: "Bearer crm-secret", "X-Tenant": "acme" },
         });
         assertStatus(res, 201);
-        assert.deepEqual(Object.keys(res.body).sort(), [...VIEW_KEYS, "signingSecret"].sort());
+        assert.deepEqual(Object.keys(res.body).sort(), [...WEBHOOK_VIEW_KEYS, "signingSecret"].sort());
         assert.match(res.body.signingSecret, /^whsec_[A-Za-z0-9+/=]{20,}$/);
         assert.equal(res.body.method, "POST");
         assert.equal(res.body.event, "message.received");
@@ -91,7 +81,7 @@ Deno.test("event webhooks registry", async (t) => {
       assertStatus(res, 200);
       assert.equal(res.body.nextCursor, null);
       assert.equal(res.body.data.length, 2);
-      for (const w of res.body.data) assert.deepEqual(Object.keys(w).sort(), VIEW_KEYS);
+      for (const w of res.body.data) assert.deepEqual(Object.keys(w).sort(), WEBHOOK_VIEW_KEYS);
       assert.deepEqual(res.body.data[0], hook);
       const one = await c.get(`${base}/${hook.id}`);
       assertStatus(one, 200);
@@ -105,7 +95,7 @@ Deno.test("event webhooks registry", async (t) => {
     await t.step("patch: changes only the given fields", async () => {
       const res = await c.patch(`${base}/${hook.id}`, { event: "message.sent", method: "PATCH" });
       assertStatus(res, 200);
-      assert.deepEqual(Object.keys(res.body).sort(), VIEW_KEYS);
+      assert.deepEqual(Object.keys(res.body).sort(), WEBHOOK_VIEW_KEYS);
       assert.equal(res.body.event, "message.sent");
       assert.equal(res.body.method, "PATCH");
       assert.equal(res.body.url, hook.url);
@@ -135,7 +125,7 @@ Deno.test("event webhooks registry", async (t) => {
     await t.step("rotate-secret: a new secret, returned once, stored", async () => {
       const res = await c.post(`${base}/${hook.id}/rotate-secret`);
       assertStatus(res, 200);
-      assert.deepEqual(Object.keys(res.body).sort(), [...VIEW_KEYS, "signingSecret"].sort());
+      assert.deepEqual(Object.keys(res.body).sort(), [...WEBHOOK_VIEW_KEYS, "signingSecret"].sort());
       assert.match(res.body.signingSecret, /^whsec_/);
       assert.notEqual(res.body.signingSecret, secret);
       const row = await db.eventWebhook.findUniqueOrThrow({ where: { id: hook.id } });
