@@ -12,7 +12,7 @@ import { bootstrapFirstOwner, resolveJwtSecret } from "./db/bootstrap.ts";
 import { jwtKeys } from "./auth/jwt.ts";
 import { type Clock, systemClock } from "./shared/clock.ts";
 import { createLogger, type Logger } from "./shared/logger.ts";
-import { OutboundPolicy } from "./shared/outbound.ts";
+import { OutboundPolicy, type Resolver } from "./shared/outbound.ts";
 import { restRoutes } from "./rest/router.ts";
 import { errorResponse, problem } from "./rest/errors.ts";
 import { createGraphQLHandler } from "./graphql/yoga.ts";
@@ -40,6 +40,8 @@ export interface BuildOptions {
   bootstrap?: boolean;
   /** false: enqueue jobs but run no workers (another process, or the test, runs them). */
   workers?: boolean;
+  /** Replaces DNS for outbound calls (tests script the answers). */
+  resolve?: Resolver;
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
@@ -71,7 +73,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     clock,
     logger,
     jwt: jwtKeys(await resolveJwtSecret(config), config.jwtTtlSeconds),
-    outbound: new OutboundPolicy(config.outboundAllowlist),
+    outbound: new OutboundPolicy(config.outboundAllowlist, { resolve: options.resolve }),
     events,
     jobs,
   };

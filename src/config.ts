@@ -4,6 +4,7 @@
  * names every bad variable.
  */
 import { z } from "zod";
+import { allowlistProblems } from "./shared/outbound.ts";
 
 const DURATION = /^(\d+)\s*(ms|s|m|h|d)?$/;
 const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
@@ -44,7 +45,11 @@ const envSchema = z.object({
   DEFAULT_MODEL: z.string().trim().min(1).default("gpt-4o-mini"),
   WHATSAPP_GRAPH_URL: z.url().default("https://graph.facebook.com/v21.0"),
   PUBLIC_URL: z.url().optional(),
-  OUTBOUND_ALLOWLIST: z.string().default(""),
+  OUTBOUND_ALLOWLIST: z.string().default("").transform((v, ctx) => {
+    const entries = v.split(",").map((s) => s.trim()).filter(Boolean);
+    for (const problem of allowlistProblems(entries)) ctx.addIssue({ code: "custom", message: problem });
+    return entries;
+  }),
   INTENT_WEBHOOK_TIMEOUT_MS: positiveMs.default(30000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   APP_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -104,7 +109,7 @@ export function loadConfig(env: Env): Config {
     openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL, defaultModel: e.DEFAULT_MODEL },
     whatsappGraphUrl: e.WHATSAPP_GRAPH_URL.replace(/\/+$/, ""),
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
-    outboundAllowlist: e.OUTBOUND_ALLOWLIST.split(",").map((s) => s.trim()).filter(Boolean),
+    outboundAllowlist: e.OUTBOUND_ALLOWLIST,
     intentWebhookTimeoutMs: e.INTENT_WEBHOOK_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     appEnv: e.APP_ENV,

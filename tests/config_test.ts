@@ -37,3 +37,43 @@ Deno.test("loadConfig() parses lists, durations and PUBLIC_URL", () => {
   assert.deepEqual(c.outboundAllowlist, ["127.0.0.1/32", "hooks.internal"]);
   assert.equal(c.publicUrl, "https://sb.example.com");
 });
+
+Deno.test("loadConfig() stops at a malformed OUTBOUND_ALLOWLIST entry, naming the variable", () => {
+  for (
+    const bad of [
+      "10.0.0.0/99",
+      "not a cidr/8",
+      "1.2.3",
+      "127.0.0.1/32, 1.2.3",
+      "::1/129",
+      "10.0.0.0/",
+      "a..b",
+    ]
+  ) {
+    let err: unknown;
+    try {
+      loadConfig({ OUTBOUND_ALLOWLIST: bad });
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(err instanceof ConfigError, bad);
+    assert.equal(err.problems.length, 1, bad);
+    assert.match(
+      err.problems[0],
+      /^OUTBOUND_ALLOWLIST: ".+" is not a CIDR, an IP address or a host name$/,
+      bad,
+    );
+  }
+  const ok = loadConfig({
+    OUTBOUND_ALLOWLIST: "127.0.0.1/32,10.0.0.0/8, fd00::/8, ::1, 192.168.1.5, hooks.internal, crm.",
+  });
+  assert.deepEqual(ok.outboundAllowlist, [
+    "127.0.0.1/32",
+    "10.0.0.0/8",
+    "fd00::/8",
+    "::1",
+    "192.168.1.5",
+    "hooks.internal",
+    "crm.",
+  ]);
+});

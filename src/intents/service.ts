@@ -9,6 +9,7 @@ import { findAgentOr404 } from "../agents/service.ts";
 import type { GraphQuery } from "../shared/graph_query.ts";
 import { createIntentSchema, type RequiredField, updateIntentSchema } from "./schemas.ts";
 import { intentTag, tagProblem } from "./tag.ts";
+import { visibleUrl } from "../webhooks/service.ts";
 
 export const intentSelect = {
   id: true,
@@ -26,6 +27,11 @@ export const intentSelect = {
 export type IntentView = Omit<Prisma.IntentGetPayload<{ select: typeof intentSelect }>, "requiredFields"> & {
   requiredFields: RequiredField[];
 };
+
+/** Credential-like query values of webhookUrl are masked for roles without webhook:secrets. */
+function intentView(ctx: ActorContext, row: IntentView): IntentView {
+  return { ...row, webhookUrl: visibleUrl(ctx, row.webhookUrl) };
+}
 
 function checkedTag(name: string): string {
   const tag = intentTag(name);
@@ -57,10 +63,10 @@ export async function createIntent(ctx: ActorContext, agentId: string, input: un
   await checkedWebhookUrl(ctx, data.webhookUrl);
   await findAgentOr404(ctx, agentId, { id: true });
   try {
-    return await ctx.db.intent.create({
-      data: { ...data, tag, agentId },
-      select: intentSelect,
-    }) as IntentView;
+    return intentView(
+      ctx,
+      await ctx.db.intent.create({ data: { ...data, tag, agentId }, select: intentSelect }) as IntentView,
+    );
   } catch (e) {
     if (isUniqueViolation(e)) throw duplicateTag(tag);
     throw e;
@@ -82,7 +88,7 @@ export async function listIntents(
     select: intentSelect,
     ...pageArgs(page),
   });
-  return toPage(rows as IntentView[], page);
+  return toPage((rows as IntentView[]).map((r) => intentView(ctx, r)), page);
 }
 
 async function findIntentOr404(ctx: ActorContext, agentId: string, intentId: string): Promise<IntentView> {
@@ -99,9 +105,9 @@ async function findIntentOr404(ctx: ActorContext, agentId: string, intentId: str
 }
 
 /** GET /api/agents/{id}/intents/{intentId} (workspace:read). */
-export function getIntent(ctx: ActorContext, agentId: string, intentId: string): Promise<IntentView> {
+export async function getIntent(ctx: ActorContext, agentId: string, intentId: string): Promise<IntentView> {
   authorize(ctx.actor, "workspace:read");
-  return findIntentOr404(ctx, agentId, intentId);
+  return intentView(ctx, await findIntentOr404(ctx, agentId, intentId));
 }
 
 /** PATCH /api/agents/{id}/intents/{intentId} (agent:write): changes the fields given. */
@@ -116,11 +122,14 @@ export async function updateIntent(
   if (data.webhookUrl !== undefined) await checkedWebhookUrl(ctx, data.webhookUrl);
   const current = await findIntentOr404(ctx, ids.agentId, ids.intentId);
   try {
-    return await ctx.db.intent.update({
-      where: { id: current.id },
-      data: { ...data, ...(tag ? { tag } : {}) },
-      select: intentSelect,
-    }) as IntentView;
+    return intentView(
+      ctx,
+      await ctx.db.intent.update({
+        where: { id: current.id },
+        data: { ...data, ...(tag ? { tag } : {}) },
+        select: intentSelect,
+      }) as IntentView,
+    );
   } catch (e) {
     if (isUniqueViolation(e)) throw duplicateTag(tag!);
     throw e;

@@ -1,130 +1,208 @@
 /**
  * The outbound address rule of decisions.md: webhook and intent URLs must be http(s) and must not
- * reach loopback, private, link-local or metadata addresses unless OUTBOUND_ALLOWLIST lists them
- * (CIDRs or host names). Checked at registration and again before every call.
+ * reach this machine, private, link-local, metadata or otherwise non-public addresses unless
+ * OUTBOUND_ALLOWLIST lists them (CIDRs or host names). Address classification is ipaddr.js'.
+ * Every outbound call goes through `OutboundPolicy.request`, which resolves the name once, vets
+ * every address and connects to the vetted one (outbound_http.ts), so DNS cannot change the answer
+ * between the check and the connection.
  */
 import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
+import ipaddr from "ipaddr.js";
+import { type OutboundInit, type OutboundResponse, pinnedRequest } from "./outbound_http.ts";
 
-const BLOCKED_V4: Array<[string, number]> = [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["224.0.0.0", 4],
-  ["240.0.0.0", 4],
-];
-const BLOCKED_V6: Array<[string, number]> = [
-  ["::", 128],
-  ["::1", 128],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
-  ["fd00:ec2::254", 128],
-];
-/** Names judged without DNS, by the address they stand for (metadata names are not loopback). */
-const BLOCKED_NAMES = new Map([
-  ["localhost", "127.0.0.1"],
-  ["metadata.google.internal", "169.254.169.254"],
-  ["metadata", "169.254.169.254"],
-]);
+export type { OutboundInit, OutboundResponse } from "./outbound_http.ts";
 
-function v4ToBigInt(ip: string): bigint {
-  return ip.split(".").reduce((acc, part) => (acc << 8n) + BigInt(Number(part)), 0n);
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
+
+/** Every address a host name resolves to (A and AAAA), as text. Rejects when the name does not resolve. */
+export type Resolver = (host: string) => Promise<string[]>;
+
+export const systemResolver: Resolver = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+/** IANA's global unicast block: the only IPv6 space with public hosts. */
+const IPV6_GLOBAL = ipaddr.parseCIDR("2000::/3");
+
+/** Names that mean this machine or the cloud metadata service, judged without DNS. */
+const MACHINE_NAMES = new Set(["localhost", "metadata", "metadata.google.internal"]);
+
+/**
+ * True for an address a public receiver can have: ipaddr.js' plain "unicast" range (which leaves
+ * out private, loopback, link-local and metadata, carrier-grade NAT, unique-local, multicast,
+ * reserved and documentation, unspecified, IPv4-mapped/translated, 6to4 and Teredo), and for IPv6
+ * only within 2000::/3 (which also leaves out the deprecated IPv4-compatible ::/96).
+ */
+export function isPublicAddress(address: Address): boolean {
+  if (address.range() !== "unicast") return false;
+  return address.kind() === "ipv4" || address.match(IPV6_GLOBAL);
 }
 
-function v6ToBigInt(ip: string): bigint {
-  let text = ip.toLowerCase().split("%")[0];
-  // An embedded dotted quad (::ffff:1.2.3.4) becomes two hex groups.
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted) {
-    const n = v4ToBigInt(dotted[1]);
-    text = text.slice(0, -dotted[1].length) + `${(n >> 16n).toString(16)}:${(n & 0xffffn).toString(16)}`;
+/** A literal address as an ipaddr.js value (strict: four-part dotted IPv4 or IPv6), or null. */
+function parseLiteral(text: string): Address | null {
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text);
+  if (ipaddr.IPv6.isValid(text)) return ipaddr.IPv6.parse(text);
+  return null;
+}
+
+/** A host name of letters, digits and hyphens in dot-separated labels, not all-numeric. */
+const HOST_NAME =
+  /^(?=.*[a-z])[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
+
+/** Lowercase, without brackets and trailing dots: `Foo.LOCALHOST.` and `foo.localhost` are one name. */
+export function normalHost(hostname: string): string {
+  return hostname.replace(/^\[|\]$/g, "").toLowerCase().replace(/\.+$/, "");
+}
+
+type AllowEntry = { cidr: [Address, number] } | { host: string };
+
+/** One OUTBOUND_ALLOWLIST entry, or null when it is neither a CIDR, an address nor a host name. */
+function parseAllowEntry(entry: string): AllowEntry | null {
+  const text = entry.trim();
+  if (text.includes("/")) {
+    const [base, bits] = text.split("/");
+    if (!parseLiteral(base) || !/^\d{1,3}$/.test(bits)) return null;
+    try {
+      return { cidr: ipaddr.parseCIDR(text) };
+    } catch {
+      return null;
+    }
   }
-  const [head, tail] = text.split("::");
-  const h = head ? head.split(":") : [];
-  const t = tail !== undefined ? (tail ? tail.split(":") : []) : [];
-  const groups = tail !== undefined ? [...h, ...Array(8 - h.length - t.length).fill("0"), ...t] : h;
-  return groups.reduce((acc, g) => (acc << 16n) + BigInt(parseInt(g || "0", 16)), 0n);
+  const literal = parseLiteral(text);
+  if (literal) return { cidr: [literal, literal.kind() === "ipv4" ? 32 : 128] };
+  const host = normalHost(text);
+  return HOST_NAME.test(host) ? { host } : null;
 }
 
-function inCidr(ip: string, base: string, bits: number): boolean {
-  const family = isIP(ip);
-  if (family !== isIP(base)) return false;
-  const width = family === 4 ? 32n : 128n;
-  const toInt = family === 4 ? v4ToBigInt : v6ToBigInt;
-  const shift = width - BigInt(bits);
-  return (toInt(ip) >> shift) === (toInt(base) >> shift);
+/** Why each malformed OUTBOUND_ALLOWLIST entry is refused (config.ts stops the start on any). */
+export function allowlistProblems(entries: string[]): string[] {
+  return entries.filter((e) => parseAllowEntry(e) === null).map((e) =>
+    `${JSON.stringify(e)} is not a CIDR, an IP address or a host name`
+  );
 }
 
-/** The IPv4 address inside an IPv4-mapped IPv6 address (::ffff:a.b.c.d), if any. */
-function unmapV4(ip: string): string | null {
-  if (isIP(ip) !== 6) return null;
-  const n = v6ToBigInt(ip);
-  if (n >> 32n !== 0xffffn) return null;
-  return [24n, 16n, 8n, 0n].map((s) => String((n >> s) & 0xffn)).join(".");
+/** A call the outbound rule refused; `message` is safe to store and show (no resolved address). */
+export class OutboundRefused extends Error {
+  override name = "OutboundRefused";
 }
 
-/** True when the address is loopback, private, link-local, metadata or otherwise not public. */
-export function isPrivateAddress(ip: string): boolean {
-  const mapped = unmapV4(ip);
-  if (mapped) return isPrivateAddress(mapped);
-  const table = isIP(ip) === 4 ? BLOCKED_V4 : BLOCKED_V6;
-  return table.some(([base, bits]) => inCidr(ip, base, bits));
+const PRIVATE = "resolves to a private or reserved address that OUTBOUND_ALLOWLIST does not allow";
+
+export interface OutboundOptions {
+  /** Replaces the system resolver (tests script DNS answers with it). */
+  resolve?: Resolver;
 }
 
 export class OutboundPolicy {
-  private readonly cidrs: Array<[string, number]> = [];
+  private readonly cidrs: Array<[Address, number]> = [];
   private readonly hosts = new Set<string>();
+  private readonly resolve: Resolver;
 
-  constructor(allowlist: string[]) {
-    for (const entry of allowlist) {
-      const [base, bits] = entry.split("/");
-      if (isIP(base)) this.cidrs.push([base, bits ? Number(bits) : isIP(base) === 4 ? 32 : 128]);
-      else this.hosts.add(entry.toLowerCase());
+  /** `allowlist` is config.outboundAllowlist, already checked by allowlistProblems(). */
+  constructor(allowlist: string[], options: OutboundOptions = {}) {
+    for (const raw of allowlist) {
+      const entry = parseAllowEntry(raw);
+      if (!entry) throw new Error(`OUTBOUND_ALLOWLIST: ${allowlistProblems([raw])[0]}`);
+      if ("cidr" in entry) this.cidrs.push(entry.cidr);
+      else this.hosts.add(entry.host);
     }
+    this.resolve = options.resolve ?? systemResolver;
   }
 
-  private allowedAddress(ip: string): boolean {
-    return this.cidrs.some(([base, bits]) => inCidr(ip, base, bits)) ||
-      (unmapV4(ip) !== null && this.allowedAddress(unmapV4(ip)!));
+  private allowlisted(address: Address): boolean {
+    const forms = [address];
+    if (address.kind() === "ipv6" && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
+      forms.push((address as ipaddr.IPv6).toIPv4Address());
+    }
+    return forms.some((a) =>
+      this.cidrs.some(([base, bits]) => a.kind() === base.kind() && a.match(base, bits))
+    );
   }
 
-  /**
-   * Why a URL may not be called, or null when it may. `resolve: false` skips DNS (then only literal
-   * addresses and well-known names are judged); a name that does not resolve is left to the
-   * check made before sending.
-   */
-  async refusal(rawUrl: string, options: { resolve?: boolean } = {}): Promise<string | null> {
+  private allowed(address: Address): boolean {
+    return isPublicAddress(address) || this.allowlisted(address);
+  }
+
+  /** What the URL itself breaks, before any DNS; the parsed URL and its host when nothing. */
+  private syntax(rawUrl: string): { url: URL; host: string } | { refusal: string } {
     let url: URL;
     try {
       url = new URL(rawUrl);
     } catch {
-      return "must be an absolute URL";
+      return { refusal: "must be an absolute URL" };
     }
-    if (url.protocol !== "http:" && url.protocol !== "https:") return "must use http or https";
-    const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+    if (url.protocol !== "http:" && url.protocol !== "https:") return { refusal: "must use http or https" };
+    // Credentials belong in the registration's headers, which are masked and (soon) encrypted.
+    if (url.username || url.password) return { refusal: "must not contain a user name or password" };
+    return { url, host: normalHost(url.hostname) };
+  }
+
+  /** Why a literal address or a name of this machine may not be called; undefined: ask DNS. */
+  private withoutDns(host: string): string | null | undefined {
     if (this.hosts.has(host)) return null;
-    let addresses: string[];
-    if (isIP(host)) addresses = [host];
-    else if (BLOCKED_NAMES.has(host)) addresses = [BLOCKED_NAMES.get(host)!];
-    else if (host.endsWith(".localhost")) addresses = ["127.0.0.1"];
-    else if (options.resolve === false) return null;
-    else {
-      try {
-        addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-      } catch {
-        return null;
-      }
+    const literal = parseLiteral(host);
+    // A literal address is the user's own text, so it may be named.
+    if (literal) {
+      return this.allowed(literal)
+        ? null
+        : `resolves to a private or reserved address (${host}) that OUTBOUND_ALLOWLIST does not allow`;
     }
-    const blocked = addresses.find((a) => isPrivateAddress(a) && !this.allowedAddress(a));
-    return blocked
-      ? `resolves to a private or reserved address (${blocked}) that OUTBOUND_ALLOWLIST does not allow`
-      : null;
+    if (MACHINE_NAMES.has(host) || host.endsWith(".localhost")) return "names this machine";
+    return undefined;
+  }
+
+  /** Why these resolved addresses may not be called (never naming them), or null. */
+  private judge(host: string, addresses: Address[]): string | null {
+    // A single-label name pointing at loopback is this machine's own name, allowlist or not.
+    if (!host.includes(".") && addresses.some((a) => a.range() === "loopback")) return "names this machine";
+    return addresses.every((a) => this.allowed(a)) ? null : PRIVATE;
+  }
+
+  /**
+   * Why a URL may not be registered, or null when it may. A name that does not resolve (yet) is
+   * accepted: the receiver may not exist yet, and every call checks again. `resolve: false` skips
+   * DNS (then only the URL, literal addresses and names of this machine are judged).
+   */
+  async refusal(rawUrl: string, options: { resolve?: boolean } = {}): Promise<string | null> {
+    const parsed = this.syntax(rawUrl);
+    if ("refusal" in parsed) return parsed.refusal;
+    const early = this.withoutDns(parsed.host);
+    if (early !== undefined || options.resolve === false) return early ?? null;
+    const addresses = await this.lookup(parsed.host);
+    return addresses?.length ? this.judge(parsed.host, addresses) : null;
+  }
+
+  /** Every address of `host`, or null when it does not resolve (or resolves to garbage). */
+  private async lookup(host: string): Promise<Address[] | null> {
+    try {
+      const found = (await this.resolve(host)).map((a) => parseLiteral(a.split("%")[0]));
+      return found.every((a) => a !== null) ? found as Address[] : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * The one way to call out: checks the URL, resolves its host once (a failure refuses), refuses
+   * when any address is not allowed, then connects to the first vetted address with the name kept
+   * for the Host header, TLS SNI and certificate check. Never follows redirects. Rejects with
+   * OutboundRefused when the rule refuses, or with the connection's error.
+   */
+  async request(rawUrl: string, init: OutboundInit): Promise<OutboundResponse> {
+    const parsed = this.syntax(rawUrl);
+    if ("refusal" in parsed) throw new OutboundRefused(`url ${parsed.refusal}`);
+    const { url, host } = parsed;
+    const early = this.withoutDns(host);
+    if (early) throw new OutboundRefused(`url ${early}`);
+    let address = parseLiteral(host);
+    if (!address) {
+      const addresses = await this.lookup(host);
+      if (!addresses?.length) throw new OutboundRefused("could not resolve host");
+      // An allowlisted name skips the address rule, not the single lookup.
+      const why = this.hosts.has(host) ? null : this.judge(host, addresses);
+      if (why) throw new OutboundRefused(`url ${why}`);
+      address = addresses[0];
+    }
+    init.signal?.throwIfAborted();
+    return await pinnedRequest(url, address.toString(), init);
   }
 }

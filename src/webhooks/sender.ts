@@ -1,9 +1,10 @@
 /**
  * One HTTP call of an event webhook: builds the payload of spec section 6, signs it (Standard
- * Webhooks), checks the outbound rule again, posts with a 5 s timeout without following redirects,
+ * Webhooks), posts it through the outbound client (which checks the URL again and connects only to
+ * the vetted address) with a 5 s timeout without following redirects,
  * and classifies the outcome. No database access: the caller records what this returns.
  */
-import type { OutboundPolicy } from "../shared/outbound.ts";
+import { type OutboundPolicy, OutboundRefused } from "../shared/outbound.ts";
 
 /** Per attempt (decisions.md "Event delivery"). */
 export const ATTEMPT_TIMEOUT_MS = 5000;
@@ -124,7 +125,7 @@ export async function buildRequest(
   return { headers, body };
 }
 
-/** Short, single-line text of a fetch failure. */
+/** Short, single-line text of a connection failure. */
 function describe(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
   return text.replace(/\s+/g, " ").slice(0, 500);
@@ -172,18 +173,22 @@ export async function sendWebhook(call: WebhookCall, options: SendOptions): Prom
   }, timeoutMs);
   const signal = options.signal ? AbortSignal.any([controller.signal, options.signal]) : controller.signal;
   try {
-    // Checked again at send time, DNS included: the name may resolve elsewhere since registration.
-    const refusal = await unlessAborted(options.outbound.refusal(call.url), signal);
-    if (refusal) return done({ ok: false, httpStatus: null, error: `refused: url ${refusal}` });
+    // The outbound client checks the URL again, DNS included, and connects only to the vetted address.
     const { headers, body } = await buildRequest(call, startedAt);
-    const res = await fetch(call.url, { method: call.method, headers, body, redirect: "manual", signal });
-    // The body is never read; cancel it so the connection can be reused or closed at once.
-    await res.body?.cancel().catch(() => {});
+    const res = await unlessAborted(
+      options.outbound.request(call.url, { method: call.method, headers, body, signal }),
+      signal,
+    );
+    // The body is never read; drop it so the connection is closed at once.
+    res.discard();
     if (res.status >= 200 && res.status < 300) return done({ ok: true, httpStatus: res.status, error: null });
     const error = res.status >= 300 && res.status < 400 ? "redirect not followed" : null;
     return done({ ok: false, httpStatus: res.status, error });
   } catch (error) {
     if (options.signal?.aborted && !timedOut) throw options.signal.reason;
+    if (error instanceof OutboundRefused) {
+      return done({ ok: false, httpStatus: null, error: `refused: ${error.message}` });
+    }
     if (timedOut) return done({ ok: false, httpStatus: null, error: `timed out after ${timeoutMs} ms` });
     return done({ ok: false, httpStatus: null, error: describe(error) });
   } finally {

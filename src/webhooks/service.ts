@@ -11,8 +11,7 @@ import { type Page, pageArgs, parsePage, toPage } from "../shared/pagination.ts"
 import { findAgentOr404 } from "../agents/service.ts";
 import type { GraphQuery } from "../shared/graph_query.ts";
 import { createWebhookSchema, updateWebhookSchema } from "./schemas.ts";
-
-const MASK = "********";
+import { MASK, maskUrlSecrets } from "../shared/url_secrets.ts";
 
 export const webhookSelect = {
   id: true,
@@ -28,9 +27,14 @@ export const webhookSelect = {
 type WebhookRow = Prisma.EventWebhookGetPayload<{ select: typeof webhookSelect }>;
 export type WebhookView = Omit<WebhookRow, "headers"> & { headers: Record<string, string> };
 
-/** Header values are shown to roles with webhook:secrets and masked for the others. */
+/** Header values and URL credentials are shown to roles with webhook:secrets and masked for the others. */
 export function webhookView(ctx: ActorContext, row: WebhookRow): WebhookView {
-  return { ...row, headers: visibleHeaders(ctx, row.headers) };
+  return { ...row, url: visibleUrl(ctx, row.url), headers: visibleHeaders(ctx, row.headers) };
+}
+
+/** A webhook or intent URL as the actor may see it: credential-like query values masked without webhook:secrets. */
+export function visibleUrl(ctx: Pick<ActorContext, "actor">, url: string): string {
+  return can(ctx.actor, "webhook:secrets") ? url : maskUrlSecrets(url);
 }
 
 /** A stored `headers` value as the actor may see it (the masking of webhookView, for GraphQL fields). */

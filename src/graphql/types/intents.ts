@@ -3,6 +3,7 @@ import { builder } from "../builder.ts";
 import * as intents from "../../intents/mod.ts";
 import type { RequiredField } from "../../intents/schemas.ts";
 import { MessageTypeEnum } from "./scalars.ts";
+import { visibleUrl } from "../../webhooks/mod.ts";
 
 const RequiredFieldRef = builder.objectRef<RequiredField>("RequiredField").implement({
   description: "A field the model must fill in the intent's tag; sent to the intent webhook.",
@@ -30,7 +31,11 @@ export const Intent = builder.prismaObject("Intent", {
       select: { requiredFields: true },
       resolve: (intent) => (intent.requiredFields ?? []) as unknown as RequiredField[],
     }),
-    webhookUrl: t.exposeString("webhookUrl"),
+    webhookUrl: t.string({
+      description: "Credential-like query values are masked for AGENT and VIEWER.",
+      select: { webhookUrl: true },
+      resolve: async (intent, _args, ctx) => visibleUrl(await ctx.actor(), intent.webhookUrl),
+    }),
     webhookMethod: t.exposeString("webhookMethod"),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),

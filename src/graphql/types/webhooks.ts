@@ -16,7 +16,11 @@ export const Webhook = builder.prismaObject("EventWebhook", {
     id: t.exposeID("id"),
     agentId: t.exposeID("agentId"),
     event: t.exposeString("event", { description: `One of: ${WEBHOOK_EVENTS.join(", ")}.` }),
-    url: t.exposeString("url"),
+    url: t.string({
+      description: "Credential-like query values are masked for AGENT and VIEWER.",
+      select: { url: true },
+      resolve: async (row, _args, ctx) => webhooks.visibleUrl(await ctx.actor(), row.url),
+    }),
     method: t.exposeString("method"),
     headers: t.field({
       type: "JSON",
