@@ -96,6 +96,22 @@ Deno.test("one lookup per call, and the connection goes to the vetted address", 
   }
 });
 
+Deno.test("IPv6: a name resolving to an allowlisted ::1 is dialled on ::1, the literal too", async () => {
+  const recv = receiverOn("::1");
+  try {
+    const dns = scripted({ "v6.example.test": ["::1"] });
+    const policy = new OutboundPolicy(["::1/128"], { resolve: dns.resolve });
+    for (const url of [`http://v6.example.test:${recv.port}/hook`, `http://[::1]:${recv.port}/hook`]) {
+      const o = await sendWebhook(hookCall(url), { outbound: policy, now });
+      assert.deepEqual([o.ok, o.httpStatus, o.error], [true, 200, null], url);
+    }
+    assert.deepEqual(recv.hosts, [`v6.example.test:${recv.port}`, `[::1]:${recv.port}`]);
+    assert.deepEqual(dns.lookups, ["v6.example.test"]);
+  } finally {
+    await recv.close();
+  }
+});
+
 Deno.test("https: SNI carries the host name while the socket goes to the vetted address; certificates are verified", async () => {
   // A TCP listener that keeps the TLS ClientHello and hangs up: SNI is sent in the clear.
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });

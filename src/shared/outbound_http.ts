@@ -7,6 +7,7 @@
 import http from "node:http";
 import https from "node:https";
 import { Buffer } from "node:buffer";
+import { isIP } from "node:net";
 
 export interface OutboundInit {
   method: string;
@@ -32,7 +33,7 @@ export async function pinnedRequest(
 ): Promise<OutboundResponse> {
   const secure = url.protocol === "https:";
   const hostname = url.hostname.replace(/^\[|\]$/g, "");
-  const isName = !/^[\d.]+$/.test(hostname) && !hostname.includes(":");
+  const isName = isIP(hostname) === 0;
   const headers: Record<string, string> = {};
   init.headers.forEach((value, name) => headers[name] = value);
   headers["host"] = url.host;
