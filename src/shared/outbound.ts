@@ -131,7 +131,7 @@ export class OutboundPolicy {
       return { refusal: "must be an absolute URL" };
     }
     if (url.protocol !== "http:" && url.protocol !== "https:") return { refusal: "must use http or https" };
-    // Credentials belong in the registration's headers, which are masked and (soon) encrypted.
+    // Credentials belong in the registration's headers, whose values roles without webhook:secrets never see.
     if (url.username || url.password) return { refusal: "must not contain a user name or password" };
     return { url, host: normalHost(url.hostname) };
   }
