@@ -132,6 +132,8 @@ export class Seed {
 }
 
 export const RECEIVER_ALLOWLIST = "127.0.0.1/32";
+/** SECRETS_KEY of test apps: 32 fixed bytes, base64. */
+export const TEST_SECRETS_KEY = btoa("switchboard-test-secrets-key-32b");
 
 /** Starts a test app on a fresh database. Close it at the end of the test. */
 export async function startTestApp(
@@ -142,6 +144,7 @@ export async function startTestApp(
   const config = loadConfig({
     DATABASE_URL: db.url,
     JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
+    SECRETS_KEY: TEST_SECRETS_KEY,
     OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
     PUBLIC_URL: "http://switchboard.test",
     APP_ENV: "test",
