@@ -86,3 +86,5 @@ try {
 } finally {
   await app.stop();
 }
+// Explicitly: once the app has stopped, the process otherwise ends with 0 whatever Deno.exitCode says.
+Deno.exit(Deno.exitCode);
