@@ -54,6 +54,7 @@ export async function runAgentsBench(): Promise<void> {
     const env = {
       DATABASE_URL: databaseUrl,
       JWT_SECRET,
+      SECRETS_KEY: btoa("bench-secrets-key-bench-secrets!"),
       OUTBOUND_ALLOWLIST: "127.0.0.1/32",
       APP_ENV: "production",
       // As `deno task start` runs the server.

@@ -30,6 +30,7 @@ const EVENTS = Number(Deno.env.get("BENCH_WEBHOOK_EVENTS") ?? 10_000);
 const PACED_EVENTS = Number(Deno.env.get("BENCH_WEBHOOK_PACED") ?? 1_000);
 const PACE_PER_S = 50;
 const PUBLISHERS = 8;
+const BENCH_SECRETS_KEY = btoa("bench-secrets-key-bench-secrets!");
 const ROUNDS = Number(Deno.env.get("BENCH_WEBHOOK_ROUNDS") ?? 3);
 
 interface Figures {
@@ -171,6 +172,7 @@ async function deliveries(
     loadConfig({
       DATABASE_URL: url,
       JWT_SECRET: "bench-secret-bench-secret-bench-secret-000",
+      SECRETS_KEY: BENCH_SECRETS_KEY,
       OUTBOUND_ALLOWLIST: "127.0.0.1/32",
       LOG_LEVEL: "error",
     }),
@@ -230,6 +232,7 @@ export async function runWebhooksBench(): Promise<string> {
       loadConfig({
         DATABASE_URL: url,
         JWT_SECRET: "bench-secret-bench-secret-bench-secret-000",
+        SECRETS_KEY: BENCH_SECRETS_KEY,
         LOG_LEVEL: "error",
       }),
       { bootstrap: false, logger: silentLogger, workers: false },

@@ -5,6 +5,8 @@
  *   create-user --email E --password P [--name N]
  *   create-workspace --owner-email E --name N
  *   add-member --email E --workspace-id W --role OWNER|MANAGER|AGENT|VIEWER
+ *   rotate-secrets   reseals every stored secret under SECRETS_KEY (after it, the keys in
+ *                    SECRETS_KEY_PREVIOUS can be dropped)
  */
 import { parseArgs } from "node:util";
 import { loadConfig } from "./config.ts";
@@ -12,6 +14,7 @@ import { buildApp } from "./app.ts";
 import { createUser, createWorkspaceFor } from "./workspaces/mod.ts";
 import { AppError } from "./shared/errors.ts";
 import { createLogger } from "./shared/logger.ts";
+import { sealStoredSecrets } from "./db/seal_secrets.ts";
 
 const [command, ...rest] = Deno.args;
 const { values } = parseArgs({
@@ -66,9 +69,14 @@ try {
       console.log(JSON.stringify({ userId: user.id, workspaceId, role }));
       break;
     }
+    case "rotate-secrets": {
+      const webhooks = await sealStoredSecrets(db, app.deps.secrets, "rotate");
+      console.log(JSON.stringify({ kid: app.deps.secrets.kid, resealed: { webhooks } }));
+      break;
+    }
     default:
       console.error(
-        "usage: deno task admin create-user|create-workspace|add-member [options] (see src/admin.ts)",
+        "usage: deno task admin create-user|create-workspace|add-member|rotate-secrets [options] (see src/admin.ts)",
       );
       Deno.exitCode = 2;
   }
@@ -78,3 +86,5 @@ try {
 } finally {
   await app.stop();
 }
+// Explicitly: once the app has stopped, the process otherwise ends with 0 whatever Deno.exitCode says.
+Deno.exit(Deno.exitCode);

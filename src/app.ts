@@ -8,7 +8,8 @@ import type { Deps } from "./context.ts";
 import { createPrisma, type Db } from "./db/client.ts";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.ts";
 import { applyMigrations } from "./db/migrate.ts";
-import { bootstrapFirstOwner, resolveJwtSecret } from "./db/bootstrap.ts";
+import { bootstrapFirstOwner, resolveJwtSecret, resolveSecretBox } from "./db/bootstrap.ts";
+import { sealStoredSecrets } from "./db/seal_secrets.ts";
 import { jwtKeys } from "./auth/jwt.ts";
 import { type Clock, systemClock } from "./shared/clock.ts";
 import { createLogger, type Logger } from "./shared/logger.ts";
@@ -62,6 +63,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (applied.length) logger.info("applied migrations", { applied });
 
   const db = options.db ?? createPrisma(databaseUrl);
+  // The data migration of the secret box: rows stored before it existed are sealed now.
+  const secrets = await resolveSecretBox(config);
+  const sealed = await sealStoredSecrets(db, secrets, "plaintext");
+  if (sealed) logger.info("sealed stored secrets", { webhooks: sealed });
   const clock = options.clock ?? systemClock;
   const jobs = new Jobs(databaseUrl, logger);
   await jobs.start([webhookDeliveryQueue]);
@@ -76,6 +81,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     outbound: new OutboundPolicy(config.outboundAllowlist, { resolve: options.resolve }),
     events,
     jobs,
+    secrets,
   };
   if (options.workers !== false) await startWebhookDeliveryWorker(jobs, deps);
   if (options.bootstrap !== false) await bootstrapFirstOwner(deps);

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { allowlistProblems } from "./shared/outbound.ts";
+import { decodeKey } from "./shared/secret_box.ts";
 
 const DURATION = /^(\d+)\s*(ms|s|m|h|d)?$/;
 const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
@@ -20,6 +21,11 @@ const optionalString = z.string().trim().min(1).optional();
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveMs = z.coerce.number().int().min(1);
 
+function badKey(ctx: z.RefinementCtx): never {
+  ctx.addIssue({ code: "custom", message: "must be 32 random bytes in base64 (openssl rand -base64 32)" });
+  return z.NEVER;
+}
+
 const envSchema = z.object({
   PORT: port.default(8080),
   HOST: z.string().trim().min(1).default("127.0.0.1"),
@@ -32,6 +38,10 @@ const envSchema = z.object({
   BOOTSTRAP_WORKSPACE_NAME: optionalString,
   JWT_SECRET: z.string().refine((s) => new TextEncoder().encode(s).length >= 32, "must be at least 32 bytes")
     .optional(),
+  SECRETS_KEY: z.string().transform((v, ctx) => decodeKey(v) ?? badKey(ctx)).optional(),
+  SECRETS_KEY_PREVIOUS: z.string().default("").transform((v, ctx) =>
+    v.split(",").map((s) => s.trim()).filter(Boolean).map((k) => decodeKey(k) ?? badKey(ctx))
+  ),
   JWT_TTL: z.string().default("12h").transform((v, ctx) => {
     const seconds = parseDuration(v);
     if (seconds === null || seconds < 1) {
@@ -67,6 +77,10 @@ export interface Config {
   bootstrap: { email?: string; password?: string; workspaceName?: string };
   /** Unset: a secret is generated once and kept under dataDir (see db/bootstrap). */
   jwtSecret?: string;
+  /** AES-256-GCM key of the secret box; unset: generated once under dataDir (see db/bootstrap). */
+  secretsKey?: Uint8Array;
+  /** Older keys, accepted to open values until `admin rotate-secrets` has resealed them. */
+  secretsKeyPrevious: Uint8Array[];
   jwtTtlSeconds: number;
   openai: { apiKey?: string; baseUrl?: string; defaultModel: string };
   whatsappGraphUrl: string;
@@ -89,9 +103,14 @@ export function loadConfig(env: Env): Config {
   // Empty strings count as unset, as shells and compose files produce them.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = envSchema.safeParse(cleaned);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
+  const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+  // Several processes share an external database: each generating its own keys would break them.
+  if (cleaned.DATABASE_URL) {
+    for (const name of ["JWT_SECRET", "SECRETS_KEY"]) {
+      if (!cleaned[name]) problems.push(`${name}: is required when DATABASE_URL is set`);
+    }
   }
+  if (!parsed.success || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
   return {
     port: e.PORT,
@@ -105,6 +124,8 @@ export function loadConfig(env: Env): Config {
       workspaceName: e.BOOTSTRAP_WORKSPACE_NAME,
     },
     jwtSecret: e.JWT_SECRET,
+    secretsKey: e.SECRETS_KEY,
+    secretsKeyPrevious: e.SECRETS_KEY_PREVIOUS,
     jwtTtlSeconds: e.JWT_TTL,
     openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL, defaultModel: e.DEFAULT_MODEL },
     whatsappGraphUrl: e.WHATSAPP_GRAPH_URL.replace(/\/+$/, ""),

@@ -8,6 +8,7 @@ import type { OutboundPolicy } from "./shared/outbound.ts";
 import type { Actor } from "./auth/actor.ts";
 import type { EventBus } from "./shared/events.ts";
 import type { JobQueue } from "./shared/jobs.ts";
+import type { SecretBox } from "./shared/secret_box.ts";
 
 export interface Deps {
   db: Db;
@@ -20,6 +21,8 @@ export interface Deps {
   events: EventBus;
   /** Enqueue jobs inside a transaction (pg-boss, src/jobs/boss.ts). */
   jobs: JobQueue;
+  /** Seals secrets stored in the database (shared/secret_box.ts). */
+  secrets: SecretBox;
 }
 
 /** Deps plus the actor resolved for the request's workspace. */

@@ -4,15 +4,17 @@ import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/shared/logger.ts";
 import { createTestDatabase } from "./_helpers/db.ts";
-import { Client } from "./_helpers/app.ts";
+import { Client, TEST_SECRETS_KEY } from "./_helpers/app.ts";
 
 const JWT_SECRET = "test-secret-test-secret-test-secret-0123456789";
+const SECRETS_KEY = TEST_SECRETS_KEY;
 
 Deno.test("a database without users gets the BOOTSTRAP_* owner and workspace, once", async () => {
   const db = await createTestDatabase();
   const env = {
     DATABASE_URL: db.url,
     JWT_SECRET,
+    SECRETS_KEY,
     BOOTSTRAP_OWNER_EMAIL: "boss@example.test",
     BOOTSTRAP_OWNER_PASSWORD: "boss-password-1",
     BOOTSTRAP_WORKSPACE_NAME: "Boss Co",
@@ -42,7 +44,9 @@ Deno.test("without BOOTSTRAP_* the first owner is owner@localhost with a printed
   const log = console.log;
   console.log = (...args: unknown[]) => printed.push(args.join(" "));
   try {
-    const app = await buildApp(loadConfig({ DATABASE_URL: db.url, JWT_SECRET }), { logger: silentLogger });
+    const app = await buildApp(loadConfig({ DATABASE_URL: db.url, JWT_SECRET, SECRETS_KEY }), {
+      logger: silentLogger,
+    });
     console.log = log;
     const password = /owner@localhost \/ (\S+)/.exec(printed.join("\n"))?.[1];
     assert.ok(password, `no password in: ${printed.join("\n")}`);

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { ConfigError, loadConfig } from "../src/config.ts";
 
 Deno.test("loadConfig() applies the operator contract's defaults", () => {
@@ -16,13 +17,19 @@ Deno.test("loadConfig() applies the operator contract's defaults", () => {
 Deno.test("loadConfig() names every bad variable at once", () => {
   let err: unknown;
   try {
-    loadConfig({ PORT: "eighty", JWT_SECRET: "short", JWT_TTL: "forever", DATABASE_URL: "mysql://x" });
+    loadConfig({
+      PORT: "eighty",
+      JWT_SECRET: "short",
+      JWT_TTL: "forever",
+      DATABASE_URL: "mysql://x",
+      SECRETS_KEY: "short",
+    });
   } catch (e) {
     err = e;
   }
   assert.ok(err instanceof ConfigError);
   const problems = err.problems.map((p) => p.split(":")[0]).sort();
-  assert.deepEqual(problems, ["DATABASE_URL", "JWT_SECRET", "JWT_TTL", "PORT"]);
+  assert.deepEqual(problems, ["DATABASE_URL", "JWT_SECRET", "JWT_TTL", "PORT", "SECRETS_KEY"]);
 });
 
 Deno.test("loadConfig() parses lists, durations and PUBLIC_URL", () => {
@@ -76,4 +83,80 @@ Deno.test("loadConfig() stops at a malformed OUTBOUND_ALLOWLIST entry, naming th
     "hooks.internal",
     "crm.",
   ]);
+});
+
+/** The problems of a config that must not load. */
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems;
+    throw e;
+  }
+  assert.fail(`loaded: ${JSON.stringify(env)}`);
+}
+
+const KEY = Buffer.alloc(32, 7);
+const JWT_SECRET = "j".repeat(32);
+const DATABASE_URL = "postgres://db.example/switchboard";
+
+Deno.test("loadConfig() takes SECRETS_KEY and SECRETS_KEY_PREVIOUS as 32 bytes of base64", () => {
+  const older = Buffer.alloc(32, 9);
+  const c = loadConfig({
+    SECRETS_KEY: KEY.toString("base64"),
+    // base64url without padding is accepted too (what some generators print).
+    SECRETS_KEY_PREVIOUS: ` ${older.toString("base64url")} , ${KEY.toString("base64")}`,
+  });
+  assert.deepEqual(c.secretsKey, new Uint8Array(KEY));
+  assert.deepEqual(c.secretsKeyPrevious, [new Uint8Array(older), new Uint8Array(KEY)]);
+  const unset = loadConfig({});
+  assert.equal(unset.secretsKey, undefined);
+  assert.deepEqual(unset.secretsKeyPrevious, []);
+});
+
+Deno.test("loadConfig() refuses a SECRETS_KEY that is not 32 bytes of base64", () => {
+  const bad = [
+    Buffer.alloc(31, 1).toString("base64"),
+    Buffer.alloc(33, 1).toString("base64"),
+    Buffer.alloc(16, 1).toString("hex"), // 32 characters, but hex
+    "x".repeat(32), // 32 bytes of text, not base64 of 32 bytes
+    KEY.toString("base64").slice(0, -2) + "!=",
+  ];
+  for (const value of bad) {
+    const problems = problemsOf({ SECRETS_KEY: value });
+    assert.equal(problems.length, 1, value);
+    assert.match(problems[0], /^SECRETS_KEY: must be 32 random bytes in base64/);
+    // The value itself is never echoed.
+    assert.ok(!problems[0].includes(value), problems[0]);
+  }
+  const previous = problemsOf({
+    SECRETS_KEY: KEY.toString("base64"),
+    SECRETS_KEY_PREVIOUS: `${KEY.toString("base64")},short`,
+  });
+  assert.deepEqual(previous.map((p) => p.split(":")[0]), ["SECRETS_KEY_PREVIOUS"]);
+});
+
+Deno.test("with DATABASE_URL, a missing JWT_SECRET or SECRETS_KEY stops the start naming them", () => {
+  const both = problemsOf({ DATABASE_URL });
+  assert.deepEqual(both, [
+    "JWT_SECRET: is required when DATABASE_URL is set",
+    "SECRETS_KEY: is required when DATABASE_URL is set",
+  ]);
+  assert.deepEqual(problemsOf({ DATABASE_URL, JWT_SECRET }), [
+    "SECRETS_KEY: is required when DATABASE_URL is set",
+  ]);
+  assert.deepEqual(problemsOf({ DATABASE_URL, SECRETS_KEY: KEY.toString("base64") }), [
+    "JWT_SECRET: is required when DATABASE_URL is set",
+  ]);
+  // Empty counts as unset; main.ts prints ConfigError's message, which names both.
+  assert.throws(
+    () => loadConfig({ DATABASE_URL, JWT_SECRET: "", SECRETS_KEY: "" }),
+    (e) =>
+      e instanceof ConfigError && /JWT_SECRET: is required/.test(e.message) &&
+      /SECRETS_KEY: is required/.test(e.message),
+  );
+  const ok = loadConfig({ DATABASE_URL, JWT_SECRET, SECRETS_KEY: KEY.toString("base64") });
+  assert.equal(ok.databaseUrl, DATABASE_URL);
+  // Embedded mode (no DATABASE_URL) generates both under DATA_DIR instead.
+  assert.equal(loadConfig({}).secretsKey, undefined);
 });

@@ -3,7 +3,7 @@
  * nested writes and reads, error codes, a statement count that catches N+1, and parity with REST.
  */
 import assert from "node:assert/strict";
-import { Client, startTestApp, type TestApp } from "./_helpers/app.ts";
+import { Client, startTestApp, type TestApp, testSecretBox } from "./_helpers/app.ts";
 import { createTestDatabase } from "./_helpers/db.ts";
 import { createPrisma } from "../src/db/client.ts";
 import { printedSchema, SCHEMA_FILE } from "../src/graphql/print_schema.ts";
@@ -307,13 +307,14 @@ async function seedAgents(db: ReturnType<typeof createPrisma>, workspaceId: stri
       }))
     ),
   });
+  const box = testSecretBox();
   await db.eventWebhook.createMany({
     data: ids.map((agentId) => ({
       agentId,
       event: "message.sent",
       url: HOOK_URL,
-      headers: { "X-Key": "v" },
-      signingSecret: "whsec_x",
+      headers: { "X-Key": box.seal("v") },
+      signingSecret: box.seal("whsec_x"),
     })),
   });
   await db.channel.createMany({

@@ -4,7 +4,7 @@
  * every accepted event is delivered.
  */
 import assert from "node:assert/strict";
-import { RECEIVER_ALLOWLIST, startTestApp } from "./_helpers/app.ts";
+import { RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY } from "./_helpers/app.ts";
 import { publish } from "./_helpers/events.ts";
 import { eventually, startReceiver } from "./_helpers/receiver.ts";
 
@@ -16,6 +16,7 @@ function startServer(databaseUrl: string) {
       DATABASE_URL: databaseUrl,
       PORT: "0",
       JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
+      SECRETS_KEY: TEST_SECRETS_KEY,
       OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
       APP_ENV: "test",
       LOG_LEVEL: "error",

@@ -10,7 +10,7 @@ import { createPrisma } from "../src/db/client.ts";
 import { silentLogger } from "../src/shared/logger.ts";
 import { fireIntent } from "../src/intents/mod.ts";
 import { runDeliveryAttempt } from "../src/webhooks/delivery.ts";
-import { RECEIVER_ALLOWLIST, startTestApp, type TestApp } from "./_helpers/app.ts";
+import { RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
 import { ManualClock } from "./_helpers/clock.ts";
 import { assertProblem } from "./_helpers/problem.ts";
 import { publish, seedConversation } from "./_helpers/events.ts";
@@ -346,6 +346,7 @@ Deno.test("two app instances on one database make each attempt once", async () =
   const config = loadConfig({
     DATABASE_URL: t.db.url,
     JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
+    SECRETS_KEY: TEST_SECRETS_KEY,
     OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
     APP_ENV: "test",
   });

@@ -151,8 +151,8 @@ Deno.test("after a rotation a delivery is signed by the new secret, then the old
     const newSecret = await rotateRest(owner.client, hook);
     assert.notEqual(newSecret, oldSecret);
     const row = await t.app.deps.db.eventWebhook.findUniqueOrThrow({ where: { id: hook.webhookId } });
-    assert.equal(row.signingSecret, newSecret);
-    assert.equal(row.previousSigningSecret, oldSecret);
+    assert.equal(t.app.deps.secrets.open(row.signingSecret), newSecret);
+    assert.equal(t.app.deps.secrets.open(row.previousSigningSecret!), oldSecret);
     assert.deepEqual(row.previousSecretExpiresAt, new Date(rotatedAt.getTime() + 24 * HOUR_MS));
 
     // Right after the rotation: exactly two entries, the new secret's first.
@@ -198,8 +198,8 @@ Deno.test("rotating again within the window keeps only the then-current secret a
     assert.match(third, /^whsec_/);
     assert.equal(new Set([first, second, third]).size, 3);
     const row = await t.app.deps.db.eventWebhook.findUniqueOrThrow({ where: { id: hook.webhookId } });
-    assert.equal(row.signingSecret, third);
-    assert.equal(row.previousSigningSecret, second);
+    assert.equal(t.app.deps.secrets.open(row.signingSecret), third);
+    assert.equal(t.app.deps.secrets.open(row.previousSigningSecret!), second);
     assert.deepEqual(row.previousSecretExpiresAt, new Date(secondRotationAt.getTime() + 24 * HOUR_MS));
 
     await assertSignedBy(await deliverTest(t, owner.client, receiver, hook), [third, second], [first]);
@@ -231,8 +231,8 @@ Deno.test("no read of a rotated webhook shows the current or the previous secret
     assert.ok(!JSON.stringify(rotated.body).includes(second));
     assert.ok(!JSON.stringify(rotated.body).includes(first));
     const row = await t.app.deps.db.eventWebhook.findUniqueOrThrow({ where: { id: hook.webhookId } });
-    assert.equal(row.signingSecret, third);
-    assert.equal(row.previousSigningSecret, second);
+    assert.equal(t.app.deps.secrets.open(row.signingSecret), third);
+    assert.equal(t.app.deps.secrets.open(row.previousSigningSecret!), second);
     const secrets = [first, second, third];
     const assertNoSecret = (what: string, body: unknown) => {
       const text = JSON.stringify(body);

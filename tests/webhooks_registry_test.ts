@@ -51,7 +51,7 @@ Deno.test("event webhooks registry", async (t) => {
         const { signingSecret: _, ...view } = res.body;
         hook = view;
         const row = await db.eventWebhook.findUniqueOrThrow({ where: { id: hook.id } });
-        assert.equal(row.signingSecret, secret);
+        assert.equal(app.deps.secrets.open(row.signingSecret), secret);
         const bare = await c.post(base, {
           event: "intent.fired",
           url: "https://example.com/bare",
@@ -111,7 +111,9 @@ Deno.test("event webhooks registry", async (t) => {
       assert.deepEqual((await c.get(`${base}/${hook.id}`)).body, res2.body);
       // The secret is not changed by a patch.
       assert.equal(
-        (await db.eventWebhook.findUniqueOrThrow({ where: { id: hook.id } })).signingSecret,
+        app.deps.secrets.open(
+          (await db.eventWebhook.findUniqueOrThrow({ where: { id: hook.id } })).signingSecret,
+        ),
         secret,
       );
       // Any printable value, Latin-1 included, is a valid header value.
@@ -129,7 +131,7 @@ Deno.test("event webhooks registry", async (t) => {
       assert.match(res.body.signingSecret, /^whsec_/);
       assert.notEqual(res.body.signingSecret, secret);
       const row = await db.eventWebhook.findUniqueOrThrow({ where: { id: hook.id } });
-      assert.equal(row.signingSecret, res.body.signingSecret);
+      assert.equal(app.deps.secrets.open(row.signingSecret), res.body.signingSecret);
       assert.ok(!JSON.stringify((await c.get(`${base}/${hook.id}`)).body).includes(res.body.signingSecret));
       assertProblem(await c.post(`${base}/unknown/rotate-secret`), 404, "NOT_FOUND");
       secret = res.body.signingSecret;

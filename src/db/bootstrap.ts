@@ -1,10 +1,12 @@
 /**
- * First-run set-up: the JWT secret kept under the data dir when JWT_SECRET is unset, and the
+ * First-run set-up: the JWT secret and the secrets key kept under the data dir when JWT_SECRET or
+ * SECRETS_KEY is unset (embedded mode only: config requires both with DATABASE_URL), and the
  * first owner when the database has no user (decisions.md "first owner").
  */
 import type { Deps } from "../context.ts";
 import type { Config } from "../config.ts";
 import { randomToken } from "../shared/crypto.ts";
+import { decodeKey, generateKey, SecretBox } from "../shared/secret_box.ts";
 import { createUser, createWorkspaceFor } from "../workspaces/mod.ts";
 
 /** JWT_SECRET, or one generated once and kept in `<dataDir>/jwt-secret`. */
@@ -21,6 +23,36 @@ export async function resolveJwtSecret(config: Config): Promise<string> {
   const secret = randomToken(48);
   await Deno.writeTextFile(file, secret, { mode: 0o600 });
   return secret;
+}
+
+/**
+ * The secret box: SECRETS_KEY (and SECRETS_KEY_PREVIOUS), or a key generated once and kept in
+ * `<dataDir>/secrets-key` (0600). A kept file that is not a valid key stops the start rather than
+ * being replaced: the values sealed under it would be lost.
+ */
+export async function resolveSecretBox(config: Config): Promise<SecretBox> {
+  if (config.secretsKey) return new SecretBox(config.secretsKey, config.secretsKeyPrevious);
+  const file = `${config.dataDir}/secrets-key`;
+  let kept: string | undefined;
+  try {
+    kept = await Deno.readTextFile(file);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  if (kept === undefined) {
+    await Deno.mkdir(config.dataDir, { recursive: true });
+    kept = generateKey();
+    // createNew: two first starts at once must not each write (and use) a different key.
+    try {
+      await Deno.writeTextFile(file, kept, { mode: 0o600, createNew: true });
+    } catch (e) {
+      if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
+      kept = await Deno.readTextFile(file);
+    }
+  }
+  const key = decodeKey(kept);
+  if (!key) throw new Error(`${file} does not hold a 32-byte base64 key; restore it or set SECRETS_KEY`);
+  return new SecretBox(key, config.secretsKeyPrevious);
 }
 
 /**

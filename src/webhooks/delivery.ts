@@ -11,6 +11,7 @@ import type { Clock } from "../shared/clock.ts";
 import type { JobQueue } from "../shared/jobs.ts";
 import type { Logger } from "../shared/logger.ts";
 import type { OutboundPolicy } from "../shared/outbound.ts";
+import { type SecretBox, SecretBoxError } from "../shared/secret_box.ts";
 import { type AttemptOutcome, sendWebhook, type WebhookCall, type WebhookPayload } from "./sender.ts";
 
 export const WEBHOOK_DELIVERY_QUEUE = "webhook-delivery";
@@ -32,6 +33,7 @@ export interface DeliveryDeps {
   outbound: OutboundPolicy;
   jobs: JobQueue;
   logger: Logger;
+  secrets: SecretBox;
 }
 
 /** `lastError` of a webhook once a cycle of attempts is exhausted. */
@@ -63,6 +65,8 @@ export interface DueAttempt {
   webhookId: string;
   eventType: string;
   call: WebhookCall;
+  /** Set when the webhook's stored secrets cannot be opened (unknown key id): the attempt fails with it. */
+  sealError?: string;
 }
 
 /**
@@ -70,7 +74,10 @@ export interface DueAttempt {
  * job is dropped when its delivery is gone (webhook deleted) or has moved on: the attempt is already
  * recorded (a job retried after a crash) or the delivery is no longer PENDING.
  */
-export async function dueAttempts(db: Db, jobs: DeliveryJob[]): Promise<DueAttempt[]> {
+export async function dueAttempts(
+  { db, secrets }: Pick<DeliveryDeps, "db" | "secrets">,
+  jobs: DeliveryJob[],
+): Promise<DueAttempt[]> {
   if (!jobs.length) return [];
   const rows = await db.$queryRaw<
     Array<{
@@ -102,23 +109,32 @@ export async function dueAttempts(db: Db, jobs: DeliveryJob[]): Promise<DueAttem
   return jobs.flatMap((job) => {
     const d = byId.get(job.deliveryId);
     if (!d || d.status !== "PENDING" || d.attemptCount !== job.attempt - 1) return [];
-    return [{
-      job,
-      webhookId: d.webhookId,
-      eventType: d.eventType,
-      call: {
-        url: d.url,
-        method: d.method,
-        headers: d.headers ?? {},
-        signingSecret: d.signingSecret,
-        previousSecret: d.previousSigningSecret && d.previousSecretExpiresAt
-          ? { signingSecret: d.previousSigningSecret, expiresAt: d.previousSecretExpiresAt }
-          : null,
-        messageId: d.eventId,
-        idempotencyKey: d.idempotencyKey,
-        payload: d.payload,
-      },
-    }];
+    const call: WebhookCall = {
+      url: d.url,
+      method: d.method,
+      headers: {},
+      signingSecret: "",
+      previousSecret: null,
+      messageId: d.eventId,
+      idempotencyKey: d.idempotencyKey,
+      payload: d.payload,
+    };
+    let sealError: string | undefined;
+    try {
+      // Stored sealed (shared/secret_box.ts); opened only here, for the call.
+      call.headers = secrets.openValues(d.headers);
+      call.signingSecret = secrets.open(d.signingSecret);
+      if (d.previousSigningSecret && d.previousSecretExpiresAt) {
+        call.previousSecret = {
+          signingSecret: secrets.open(d.previousSigningSecret),
+          expiresAt: d.previousSecretExpiresAt,
+        };
+      }
+    } catch (e) {
+      if (!(e instanceof SecretBoxError)) throw e;
+      sealError = `secrets: ${e.message}`;
+    }
+    return [{ job, webhookId: d.webhookId, eventType: d.eventType, call, sealError }];
   });
 }
 
@@ -128,6 +144,17 @@ export function makeAttempt(
   due: DueAttempt,
   signal?: AbortSignal,
 ): Promise<AttemptOutcome> {
+  if (due.sealError) {
+    // Never sent unsigned: a failed attempt that says why (visible in the delivery log and lastError).
+    deps.logger.error("webhook secrets cannot be opened", { webhookId: due.webhookId, error: due.sealError });
+    return Promise.resolve({
+      ok: false,
+      httpStatus: null,
+      error: due.sealError,
+      startedAt: deps.clock.now(),
+      durationMs: 0,
+    });
+  }
   return sendWebhook(due.call, { outbound: deps.outbound, now: () => deps.clock.now(), signal });
 }
 
@@ -168,7 +195,7 @@ export async function runDeliveryAttempt(
   job: DeliveryJob,
   options: { signal?: AbortSignal } = {},
 ): Promise<AttemptResult> {
-  const [due] = await dueAttempts(deps.db, [job]);
+  const [due] = await dueAttempts(deps, [job]);
   if (!due) return "skipped";
   const outcome = await makeAttempt(deps, due, options.signal);
   return (await recordAttempts(deps, [{ due, outcome }]))[0];

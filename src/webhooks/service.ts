@@ -27,7 +27,11 @@ export const webhookSelect = {
 type WebhookRow = Prisma.EventWebhookGetPayload<{ select: typeof webhookSelect }>;
 export type WebhookView = Omit<WebhookRow, "headers"> & { headers: Record<string, string> };
 
-/** Header values and URL credentials are shown to roles with webhook:secrets and masked for the others. */
+/**
+ * Header values and URL credentials are shown to roles with webhook:secrets and masked for the
+ * others. Stored header values are sealed (shared/secret_box.ts); they are opened only for the roles
+ * that see them.
+ */
 export function webhookView(ctx: ActorContext, row: WebhookRow): WebhookView {
   return { ...row, url: visibleUrl(ctx, row.url), headers: visibleHeaders(ctx, row.headers) };
 }
@@ -40,7 +44,7 @@ export function visibleUrl(ctx: Pick<ActorContext, "actor">, url: string): strin
 /** A stored `headers` value as the actor may see it (the masking of webhookView, for GraphQL fields). */
 export function visibleHeaders(ctx: ActorContext, stored: unknown): Record<string, string> {
   const headers = (stored ?? {}) as Record<string, string>;
-  if (can(ctx.actor, "webhook:secrets")) return headers;
+  if (can(ctx.actor, "webhook:secrets")) return ctx.secrets.openValues(headers);
   return Object.fromEntries(Object.keys(headers).map((k) => [k, MASK]));
 }
 
@@ -67,7 +71,12 @@ export async function createWebhook(
   await findAgentOr404(ctx, agentId, { id: true });
   const signingSecret = newSigningSecret();
   const row = await ctx.db.eventWebhook.create({
-    data: { ...data, agentId, signingSecret },
+    data: {
+      ...data,
+      agentId,
+      signingSecret: ctx.secrets.seal(signingSecret),
+      headers: ctx.secrets.sealValues(data.headers),
+    },
     select: webhookSelect,
   });
   return { ...webhookView(ctx, row), signingSecret };
@@ -129,7 +138,11 @@ export async function updateWebhook(
   const data = parseInput(updateWebhookSchema, input);
   if (data.url !== undefined) await checkedUrl(ctx, data.url);
   const current = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
-  const row = await ctx.db.eventWebhook.update({ where: { id: current.id }, data, select: webhookSelect });
+  const row = await ctx.db.eventWebhook.update({
+    where: { id: current.id },
+    data: { ...data, headers: data.headers && ctx.secrets.sealValues(data.headers) },
+    select: webhookSelect,
+  });
   return webhookView(ctx, row);
 }
 
@@ -151,6 +164,7 @@ export async function rotateWebhookSecret(
   authorize(ctx.actor, "agent:write");
   const current = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
   const signingSecret = newSigningSecret();
+  const sealed = ctx.secrets.seal(signingSecret);
   const now = ctx.clock.now();
   const expiresAt = new Date(now.getTime() + PREVIOUS_SECRET_TTL_MS);
   const row = await ctx.db.$transaction(async (tx) => {
@@ -159,7 +173,7 @@ export async function rotateWebhookSecret(
     const updated = await tx.$executeRaw`
       UPDATE "EventWebhook"
          SET "previousSigningSecret" = "signingSecret", "previousSecretExpiresAt" = ${expiresAt},
-             "signingSecret" = ${signingSecret}, "updatedAt" = ${now}
+             "signingSecret" = ${sealed}, "updatedAt" = ${now}
        WHERE id = ${current.id}`;
     if (updated !== 1) throw notFound("Webhook");
     return await tx.eventWebhook.findUniqueOrThrow({ where: { id: current.id }, select: webhookSelect });

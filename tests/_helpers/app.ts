@@ -5,6 +5,7 @@
 import { type App, buildApp, type BuildOptions } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
+import { decodeKey, SecretBox } from "../../src/shared/secret_box.ts";
 import { createUser } from "../../src/workspaces/mod.ts";
 import type { Role } from "../../src/auth/actor.ts";
 import { createTestDatabase, type TestDatabase } from "./db.ts";
@@ -132,6 +133,10 @@ export class Seed {
 }
 
 export const RECEIVER_ALLOWLIST = "127.0.0.1/32";
+/** SECRETS_KEY of test apps: 32 fixed bytes, base64. */
+export const TEST_SECRETS_KEY = btoa("switchboard-test-secrets-key-32b");
+/** The secret box of test apps, for rows a test inserts itself. */
+export const testSecretBox = () => new SecretBox(decodeKey(TEST_SECRETS_KEY)!);
 
 /** Starts a test app on a fresh database. Close it at the end of the test. */
 export async function startTestApp(
@@ -142,6 +147,7 @@ export async function startTestApp(
   const config = loadConfig({
     DATABASE_URL: db.url,
     JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
+    SECRETS_KEY: TEST_SECRETS_KEY,
     OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
     PUBLIC_URL: "http://switchboard.test",
     APP_ENV: "test",

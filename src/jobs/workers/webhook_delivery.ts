@@ -79,7 +79,7 @@ export async function startWebhookDeliveryWorker(
   const shutdown = new AbortController();
 
   const handler = async (batch: Job<DeliveryJob>[]) => {
-    const due = await dueAttempts(deps.db, batch.map((job) => job.data));
+    const due = await dueAttempts(deps, batch.map((job) => job.data));
     const running = due.map((d) => {
       const entry: { due: DueAttempt; made?: MadeAttempt; promise: Promise<void> } = {
         due: d,

@@ -1,0 +1,62 @@
+/**
+ * Brings stored secrets under the secret box. One function for both jobs:
+ * - "plaintext" (the data migration, run at every start): seals values stored before the box
+ *   existed (no `sb1:` prefix). Prisma's SQL migrations cannot do it: they do not know the key.
+ * - "rotate" (`deno task admin rotate-secrets`): also reseals values under an older key, so that
+ *   key can then be dropped from SECRETS_KEY_PREVIOUS.
+ * Idempotent, and safe with several processes at once: each batch locks its rows (FOR UPDATE in id
+ * order), and a row another process has just resealed no longer matches when the lock is granted.
+ */
+import type { Db } from "./client.ts";
+import { SEALED_PREFIX, SecretBox } from "../shared/secret_box.ts";
+
+const BATCH = 100;
+
+type Row = {
+  id: string;
+  signingSecret: string;
+  previousSigningSecret: string | null;
+  headers: unknown;
+};
+
+/** Seals (or reseals) the webhook secrets that need it; returns how many webhooks were changed. */
+export async function sealStoredSecrets(
+  db: Db,
+  box: SecretBox,
+  mode: "plaintext" | "rotate",
+): Promise<number> {
+  // A value needs work unless it starts with this.
+  const done = mode === "plaintext" ? SEALED_PREFIX : `${SEALED_PREFIX}${box.kid}:`;
+  const fix = (v: string) => v.startsWith(done) ? v : box.reseal(v);
+  let changed = 0;
+  for (;;) {
+    const n = await db.$transaction(async (tx) => {
+      const rows = await tx.$queryRaw<Row[]>`
+        SELECT id, "signingSecret", "previousSigningSecret", headers
+          FROM "EventWebhook"
+         WHERE NOT starts_with("signingSecret", ${done})
+            OR NOT starts_with(coalesce("previousSigningSecret", ${done}), ${done})
+            OR (jsonb_typeof(headers) = 'object'
+                AND EXISTS (SELECT 1 FROM jsonb_each_text(headers) h WHERE NOT starts_with(h.value, ${done})))
+         ORDER BY id
+         LIMIT ${BATCH}
+           FOR UPDATE`;
+      for (const row of rows) {
+        const headers = (row.headers ?? {}) as Record<string, string>;
+        const sealedHeaders = Object.fromEntries(
+          Object.entries(headers).map(([k, v]) => [k, fix(String(v))]),
+        );
+        await tx.$executeRaw`
+          UPDATE "EventWebhook"
+             SET "signingSecret" = ${fix(row.signingSecret)},
+                 "previousSigningSecret" = ${row.previousSigningSecret && fix(row.previousSigningSecret)},
+                 headers = ${JSON.stringify(sealedHeaders)}::jsonb
+           WHERE id = ${row.id}`;
+      }
+      return rows.length;
+    });
+    changed += n;
+    // Not `n < BATCH`: rows resealed by another process while we waited drop out of a batch.
+    if (n === 0) return changed;
+  }
+}
