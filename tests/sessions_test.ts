@@ -124,11 +124,18 @@ Deno.test("sessions", async (t) => {
     );
 
     await t.step("an expired session answers 401", async () => {
-      const client = await signIn(owner.email, owner.password);
+      // A user of its own: the sessions of everyone else expire at this clock too.
+      const user = await seed.member(workspaceId, "AGENT");
+      const client = await signIn(user.email, user.password);
       clock.advance(12 * 3600_000 - 1000);
       await works(client);
       clock.advance(1000);
       await refused(client);
+      // The user's next login deletes the expired row.
+      const expired = jtiOf(client.token!);
+      assert.equal(await db.session.count({ where: { id: expired } }), 1);
+      await signIn(user.email, user.password);
+      assert.equal(await db.session.count({ where: { id: expired } }), 0);
       clock.advance(-12 * 3600_000);
     });
 

@@ -6,15 +6,16 @@ import type { Deps } from "../context.ts";
 import type { Tx } from "../db/client.ts";
 import { signUserJwt } from "./jwt.ts";
 
-/** Opens a session for `userId` and returns its login JWT. */
+/**
+ * Opens a session for `userId` and returns its login JWT. The user's expired sessions are deleted on
+ * the way, so the table keeps only what can still be presented.
+ */
 export async function openSession(deps: Deps, userId: string): Promise<string> {
   const sessionId = crypto.randomUUID();
+  const now = deps.clock.now();
+  await deps.db.session.deleteMany({ where: { userId, expiresAt: { lte: now } } });
   await deps.db.session.create({
-    data: {
-      id: sessionId,
-      userId,
-      expiresAt: new Date(deps.clock.now().getTime() + deps.jwt.ttlSeconds * 1000),
-    },
+    data: { id: sessionId, userId, expiresAt: new Date(now.getTime() + deps.jwt.ttlSeconds * 1000) },
   });
   return await signUserJwt(deps.jwt, { userId, sessionId });
 }

@@ -178,15 +178,17 @@ export async function listMembers(ctx: ActorContext): Promise<MemberView[]> {
 const ORDINARY_ROLES: readonly Role[] = ["AGENT", "VIEWER"];
 
 /**
- * Inside a transaction: locks the workspace's OWNER rows (so two owners demoting or removing each
- * other are serialized and the second sees the first's change), then re-reads the actor's and the
+ * Inside a transaction: locks the workspace's OWNER rows, in one order so two requests cannot
+ * deadlock (two owners demoting or removing each other are serialized and the second sees the
+ * first's change), then re-reads the actor's and the
  * target's roles and applies the rules: OWNER any member; MANAGER only AGENT and VIEWER members, and
  * only to AGENT or VIEWER (403); the last OWNER cannot stop being one (409 LAST_OWNER).
  */
 async function lockAndCheck(ctx: ActorContext, tx: Tx, targetUserId: string, newRole: Role | null) {
   const workspaceId = ctx.actor.workspaceId;
   const owners = await tx.$queryRaw<Array<{ userId: string }>>`
-    SELECT "userId" FROM "Membership" WHERE "workspaceId" = ${workspaceId} AND "role" = 'OWNER' FOR UPDATE`;
+    SELECT "userId" FROM "Membership" WHERE "workspaceId" = ${workspaceId} AND "role" = 'OWNER'
+    ORDER BY "id" FOR UPDATE`;
   const target = await tx.membership.findUnique({
     where: { userId_workspaceId: { userId: targetUserId, workspaceId } },
     select: { id: true, ...memberSelect },
