@@ -23,7 +23,15 @@ export interface UserClaims {
   sessionId: string;
 }
 
-export function signUserJwt(keys: JwtKeys, claims: UserClaims): Promise<string> {
+/**
+ * When a JWT signed now expires. Wall-clock time, not the injected clock: jose checks `exp` against
+ * the system clock, and tests that move their clock by days keep their logins.
+ */
+export function jwtExpiry(keys: JwtKeys): Date {
+  return new Date((Math.floor(Date.now() / 1000) + keys.ttlSeconds) * 1000);
+}
+
+export function signUserJwt(keys: JwtKeys, claims: UserClaims & { expiresAt: Date }): Promise<string> {
   return new SignJWT({})
     .setJti(claims.sessionId)
     .setProtectedHeader({ alg: ALG, typ: "JWT" })
@@ -31,7 +39,7 @@ export function signUserJwt(keys: JwtKeys, claims: UserClaims): Promise<string> 
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
     .setIssuedAt()
-    .setExpirationTime(`${keys.ttlSeconds}s`)
+    .setExpirationTime(Math.floor(claims.expiresAt.getTime() / 1000))
     .sign(keys.key);
 }
 

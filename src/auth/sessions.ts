@@ -1,23 +1,23 @@
 /**
- * Login sessions: every login JWT names a Session row in its `jti`. A revoked or expired row makes the
- * JWT answer 401; deleting the user deletes its rows (foreign key cascade).
+ * Login sessions: every login JWT names a Session row in its `jti`. A revoked or missing row makes
+ * the JWT answer 401 (expiry is the JWT's own `exp`); deleting the user deletes its rows (foreign key
+ * cascade).
  */
 import type { Deps } from "../context.ts";
 import type { Tx } from "../db/client.ts";
-import { signUserJwt } from "./jwt.ts";
+import { jwtExpiry, signUserJwt } from "./jwt.ts";
 
 /**
- * Opens a session for `userId` and returns its login JWT. The user's expired sessions are deleted on
- * the way, so the table keeps only what can still be presented.
+ * Opens a session for `userId` and returns its login JWT. The row expires with the JWT (whose `exp`
+ * jose checks); the user's expired rows are deleted on the way, so the table keeps only sessions that
+ * can still be presented.
  */
 export async function openSession(deps: Deps, userId: string): Promise<string> {
   const sessionId = crypto.randomUUID();
-  const now = deps.clock.now();
-  await deps.db.session.deleteMany({ where: { userId, expiresAt: { lte: now } } });
-  await deps.db.session.create({
-    data: { id: sessionId, userId, expiresAt: new Date(now.getTime() + deps.jwt.ttlSeconds * 1000) },
-  });
-  return await signUserJwt(deps.jwt, { userId, sessionId });
+  const expiresAt = jwtExpiry(deps.jwt);
+  await deps.db.session.deleteMany({ where: { userId, expiresAt: { lte: new Date() } } });
+  await deps.db.session.create({ data: { id: sessionId, userId, expiresAt } });
+  return await signUserJwt(deps.jwt, { userId, sessionId, expiresAt });
 }
 
 /** Revokes one session (logout). Revoking twice changes nothing. */
