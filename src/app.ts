@@ -24,9 +24,20 @@ import { firstAttemptsMade, webhookListener } from "./webhooks/listener.ts";
 
 const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
+/** What the HTTP server knows of a connection (Deno.ServeHandlerInfo has it). */
+export interface ConnectionInfo {
+  remoteAddr: Deno.Addr;
+}
+
+/** Hono `env` of every request: the client's socket address (X-Forwarded-For is not trusted). */
+export interface HttpBindings {
+  clientAddress: string | null;
+}
+
 export interface App {
   deps: Deps;
-  fetch(request: Request): Promise<Response>;
+  /** `info` is absent when tests call it directly: the client address is then unknown. */
+  fetch(request: Request, info?: ConnectionInfo): Promise<Response>;
   /** Listens on config.host:config.port (port 0 picks a free one); resolves once listening. */
   start(): Promise<{ port: number }>;
   stop(): Promise<void>;
@@ -86,7 +97,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (options.workers !== false) await startWebhookDeliveryWorker(jobs, deps);
   if (options.bootstrap !== false) await bootstrapFirstOwner(deps);
 
-  const http = new Hono();
+  const http = new Hono<{ Bindings: HttpBindings }>();
+  const serve = (request: Request, info?: ConnectionInfo) => {
+    const addr = info?.remoteAddr;
+    return http.fetch(request, { clientAddress: addr && "hostname" in addr ? addr.hostname : null });
+  };
   // For the routes mounted here (the REST router has its own): an over-long GraphQL body.
   http.onError((err, c) => errorResponse(err, c, logger));
   http.get("/healthz", async () => {
@@ -98,7 +113,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }
   });
   const graphql = createGraphQLHandler(deps);
-  http.all("/graphql", (c) => graphql(c.req.raw));
+  http.all("/graphql", (c) => graphql(c.req.raw, c.env.clientAddress));
   http.route("/", restRoutes(deps));
   http.notFound((c) => {
     // A known path asked with another method: 405 with the methods it has (RFC 9110 `Allow`).
@@ -120,14 +135,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   let server: Deno.HttpServer | undefined;
   return {
     deps,
-    fetch: (request) => Promise.resolve(http.fetch(request)),
+    fetch: (request, info) => Promise.resolve(serve(request, info)),
     start() {
       return new Promise((resolve) => {
         server = Deno.serve({
           hostname: config.host,
           port: config.port,
           onListen: (addr) => resolve({ port: (addr as Deno.NetAddr).port }),
-        }, http.fetch);
+        }, serve);
       });
     },
     async stop() {

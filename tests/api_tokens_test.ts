@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { Client, startTestApp } from "./_helpers/app.ts";
 import { assertProblem, assertStatus, counts } from "./_helpers/problem.ts";
 
-const VIEW_KEYS = ["createdAt", "id", "label", "lastUsedAt", "prefix", "revokedAt"];
+const VIEW_KEYS = ["createdAt", "createdBy", "id", "label", "lastUsedAt", "prefix", "revokedAt"];
 
 Deno.test("api tokens", async (t) => {
   const ta = await startTestApp();
@@ -114,6 +114,51 @@ Deno.test("api tokens", async (t) => {
       const listed = (await a.owner.client.get(tokensA)).body.data[0];
       assert.equal(listed.lastUsedAt, row.lastUsedAt.toISOString());
     });
+
+    await t.step(
+      "the list names who created each token and when it was last used, REST and GraphQL",
+      async () => {
+        const ownerRow = await db.user.findUniqueOrThrow({ where: { id: a.owner.userId } });
+        const byOwner = { id: ownerRow.id, name: ownerRow.name, email: ownerRow.email };
+        // Created by an API token: no person to name.
+        const byToken = await new Client(app, token, a.workspaceId).post(tokensA, {
+          label: "made by a token",
+        });
+        assertStatus(byToken, 201);
+        assert.equal(byToken.body.createdBy, null);
+        // Created by a manager who is deleted since: the creator is unknown.
+        const manager = await seed.member(a.workspaceId, "MANAGER");
+        const byManager = await manager.client.post(tokensA, { label: "made by a manager" });
+        assertStatus(byManager, 201);
+        assert.equal(byManager.body.createdBy.id, manager.userId);
+        await db.user.delete({ where: { id: manager.userId } });
+
+        const used = await db.apiToken.findUniqueOrThrow({ where: { id: tokenId } });
+        const listed = (await a.owner.client.get(tokensA)).body.data;
+        assert.deepEqual(
+          listed.map((x: Record<string, unknown>) => [x.id, x.createdBy, x.lastUsedAt]),
+          [
+            [tokenId, byOwner, used.lastUsedAt!.toISOString()],
+            [byToken.body.id, null, null],
+            [byManager.body.id, null, null],
+          ],
+        );
+        const gql = await a.owner.client.graphql(
+          `{ apiTokens { edges { node { id createdBy { id name email } lastUsedAt } } } }`,
+        );
+        assert.equal(gql.body.errors, undefined, JSON.stringify(gql.body));
+        assert.deepEqual(
+          gql.body.data.apiTokens.edges.map((e: { node: Record<string, unknown> }) => e.node),
+          listed.map((x: Record<string, unknown>) => ({
+            id: x.id,
+            createdBy: x.createdBy,
+            lastUsedAt: x.lastUsedAt,
+          })),
+        );
+        // Back to one token in A for the steps below.
+        await db.apiToken.deleteMany({ where: { id: { in: [byToken.body.id, byManager.body.id] } } });
+      },
+    );
 
     await t.step("a token of workspace A cannot revoke a token of workspace B", async () => {
       const inB = await b.owner.client.post(tokensB, { label: "B's" });

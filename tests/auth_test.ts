@@ -28,6 +28,10 @@ Deno.test("auth", async (t) => {
     const other = await seed.workspace("Other");
     const jwt = (claims: Record<string, unknown> = {}) =>
       new SignJWT({ ...claims }).setProtectedHeader({ alg: "HS256", typ: "JWT" });
+    // A live session of the owner: hand-made JWTs name it in `jti`, so only their stated flaw differs.
+    const live = await app.deps.db.session.create({
+      data: { id: crypto.randomUUID(), userId: owner.userId, expiresAt: new Date(Date.now() + 3600_000) },
+    });
 
     await t.step("login answers exactly user, token and workspaces", async () => {
       const res = await anon.post("/api/auth/login", { email: owner.email, password: owner.password });
@@ -90,7 +94,9 @@ Deno.test("auth", async (t) => {
     await t.step(
       "a JWT signed by us with the test secret is accepted (control for the cases below)",
       async () => {
-        const token = await jwt().setSubject(owner.userId).setIssuer(ISSUER).setAudience(AUDIENCE)
+        const token = await jwt().setSubject(owner.userId).setJti(live.id).setIssuer(ISSUER).setAudience(
+          AUDIENCE,
+        )
           .setIssuedAt()
           .setExpirationTime("5m").sign(SECRET);
         assertStatus(await new Client(app, token, workspaceId).get("/api/agents"), 200);
@@ -98,7 +104,15 @@ Deno.test("auth", async (t) => {
     );
 
     await t.step("forged, expired, alg none, wrong claims or algorithm -> 401 UNAUTHENTICATED", async () => {
-      const base = () => jwt().setSubject(owner.userId).setIssuer(ISSUER).setAudience(AUDIENCE).setIssuedAt();
+      const base = () =>
+        jwt().setSubject(owner.userId).setJti(live.id).setIssuer(ISSUER).setAudience(AUDIENCE).setIssuedAt();
+      const otherSession = await app.deps.db.session.create({
+        data: {
+          id: crypto.randomUUID(),
+          userId: other.owner.userId,
+          expiresAt: new Date(Date.now() + 3600_000),
+        },
+      });
       const now = Math.floor(Date.now() / 1000);
       const bad: Record<string, string> = {
         "wrong signature": await base().setExpirationTime("5m").sign(
@@ -108,12 +122,18 @@ Deno.test("auth", async (t) => {
         "no exp": await base().sign(SECRET),
         "wrong issuer": await base().setIssuer("someone-else").setExpirationTime("5m").sign(SECRET),
         "wrong audience": await base().setAudience("other-api").setExpirationTime("5m").sign(SECRET),
-        "HS512": await new SignJWT({}).setProtectedHeader({ alg: "HS512" }).setSubject(owner.userId)
+        "HS512": await new SignJWT({}).setProtectedHeader({ alg: "HS512" }).setSubject(owner.userId).setJti(
+          live.id,
+        )
           .setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime("5m").sign(SECRET),
         "alg none": `${b64url({ alg: "none", typ: "JWT" })}.${
-          b64url({ sub: owner.userId, iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 300 })
+          b64url({ sub: owner.userId, jti: live.id, iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 300 })
         }.`,
         "garbage": "not-a-jwt",
+        "no jti": await jwt().setSubject(owner.userId).setIssuer(ISSUER).setAudience(AUDIENCE).setIssuedAt()
+          .setExpirationTime("5m").sign(SECRET),
+        "unknown jti": await base().setJti("no-such-session").setExpirationTime("5m").sign(SECRET),
+        "another user's session": await base().setJti(otherSession.id).setExpirationTime("5m").sign(SECRET),
         "unknown api token": "sbt_doesnotexist0000000000000000000000000000",
       };
       for (const [name, token] of Object.entries(bad)) {
@@ -199,7 +219,8 @@ Deno.test("auth", async (t) => {
       const gone = await seed.member(workspaceId, "MANAGER");
       await app.deps.db.user.delete({ where: { id: gone.userId } });
       assertProblem(await gone.client.get("/api/auth/me"), 401, "UNAUTHENTICATED");
-      assertProblem(await gone.client.get("/api/agents"), 403, "FORBIDDEN");
+      assertProblem(await gone.client.get("/api/agents"), 401, "UNAUTHENTICATED");
+      assertProblem(await gone.client.post("/api/workspaces", { name: "Orphan" }), 401, "UNAUTHENTICATED");
     });
 
     await t.step(

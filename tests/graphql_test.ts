@@ -235,8 +235,8 @@ Deno.test("a page of agents with intents, webhooks and counts costs the same few
         statements = [];
         const data = await gqlData(owner.client, query);
         measured.push(statements.length);
-        // The actor's membership lookup (2), the agents with their counts (1), intents (1), webhooks (1).
-        assert.ok(statements.length <= 6, `expected at most 6 statements, got:\n${statements.join("\n")}`);
+        // The actor's session and membership (1), the agents with their counts (1), intents (1), webhooks (1).
+        assert.ok(statements.length <= 5, `expected at most 5 statements, got:\n${statements.join("\n")}`);
         assert.equal(data.agents.edges.length, size);
         assert.equal(data.agents.pageInfo.hasNextPage, false);
         for (const { node } of data.agents.edges) {
@@ -263,7 +263,7 @@ Deno.test("a page of agents with intents, webhooks and counts costs the same few
       );
       const agentStatements = statements.filter((s) => /FROM "Agent"/.test(s));
       assert.equal(agentStatements.length, 1, statements.join("\n"));
-      assert.equal(statements.length, 3, "membership lookup (2) and the page");
+      assert.equal(statements.length, 2, "the session and membership lookup (1) and the page");
       assert.equal(list.agents.edges.length, 2);
       assert.equal(list.agents.pageInfo.hasNextPage, true);
       for (const { node } of list.agents.edges) {

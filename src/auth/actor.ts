@@ -4,7 +4,8 @@ export const ROLES: readonly Role[] = ["OWNER", "MANAGER", "AGENT", "VIEWER"];
 
 /** The bearer credential before a workspace is chosen. */
 export type Principal =
-  | { kind: "user"; userId: string }
+  /** A login JWT; `sessionId` is its `jti` (src/auth/sessions.ts). */
+  | { kind: "user"; userId: string; sessionId: string }
   | { kind: "token"; tokenId: string; workspaceId: string; label: string };
 
 /** A principal acting in one workspace with the role it holds there. */

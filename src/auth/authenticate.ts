@@ -14,8 +14,12 @@ export const API_TOKEN_PREFIX = "sbt_";
 /** lastUsedAt is written at most this often per token, to keep writes off the hot read path. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-/** Reads `Authorization: Bearer <jwt | api token>`; 401 when missing, malformed, expired or revoked. */
-export async function authenticate(deps: Deps, authorization: string | null | undefined): Promise<Principal> {
+/**
+ * Reads `Authorization: Bearer <jwt | api token>`; 401 when missing or malformed. API tokens are
+ * looked up here (401 when unknown or revoked); a login JWT's signature and expiry are checked, but
+ * not its session: `authenticate` and `actorFor` do that.
+ */
+async function readCredential(deps: Deps, authorization: string | null | undefined): Promise<Principal> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
   if (!match) throw unauthorized("Send Authorization: Bearer <token>.");
   const credential = match[1];
@@ -35,9 +39,51 @@ export async function authenticate(deps: Deps, authorization: string | null | un
     return { kind: "token", tokenId: token.id, workspaceId: token.workspaceId, label: token.label };
   }
 
-  const userId = await verifyUserJwt(deps.jwt, credential);
-  if (!userId) throw unauthorized("The token is invalid or expired.");
-  return { kind: "user", userId };
+  const claims = await verifyUserJwt(deps.jwt, credential);
+  if (!claims) throw unauthorized("The token is invalid or expired.");
+  return { kind: "user", ...claims };
+}
+
+const sessionEnded = () => unauthorized("The session has ended (logged out, password changed or expired).");
+
+/**
+ * 401 unless the JWT's session is live: not revoked, its user not deleted (expiry was checked with
+ * the JWT's `exp`).
+ */
+async function requireLiveSession(deps: Deps, principal: { userId: string; sessionId: string }) {
+  const session = await deps.db.session.findFirst({
+    where: { id: principal.sessionId, userId: principal.userId, revokedAt: null },
+    select: { id: true },
+  });
+  if (!session) throw sessionEnded();
+}
+
+/** The bearer credential as a Principal; 401 when missing, malformed, expired or revoked. */
+export async function authenticate(deps: Deps, authorization: string | null | undefined): Promise<Principal> {
+  const principal = await readCredential(deps, authorization);
+  if (principal.kind === "user") await requireLiveSession(deps, principal);
+  return principal;
+}
+
+/**
+ * The credential acting in a workspace: `authenticate` + `actorFor` with one database round trip for
+ * login JWTs. `workspaceId` is asked for after the credential is read, so a bad credential answers
+ * 401 before a missing x-workspace-id answers 400.
+ */
+export async function authenticateActor(
+  deps: Deps,
+  authorization: string | null | undefined,
+  workspaceId: () => string,
+): Promise<Actor> {
+  const principal = await readCredential(deps, authorization);
+  let id: string;
+  try {
+    id = workspaceId();
+  } catch (e) {
+    if (principal.kind === "user") await requireLiveSession(deps, principal);
+    throw e;
+  }
+  return await actorFor(deps, principal, id);
 }
 
 /** The x-workspace-id header value; 400 when missing. */
@@ -47,7 +93,10 @@ export function requireWorkspaceHeader(value: string | null | undefined): string
   return id;
 }
 
-/** The principal acting in `workspaceId`; 403 when it is not a member there. */
+/**
+ * The principal acting in `workspaceId`; 403 when it is not a member there. For a login JWT the
+ * session is checked again here (401), in the same statement as the membership.
+ */
 export async function actorFor(deps: Deps, principal: Principal, workspaceId: string): Promise<Actor> {
   if (principal.kind === "token") {
     if (principal.workspaceId !== workspaceId) {
@@ -62,19 +111,22 @@ export async function actorFor(deps: Deps, principal: Principal, workspaceId: st
       label: `API token "${principal.label}"`,
     };
   }
-  const membership = idSchema.safeParse(workspaceId).success
-    ? await deps.db.membership.findUnique({
-      where: { userId_workspaceId: { userId: principal.userId, workspaceId } },
-      select: { role: true, user: { select: { email: true } } },
-    })
-    : null;
-  if (!membership) throw forbidden("You are not a member of this workspace.");
+  // One statement for the session (401) and the membership (403): the JWT path is benchmarked.
+  const validId = idSchema.safeParse(workspaceId).success;
+  const [row] = await deps.db.$queryRaw<Array<{ email: string; role: Role | null }>>`
+    SELECT u."email", m."role"::text AS "role"
+    FROM "Session" s
+    JOIN "User" u ON u."id" = s."userId"
+    LEFT JOIN "Membership" m ON m."userId" = s."userId" AND m."workspaceId" = ${validId ? workspaceId : null}
+    WHERE s."id" = ${principal.sessionId} AND s."userId" = ${principal.userId} AND s."revokedAt" IS NULL`;
+  if (!row) throw sessionEnded();
+  if (!row.role) throw forbidden("You are not a member of this workspace.");
   return {
     kind: "user",
     userId: principal.userId,
     tokenId: null,
     workspaceId,
-    role: membership.role as Role,
-    label: membership.user.email,
+    role: row.role,
+    label: row.email,
   };
 }

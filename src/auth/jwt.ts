@@ -1,4 +1,7 @@
-/** Login JWTs with jose: HS256 only, `exp` required, issuer and audience checked. */
+/**
+ * Login JWTs with jose: HS256 only, `exp` required, issuer and audience checked. Each carries a `jti`,
+ * the id of its Session row (src/auth/sessions.ts), so it can be revoked.
+ */
 import { jwtVerify, SignJWT } from "jose";
 
 const ALG = "HS256";
@@ -14,27 +17,45 @@ export function jwtKeys(secret: string, ttlSeconds: number): JwtKeys {
   return { key: new TextEncoder().encode(secret), ttlSeconds };
 }
 
-export function signUserJwt(keys: JwtKeys, userId: string): Promise<string> {
+/** The claims of a verified login JWT. */
+export interface UserClaims {
+  userId: string;
+  sessionId: string;
+}
+
+/**
+ * When a JWT signed now expires. Wall-clock time, not the injected clock: jose checks `exp` against
+ * the system clock, and tests that move their clock by days keep their logins.
+ */
+export function jwtExpiry(keys: JwtKeys): Date {
+  return new Date((Math.floor(Date.now() / 1000) + keys.ttlSeconds) * 1000);
+}
+
+export function signUserJwt(keys: JwtKeys, claims: UserClaims & { expiresAt: Date }): Promise<string> {
   return new SignJWT({})
+    .setJti(claims.sessionId)
     .setProtectedHeader({ alg: ALG, typ: "JWT" })
-    .setSubject(userId)
+    .setSubject(claims.userId)
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
     .setIssuedAt()
-    .setExpirationTime(`${keys.ttlSeconds}s`)
+    .setExpirationTime(Math.floor(claims.expiresAt.getTime() / 1000))
     .sign(keys.key);
 }
 
-/** The user id of a valid token, or null for anything invalid, expired or of another algorithm. */
-export async function verifyUserJwt(keys: JwtKeys, token: string): Promise<string | null> {
+/**
+ * The claims of a valid token, or null for anything invalid, expired, of another algorithm or
+ * without a `jti` (tokens issued before sessions existed). Revocation is checked by the caller.
+ */
+export async function verifyUserJwt(keys: JwtKeys, token: string): Promise<UserClaims | null> {
   try {
     const { payload } = await jwtVerify(token, keys.key, {
       algorithms: [ALG],
       issuer: ISSUER,
       audience: AUDIENCE,
-      requiredClaims: ["exp", "sub"],
+      requiredClaims: ["exp", "sub", "jti"],
     });
-    return payload.sub ?? null;
+    return payload.sub && payload.jti ? { userId: payload.sub, sessionId: payload.jti } : null;
   } catch {
     return null;
   }

@@ -12,6 +12,7 @@ export const ACTIONS = [
   "conversation:attend", // take over, reply in, release, close conversations
   "members:manage", // invites and API tokens
   "members:invite-owner", // invite someone as OWNER
+  "members:manage-privileged", // change or remove OWNER and MANAGER members, or make someone one
   "supervisor:use", // the supervisor chat and its change list
   "approval:decide", // approve or reject (a person is also required, see approvals)
   "workspace:delete",
@@ -23,7 +24,9 @@ const ALL: readonly Action[] = ACTIONS;
 const ROLE_ACTIONS: Record<Role, ReadonlySet<Action>> = {
   OWNER: new Set(ALL),
   MANAGER: new Set(
-    ALL.filter((a) => !["members:invite-owner", "workspace:delete", "billing:manage"].includes(a)),
+    ALL.filter((a) =>
+      !["members:invite-owner", "members:manage-privileged", "workspace:delete", "billing:manage"].includes(a)
+    ),
   ),
   AGENT: new Set<Action>(["workspace:read", "conversation:attend"]),
   VIEWER: new Set<Action>(["workspace:read"]),

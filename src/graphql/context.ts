@@ -5,12 +5,14 @@
 import type { ActorContext, Deps } from "../context.ts";
 import type { Principal } from "../auth/actor.ts";
 import DataLoader from "dataloader";
-import { actorFor, authenticate, requireWorkspaceHeader } from "../auth/authenticate.ts";
+import { authenticate, authenticateActor, requireWorkspaceHeader } from "../auth/authenticate.ts";
 import { type AgentCounts, agentCounts } from "../agents/mod.ts";
 
 export interface GraphQLContext {
   deps: Deps;
   request: Request;
+  /** The client's socket address (null when unknown), for login abuse limits. */
+  clientAddress: string | null;
   /** The bearer credential; rejects with 401 UNAUTHENTICATED. Memoized. */
   principal(): Promise<Principal>;
   /** The principal acting in the x-workspace-id workspace (400 WORKSPACE_REQUIRED, 403). Memoized. */
@@ -22,19 +24,26 @@ export interface GraphQLContext {
 }
 
 /** Builds the per-request context; nothing is resolved until a resolver asks for it. */
-export function buildContext(deps: Deps, request: Request): GraphQLContext {
+export function buildContext(
+  deps: Deps,
+  request: Request,
+  clientAddress: string | null = null,
+): GraphQLContext {
   let principal: Promise<Principal> | undefined;
   let actor: Promise<ActorContext> | undefined;
   const ctx: GraphQLContext = {
     deps,
     request,
+    clientAddress,
     principal: () => principal ??= authenticate(deps, request.headers.get("authorization")),
     actor: () =>
       actor ??= (async () => {
         // Credentials first, then the header: the same order as REST's actorOf().
-        const who = await ctx.principal();
-        const workspaceId = requireWorkspaceHeader(request.headers.get("x-workspace-id"));
-        return { ...deps, actor: await actorFor(deps, who, workspaceId) };
+        const workspaceId = () => requireWorkspaceHeader(request.headers.get("x-workspace-id"));
+        return {
+          ...deps,
+          actor: await authenticateActor(deps, request.headers.get("authorization"), workspaceId),
+        };
       })(),
     loaders: {
       // Only ids of agents the resolver already loaded through a scoped service reach this loader.
@@ -45,7 +54,7 @@ export function buildContext(deps: Deps, request: Request): GraphQLContext {
     },
     actorIn: async (workspaceId) => ({
       ...deps,
-      actor: await actorFor(deps, await ctx.principal(), workspaceId),
+      actor: await authenticateActor(deps, request.headers.get("authorization"), () => workspaceId),
     }),
   };
   return ctx;

@@ -5,7 +5,7 @@
  */
 import { GraphQLError } from "graphql";
 import { PothosValidationError } from "@pothos/core";
-import { AppError } from "../shared/errors.ts";
+import { AppError, RateLimitedError } from "../shared/errors.ts";
 import type { Logger } from "../shared/logger.ts";
 
 /** The innermost cause of an error that GraphQL execution may have wrapped (once or more). */
@@ -33,6 +33,7 @@ export function createMaskError(logger: Logger): (error: unknown, message: strin
           code: cause.code,
           status: cause.status,
           ...(cause.errors ? { errors: cause.errors } : {}),
+          ...(cause instanceof RateLimitedError ? { retryAfter: cause.retryAfterSeconds } : {}),
         },
       });
     }

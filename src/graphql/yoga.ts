@@ -26,8 +26,10 @@ function declaredWithinLimit(req: Request): boolean {
 }
 
 /** The /graphql handler; GraphiQL only when APP_ENV is development. */
-export function createGraphQLHandler(deps: Deps): (req: Request) => Promise<Response> {
-  const yoga = createYoga({
+export function createGraphQLHandler(
+  deps: Deps,
+): (req: Request, clientAddress?: string | null) => Promise<Response> {
+  const yoga = createYoga<{ clientAddress?: string | null }>({
     schema,
     graphqlEndpoint: "/graphql",
     graphiql: deps.config.appEnv === "development",
@@ -35,17 +37,18 @@ export function createGraphQLHandler(deps: Deps): (req: Request) => Promise<Resp
     // Errors are logged by maskError (unexpected ones only), with the app's logger.
     logging: false,
     maskedErrors: { maskError: createMaskError(deps.logger), isDev: false },
-    context: ({ request }) => buildContext(deps, request),
+    context: ({ request, clientAddress }) => buildContext(deps, request, clientAddress ?? null),
     plugins: [useGraphQLJsExecute],
     // The 1 MiB limit of decisions.md is applied before Yoga (413 as over REST). Yoga's own limit
     // pipes every body through a TransformStream, a large share of a small query's cost.
     maxRequestBodySize: false,
   });
-  return async (req) => {
-    if (!req.body || declaredWithinLimit(req)) return await yoga.fetch(req);
+  return async (req, clientAddress = null) => {
+    if (!req.body || declaredWithinLimit(req)) return await yoga.fetch(req, { clientAddress });
     const body = await readBody(req);
     return await yoga.fetch(
       new Request(req.url, { method: req.method, headers: req.headers, body, signal: req.signal }),
+      { clientAddress },
     );
   };
 }

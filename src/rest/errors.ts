@@ -1,6 +1,6 @@
 /** AppError -> RFC 9457 problem+json. Anything else is a bug: logged with the request id, bare 500. */
 import type { Context } from "hono";
-import { AppError, type FieldProblem } from "../shared/errors.ts";
+import { AppError, type FieldProblem, RateLimitedError } from "../shared/errors.ts";
 import type { Logger } from "../shared/logger.ts";
 
 const TITLES: Record<number, string> = {
@@ -40,6 +40,7 @@ export function problem(
 export function errorResponse(err: unknown, c: Context, logger: Logger): Response {
   if (err instanceof AppError) {
     const headers: Record<string, string> = err.status === 401 ? { "www-authenticate": "Bearer" } : {};
+    if (err instanceof RateLimitedError) headers["retry-after"] = String(err.retryAfterSeconds);
     return problem(err.status, err.code, err.message, err.errors, headers);
   }
   logger.error("unhandled error", { requestId: c.get("requestId" as never), path: c.req.path, error: err });

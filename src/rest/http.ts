@@ -2,7 +2,7 @@
 import type { Context } from "hono";
 import type { ActorContext, Deps } from "../context.ts";
 import type { Principal } from "../auth/actor.ts";
-import { actorFor, authenticate, requireWorkspaceHeader } from "../auth/authenticate.ts";
+import { authenticate, authenticateActor, requireWorkspaceHeader } from "../auth/authenticate.ts";
 import { AppError } from "../shared/errors.ts";
 import { readBody } from "../shared/http_body.ts";
 import { UnreadableBody } from "../shared/validation.ts";
@@ -45,9 +45,8 @@ export function principalOf(deps: Deps, c: Context): Promise<Principal> {
  * path; every other path names it in x-workspace-id (400 when missing, 403 when not a member).
  */
 export async function actorOf(deps: Deps, c: Context, pathWorkspaceId?: string): Promise<ActorContext> {
-  const principal = await principalOf(deps, c);
-  const workspaceId = pathWorkspaceId ?? requireWorkspaceHeader(c.req.header("x-workspace-id"));
-  return { ...deps, actor: await actorFor(deps, principal, workspaceId) };
+  const workspaceId = () => pathWorkspaceId ?? requireWorkspaceHeader(c.req.header("x-workspace-id"));
+  return { ...deps, actor: await authenticateActor(deps, c.req.header("authorization"), workspaceId) };
 }
 
 /** The query string as a plain object (last value wins). */

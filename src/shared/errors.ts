@@ -30,3 +30,10 @@ export const forbidden = (message = "You are not allowed to do this.") =>
 /** Unknown ids and ids of another workspace answer the same, so existence never leaks. */
 export const notFound = (what: string) => new AppError("NOT_FOUND", 404, `${what} not found.`);
 export const conflict = (code: string, message: string) => new AppError(code, 409, message);
+
+/** 429 RATE_LIMITED: REST adds `Retry-After`, GraphQL `extensions.retryAfter` (both in seconds). */
+export class RateLimitedError extends AppError {
+  constructor(readonly retryAfterSeconds: number, message: string) {
+    super("RATE_LIMITED", 429, message);
+  }
+}

@@ -16,3 +16,8 @@ export const acceptInviteSchema = z.strictObject({
 });
 export const createApiTokenSchema = z.strictObject({ label: text(200) });
 export const createUserSchema = z.strictObject({ email, password, name: text(200).optional() });
+export const changeMemberRoleSchema = z.strictObject({ role: roleSchema });
+export const changePasswordSchema = z.strictObject({
+  currentPassword: z.string().min(1).max(1024),
+  newPassword: password,
+});

@@ -4,9 +4,10 @@
  */
 import type { ActorContext, Deps } from "../context.ts";
 import type { Principal, Role } from "../auth/actor.ts";
-import { authorize } from "../auth/permissions.ts";
+import { authorize, can } from "../auth/permissions.ts";
 import { dummyHash, hashPassword, verifyPassword } from "../auth/passwords.ts";
-import { signUserJwt } from "../auth/jwt.ts";
+import { openSession, revokeOtherSessions, revokeSession } from "../auth/sessions.ts";
+import { countAddressAttempt, guardPasswordCheck } from "../auth/rate_limit.ts";
 import { API_TOKEN_PREFIX } from "../auth/authenticate.ts";
 import { AppError, conflict, forbidden, notFound, unauthorized } from "../shared/errors.ts";
 import { randomToken, sha256Hex } from "../shared/crypto.ts";
@@ -14,8 +15,11 @@ import { assertId, parseInput } from "../shared/validation.ts";
 import { type Page, pageArgs, parsePage, toPage } from "../shared/pagination.ts";
 import type { GraphQuery } from "../shared/graph_query.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
+import type { Tx } from "../db/client.ts";
 import {
   acceptInviteSchema,
+  changeMemberRoleSchema,
+  changePasswordSchema,
   createApiTokenSchema,
   createInviteSchema,
   createUserSchema,
@@ -50,22 +54,68 @@ async function membershipsOf(deps: Deps, userId: string): Promise<MembershipView
   return rows.map((m) => ({ id: m.workspace.id, name: m.workspace.name, role: m.role as Role }));
 }
 
+/** Opens a login session (a Session row named by the JWT's jti). */
 async function sessionFor(deps: Deps, user: UserView): Promise<Session> {
   return {
     user: { id: user.id, name: user.name, email: user.email },
-    token: await signUserJwt(deps.jwt, user.id),
+    token: await openSession(deps, user.id),
     workspaces: await membershipsOf(deps, user.id),
   };
 }
 
-/** POST /api/auth/login: email and password -> { user, token, workspaces }. 401 INVALID_CREDENTIALS. */
-export async function login(deps: Deps, input: unknown): Promise<Session> {
+/** Where a login or invite acceptance comes from, for the abuse limits. */
+export interface AttemptSource {
+  /** The client's socket address; null when unknown (then only the per-email limit applies). */
+  clientAddress?: string | null;
+}
+
+/**
+ * POST /api/auth/login: email and password -> { user, token, workspaces }. 401 INVALID_CREDENTIALS;
+ * 429 RATE_LIMITED past the abuse limits (src/auth/rate_limit.ts).
+ */
+export async function login(deps: Deps, input: unknown, source: AttemptSource = {}): Promise<Session> {
+  await countAddressAttempt(deps, source.clientAddress);
   const { email, password } = parseInput(loginSchema, input);
   const user = await deps.db.user.findUnique({ where: { email } });
   // Verify against a dummy hash for unknown emails so the answer time does not reveal accounts.
-  const ok = await verifyPassword(user?.passwordHash ?? await dummyHash(), password);
+  const ok = await guardPasswordCheck(
+    deps,
+    email,
+    async () => await verifyPassword(user?.passwordHash ?? await dummyHash(), password) && user !== null,
+  );
   if (!user || !ok) throw new AppError("INVALID_CREDENTIALS", 401, "Wrong email or password.");
   return sessionFor(deps, user);
+}
+
+/** POST /api/auth/logout: ends the caller's login session; its JWT answers 401 from now on. */
+export async function logout(deps: Deps, principal: Principal): Promise<void> {
+  if (principal.kind !== "user") {
+    throw forbidden("Only a login session can log out; revoke API tokens instead.");
+  }
+  await revokeSession(deps, principal.sessionId);
+}
+
+/**
+ * POST /api/auth/password: verifies the current password (400 INVALID_CURRENT_PASSWORD, counted
+ * against the per-email failure limit), sets the new one and revokes every other session of the
+ * user; the caller's session stays.
+ */
+export async function changePassword(deps: Deps, principal: Principal, input: unknown): Promise<void> {
+  if (principal.kind !== "user") throw forbidden("Only a person (login JWT) can change a password.");
+  const { currentPassword, newPassword } = parseInput(changePasswordSchema, input);
+  const user = await deps.db.user.findUnique({ where: { id: principal.userId } });
+  if (!user) throw unauthorized("The user of this token no longer exists.");
+  const ok = await guardPasswordCheck(
+    deps,
+    user.email,
+    () => verifyPassword(user.passwordHash, currentPassword),
+  );
+  if (!ok) throw new AppError("INVALID_CURRENT_PASSWORD", 400, "The current password is wrong.");
+  const passwordHash = await hashPassword(newPassword);
+  await deps.db.$transaction(async (tx) => {
+    await tx.user.update({ where: { id: user.id }, data: { passwordHash } });
+    await revokeOtherSessions(deps, tx, { userId: user.id, keepSessionId: principal.sessionId });
+  });
 }
 
 /** GET /api/workspaces: the caller's memberships (an API token sees its own workspace). */
@@ -82,9 +132,13 @@ export async function createWorkspace(
   input: unknown,
 ): Promise<MembershipView> {
   if (principal.kind !== "user") throw forbidden("Only a person (login JWT) can create a workspace.");
+  return await insertWorkspace(deps, principal.userId, input);
+}
+
+async function insertWorkspace(deps: Deps, ownerId: string, input: unknown): Promise<MembershipView> {
   const { name } = parseInput(createWorkspaceSchema, input);
   const ws = await deps.db.workspace.create({
-    data: { name, memberships: { create: { userId: principal.userId, role: "OWNER" } } },
+    data: { name, memberships: { create: { userId: ownerId, role: "OWNER" } } },
   });
   return { id: ws.id, name: ws.name, role: "OWNER" };
 }
@@ -95,15 +149,110 @@ export async function deleteWorkspace(ctx: ActorContext): Promise<void> {
   await ctx.db.workspace.delete({ where: { id: ctx.actor.workspaceId } });
 }
 
+export interface MemberView extends UserView {
+  role: Role;
+  joinedAt: Date;
+}
+const memberSelect = {
+  role: true,
+  createdAt: true,
+  user: { select: { id: true, name: true, email: true } },
+} as const;
+const toMemberView = (m: { role: string; createdAt: Date; user: UserView }): MemberView => ({
+  ...m.user,
+  role: m.role as Role,
+  joinedAt: m.createdAt,
+});
+
 /** The members of the workspace (workspace:read). */
-export async function listMembers(ctx: ActorContext) {
+export async function listMembers(ctx: ActorContext): Promise<MemberView[]> {
   authorize(ctx.actor, "workspace:read");
   const rows = await ctx.db.membership.findMany({
     where: { workspaceId: ctx.actor.workspaceId },
     orderBy: { createdAt: "asc" },
-    select: { role: true, createdAt: true, user: { select: { id: true, name: true, email: true } } },
+    select: memberSelect,
   });
-  return rows.map((m) => ({ ...m.user, role: m.role as Role, joinedAt: m.createdAt }));
+  return rows.map(toMemberView);
+}
+
+const ORDINARY_ROLES: readonly Role[] = ["AGENT", "VIEWER"];
+
+/**
+ * Inside a transaction: locks the workspace's OWNER rows, in one order so two requests cannot
+ * deadlock (two owners demoting or removing each other are serialized and the second sees the
+ * first's change), then re-reads the actor's and the
+ * target's roles and applies the rules: OWNER any member; MANAGER only AGENT and VIEWER members, and
+ * only to AGENT or VIEWER (403); the last OWNER cannot stop being one (409 LAST_OWNER).
+ */
+async function lockAndCheck(ctx: ActorContext, tx: Tx, targetUserId: string, newRole: Role | null) {
+  const workspaceId = ctx.actor.workspaceId;
+  const owners = await tx.$queryRaw<Array<{ userId: string }>>`
+    SELECT "userId" FROM "Membership" WHERE "workspaceId" = ${workspaceId} AND "role" = 'OWNER'
+    ORDER BY "id" FOR UPDATE`;
+  const target = await tx.membership.findUnique({
+    where: { userId_workspaceId: { userId: targetUserId, workspaceId } },
+    select: { id: true, ...memberSelect },
+  });
+  // The actor's role as of now (it may have changed since the request was authenticated).
+  let actorRole: Role | null = ctx.actor.role;
+  if (ctx.actor.userId) {
+    const me = await tx.membership.findUnique({
+      where: { userId_workspaceId: { userId: ctx.actor.userId, workspaceId } },
+      select: { role: true },
+    });
+    actorRole = (me?.role as Role | undefined) ?? null;
+  }
+  if (!actorRole) throw forbidden("You are not a member of this workspace.");
+  authorize({ role: actorRole }, "members:manage");
+  if (!target) throw notFound("Member");
+  const targetRole = target.role as Role;
+  if (
+    !can({ role: actorRole }, "members:manage-privileged") &&
+    (!ORDINARY_ROLES.includes(targetRole) || (newRole !== null && !ORDINARY_ROLES.includes(newRole)))
+  ) {
+    throw forbidden(`Your role (${actorRole}) may only change or remove AGENT and VIEWER members.`);
+  }
+  const staysOwner = newRole === "OWNER";
+  if (targetRole === "OWNER" && !staysOwner && owners.every((o) => o.userId === targetUserId)) {
+    throw conflict("LAST_OWNER", "A workspace needs at least one OWNER: make someone else OWNER first.");
+  }
+  return target;
+}
+
+/** PATCH /api/workspaces/{id}/members/{userId} (members:manage; see lockAndCheck for the rules). */
+export async function changeMemberRole(
+  ctx: ActorContext,
+  userId: string,
+  input: unknown,
+): Promise<MemberView> {
+  authorize(ctx.actor, "members:manage");
+  const { role } = parseInput(changeMemberRoleSchema, input);
+  if (!can(ctx.actor, "members:manage-privileged") && !ORDINARY_ROLES.includes(role)) {
+    throw forbidden(`Your role (${ctx.actor.role}) may only give the roles AGENT and VIEWER.`);
+  }
+  const targetId = assertId(userId, "Member");
+  return await ctx.db.$transaction(async (tx) => {
+    const target = await lockAndCheck(ctx, tx, targetId, role);
+    const updated = await tx.membership.update({
+      where: { id: target.id },
+      data: { role },
+      select: memberSelect,
+    });
+    return toMemberView(updated);
+  });
+}
+
+/**
+ * DELETE /api/workspaces/{id}/members/{userId} (members:manage; see lockAndCheck). The removed
+ * user's credentials stop working for this workspace with the next request (403).
+ */
+export async function removeMember(ctx: ActorContext, userId: string): Promise<void> {
+  authorize(ctx.actor, "members:manage");
+  const targetId = assertId(userId, "Member");
+  await ctx.db.$transaction(async (tx) => {
+    const target = await lockAndCheck(ctx, tx, targetId, null);
+    await tx.membership.delete({ where: { id: target.id } });
+  });
 }
 
 // ---- invites ----
@@ -201,11 +350,20 @@ export async function viewInvite(deps: Deps, token: string) {
  * POST /invite/{token}: accepts once. A new email creates the user (name, password); an existing
  * user proves it with its password and gains the membership. Answers like login.
  */
-export async function acceptInvite(deps: Deps, token: string, input: unknown): Promise<Session> {
+export async function acceptInvite(
+  deps: Deps,
+  token: string,
+  input: unknown,
+  source: AttemptSource = {},
+): Promise<Session> {
+  await countAddressAttempt(deps, source.clientAddress);
   const { name, password } = parseInput(acceptInviteSchema, input);
   const invite = await usableInvite(deps, token);
   const existing = await deps.db.user.findUnique({ where: { email: invite.email } });
-  if (existing && !(await verifyPassword(existing.passwordHash, password))) {
+  if (
+    existing &&
+    !(await guardPasswordCheck(deps, existing.email, () => verifyPassword(existing.passwordHash, password)))
+  ) {
     throw new AppError("INVALID_CREDENTIALS", 401, "Wrong password for the existing account of this email.");
   }
   const passwordHash = existing ? null : await hashPassword(password);
@@ -236,7 +394,10 @@ export interface ApiTokenView {
   id: string;
   label: string;
   prefix: string;
+  /** The person who created it; null when an API token created it or the user was deleted. */
+  createdBy: UserView | null;
   createdAt: Date;
+  /** Recorded with a resolution of a minute. */
   lastUsedAt: Date | null;
   revokedAt: Date | null;
 }
@@ -244,6 +405,7 @@ const tokenSelect = {
   id: true,
   label: true,
   prefix: true,
+  createdBy: { select: { id: true, name: true, email: true } },
   createdAt: true,
   lastUsedAt: true,
   revokedAt: true,
@@ -311,7 +473,7 @@ export async function createUser(deps: Deps, input: unknown): Promise<UserView> 
 
 /** Makes `userId` a member of a new workspace with the given role (admin CLI and bootstrap). */
 export function createWorkspaceFor(deps: Deps, userId: string, name: string): Promise<MembershipView> {
-  return createWorkspace(deps, { kind: "user", userId }, { name });
+  return insertWorkspace(deps, userId, { name });
 }
 
 /** Throws 401 for principals that must be a person. */
@@ -348,6 +510,21 @@ export async function findMembersForGraph(
   authorize(ctx.actor, "workspace:read");
   const where = { workspaceId: ctx.actor.workspaceId };
   return await ctx.db.membership.findMany({ ...query, where, orderBy: oldestFirst });
+}
+
+/** GraphQL: one member (by user id) of the workspace with the selection of `query` (workspace:read). */
+export async function findMemberForGraph(
+  ctx: ActorContext,
+  userId: string,
+  query: GraphQuery<Prisma.MembershipSelect, Prisma.MembershipInclude, Prisma.MembershipWhereUniqueInput>,
+) {
+  authorize(ctx.actor, "workspace:read");
+  const row = await ctx.db.membership.findFirst({
+    ...query,
+    where: { userId: assertId(userId, "Member"), workspaceId: ctx.actor.workspaceId },
+  });
+  if (!row) throw notFound("Member");
+  return row;
 }
 
 /** GraphQL `invites` (members:manage): the workspace's invites with the selection of `query`. */

@@ -82,7 +82,18 @@ const ApiToken = builder.prismaObject("ApiToken", {
     label: t.exposeString("label"),
     prefix: t.exposeString("prefix", { description: "The first characters of the value, to recognise it." }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
-    lastUsedAt: t.expose("lastUsedAt", { type: "DateTime", nullable: true }),
+    createdBy: t.field({
+      type: User,
+      nullable: true,
+      description: "The person who created it; null when an API token did or the user was deleted.",
+      select: { createdBy: { select: { id: true, name: true, email: true } } },
+      resolve: (token) => token.createdBy,
+    }),
+    lastUsedAt: t.expose("lastUsedAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When it last authenticated a request (recorded at most once a minute).",
+    }),
     revokedAt: t.expose("revokedAt", { type: "DateTime", nullable: true }),
   }),
 });
@@ -162,6 +173,15 @@ const AcceptInviteInput = builder.inputType("AcceptInviteInput", {
     password: t.string({ required: true, description: "The new account's, or the existing account's." }),
   }),
 });
+const ChangeMemberRoleInput = builder.inputType("ChangeMemberRoleInput", {
+  fields: (t) => ({ role: t.field({ type: RoleEnum, required: true }) }),
+});
+const ChangePasswordInput = builder.inputType("ChangePasswordInput", {
+  fields: (t) => ({
+    currentPassword: t.string({ required: true }),
+    newPassword: t.string({ required: true, description: "At least 8 characters." }),
+  }),
+});
 const CreateApiTokenInput = builder.inputType("CreateApiTokenInput", {
   fields: (t) => ({ label: t.string({ required: true }) }),
 });
@@ -170,7 +190,48 @@ builder.mutationFields((t) => ({
   login: t.field({
     type: Session,
     args: { input: t.arg({ type: LoginInput, required: true }) },
-    resolve: (_root, { input }, ctx) => workspaces.login(ctx.deps, input),
+    resolve: (_root, { input }, ctx) =>
+      workspaces.login(ctx.deps, input, { clientAddress: ctx.clientAddress }),
+  }),
+  logout: t.boolean({
+    description: "Ends the caller's login session: its token answers UNAUTHENTICATED from now on.",
+    authScopes: { authenticated: true },
+    resolve: async (_root, _args, ctx) => {
+      await workspaces.logout(ctx.deps, await ctx.principal());
+      return true;
+    },
+  }),
+  changePassword: t.boolean({
+    description: "Changes the caller's password and ends every other session of theirs.",
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: ChangePasswordInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      await workspaces.changePassword(ctx.deps, await ctx.principal(), input);
+      return true;
+    },
+  }),
+  changeMemberRole: t.prismaField({
+    type: Member,
+    description: "Changes a member's role (by user id) in the x-workspace-id workspace.",
+    authScopes: { member: true },
+    args: {
+      userId: t.arg.id({ required: true }),
+      input: t.arg({ type: ChangeMemberRoleInput, required: true }),
+    },
+    resolve: async (query, _root, { userId, input }, ctx) => {
+      const actorCtx = await ctx.actor();
+      await workspaces.changeMemberRole(actorCtx, String(userId), input);
+      return workspaces.findMemberForGraph(actorCtx, String(userId), query);
+    },
+  }),
+  removeMember: t.id({
+    description: "Removes a member (by user id) from the x-workspace-id workspace.",
+    authScopes: { member: true },
+    args: { userId: t.arg.id({ required: true }) },
+    resolve: async (_root, { userId }, ctx) => {
+      await workspaces.removeMember(await ctx.actor(), String(userId));
+      return userId;
+    },
   }),
   acceptInvite: t.field({
     type: Session,
@@ -179,7 +240,8 @@ builder.mutationFields((t) => ({
       token: t.arg.string({ required: true }),
       input: t.arg({ type: AcceptInviteInput, required: true }),
     },
-    resolve: (_root, { token, input }, ctx) => workspaces.acceptInvite(ctx.deps, token, input),
+    resolve: (_root, { token, input }, ctx) =>
+      workspaces.acceptInvite(ctx.deps, token, input, { clientAddress: ctx.clientAddress }),
   }),
   createWorkspace: t.field({
     type: WorkspaceMembership,

@@ -1,13 +1,28 @@
 /** Authentication and workspace administration (spec section 4, decisions.md "Workspaces"). */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { Deps } from "../../context.ts";
 import * as workspaces from "../../workspaces/mod.ts";
 import { actorOf, principalOf, queryOf, readJson } from "../http.ts";
 
+/** The client's socket address, handed over by app.ts as Hono env (null when unknown). */
+function attemptSource(c: Context): workspaces.AttemptSource {
+  return { clientAddress: (c.env as { clientAddress?: string | null } | undefined)?.clientAddress ?? null };
+}
+
 export function workspaceRoutes(deps: Deps): Hono {
   const r = new Hono();
 
-  r.post("/api/auth/login", async (c) => c.json(await workspaces.login(deps, await readJson(c))));
+  r.post("/api/auth/login", async (c) => {
+    return c.json(await workspaces.login(deps, await readJson(c), attemptSource(c)));
+  });
+  r.post("/api/auth/logout", async (c) => {
+    await workspaces.logout(deps, await principalOf(deps, c));
+    return c.body(null, 204);
+  });
+  r.post("/api/auth/password", async (c) => {
+    await workspaces.changePassword(deps, await principalOf(deps, c), await readJson(c));
+    return c.body(null, 204);
+  });
   r.get("/api/auth/me", async (c) => {
     const principal = await principalOf(deps, c);
     return c.json(await workspaces.viewer(deps, principal));
@@ -28,6 +43,15 @@ export function workspaceRoutes(deps: Deps): Hono {
   r.get("/api/workspaces/:workspaceId/members", async (c) => {
     const ctx = await actorOf(deps, c, c.req.param("workspaceId"));
     return c.json({ data: await workspaces.listMembers(ctx) });
+  });
+  r.patch("/api/workspaces/:workspaceId/members/:userId", async (c) => {
+    const ctx = await actorOf(deps, c, c.req.param("workspaceId"));
+    return c.json(await workspaces.changeMemberRole(ctx, c.req.param("userId"), await readJson(c)));
+  });
+  r.delete("/api/workspaces/:workspaceId/members/:userId", async (c) => {
+    const ctx = await actorOf(deps, c, c.req.param("workspaceId"));
+    await workspaces.removeMember(ctx, c.req.param("userId"));
+    return c.body(null, 204);
   });
 
   r.post("/api/workspaces/:workspaceId/invites", async (c) => {
@@ -61,7 +85,9 @@ export function workspaceRoutes(deps: Deps): Hono {
   // The invitee's side: the token in the path is the credential.
   r.get("/invite/:token", async (c) => c.json(await workspaces.viewInvite(deps, c.req.param("token"))));
   r.post("/invite/:token", async (c) => {
-    return c.json(await workspaces.acceptInvite(deps, c.req.param("token"), await readJson(c)));
+    return c.json(
+      await workspaces.acceptInvite(deps, c.req.param("token"), await readJson(c), attemptSource(c)),
+    );
   });
 
   return r;
