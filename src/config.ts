@@ -46,6 +46,7 @@ const envSchema = z.object({
   PUBLIC_URL: z.url().optional(),
   OUTBOUND_ALLOWLIST: z.string().default(""),
   INTENT_WEBHOOK_TIMEOUT_MS: positiveMs.default(30000),
+  RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   APP_ENV: z.enum(["development", "production", "test"]).default("development"),
 });
@@ -68,6 +69,8 @@ export interface Config {
   publicUrl: string;
   outboundAllowlist: string[];
   intentWebhookTimeoutMs: number;
+  /** Events and their deliveries older than this many days are removed (hourly). */
+  retentionDays: number;
   logLevel: "debug" | "info" | "warn" | "error";
   appEnv: "development" | "production" | "test";
 }
@@ -106,6 +109,7 @@ export function loadConfig(env: Env): Config {
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     outboundAllowlist: e.OUTBOUND_ALLOWLIST.split(",").map((s) => s.trim()).filter(Boolean),
     intentWebhookTimeoutMs: e.INTENT_WEBHOOK_TIMEOUT_MS,
+    retentionDays: e.RETENTION_DAYS,
     logLevel: e.LOG_LEVEL,
     appEnv: e.APP_ENV,
   };

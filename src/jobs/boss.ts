@@ -44,8 +44,9 @@ export class Jobs implements JobQueue {
       // intervals are short: a crashed attempt is retried seconds after it expires, not minutes.
       superviseIntervalSeconds: supervise,
       monitorIntervalSeconds: supervise,
-      // No cron schedules yet; the periodic sweeps of later issues turn this on.
-      schedule: false,
+      // Cron schedules (jobs/workers/maintenance.ts): every instance may send a due occurrence,
+      // pg-boss files it under a singleton slot so one job is made per slot.
+      schedule: true,
     });
     this.boss.on("error", (error) => logger.error("pg-boss error", { error }));
     this.boss.on("warning", (warning) => logger.warn("pg-boss warning", { warning }));
@@ -56,9 +57,9 @@ export class Jobs implements JobQueue {
     await this.boss.start();
     for (const { name, ...options } of queues) {
       await this.boss.createQueue(name, options);
-      // createQueue leaves an existing queue as it was: bring its options up to date.
-      const { policy: _policy, partition: _partition, deadLetter: _dl, heartbeatSeconds: _hb, ...updatable } =
-        options;
+      // createQueue leaves an existing queue as it was: bring its options up to date (the dead
+      // letter too, so a queue created before it had one gets it).
+      const { policy: _policy, partition: _partition, heartbeatSeconds: _hb, ...updatable } = options;
       await this.boss.updateQueue(name, updatable);
     }
   }
