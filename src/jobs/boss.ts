@@ -91,6 +91,19 @@ export class Jobs implements JobQueue {
     await this.boss.work<T>(queue, options, handler);
   }
 
+  /**
+   * Enqueues at once, outside any transaction, each job with its own delay (a job put back for
+   * later; at least once is enough there).
+   */
+  async enqueueLater(queue: string, items: Array<{ data: object; afterMs: number }>): Promise<void> {
+    if (!items.length) return;
+    await this.boss.insert(
+      queue,
+      items.map((i) => ({ data: i.data, startAfter: Math.max(0, i.afterMs) / 1000 })),
+    );
+    this.#wakeLater(queue, Math.min(...items.map((i) => i.afterMs)) + 15);
+  }
+
   /** Registers work to wait for on stop, after the workers stopped (e.g. attempts still in flight). */
   onStop(drain: (timeoutMs: number) => Promise<void>): void {
     this.#drains.push(drain);

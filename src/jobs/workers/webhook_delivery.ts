@@ -78,6 +78,24 @@ interface ReceiverState {
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Runs at most `max` tasks at once, the others in arrival order. */
+class Limiter {
+  #running = 0;
+  readonly #waiting: Array<() => void> = [];
+  constructor(readonly max: number) {}
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.#running >= this.max) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    else this.#running++;
+    try {
+      return await task();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#running--;
+    }
+  }
+}
+
 /**
  * Starts the delivery workers. A batch's attempts are loaded together, made concurrently and their
  * successes recorded together; pg-boss completes the batch's jobs when the handler returns (a job
@@ -104,6 +122,9 @@ export async function startWebhookDeliveryWorker(
   // Not job.signal: pg-boss aborts that when the batch returns, and handed-off attempts outlive it.
   const shutdown = new AbortController();
 
+  // Handed-off attempts of a hanging receiver time out together; recording them a few at a time
+  // keeps them from taking every database connection the other deliveries need.
+  const recordingSlots = new Limiter(2);
   const perWebhook = options.perWebhook ?? WEBHOOK_CONCURRENCY;
   const receivers = new Map<string, ReceiverState>();
   const receiver = (webhookId: string) => {
@@ -120,19 +141,33 @@ export async function startWebhookDeliveryWorker(
   };
 
   const handler = async (batch: Job<DeliveryJob>[]) => {
-    const due = await dueAttempts(deps.db, batch.map((job) => job.data));
     const now = performance.now();
-    const deferred: Array<{ job: DeliveryJob; afterMs: number }> = [];
+    const deferred: Array<{ data: DeliveryJob; afterMs: number }> = [];
+    const defer = (job: DeliveryJob, r: ReceiverState) => {
+      // One slot frees every avgMs / perWebhook on average: the deferred jobs follow that pace,
+      // so a backlog is fetched about once rather than over and over.
+      r.deferredUntil = Math.max(r.deferredUntil, now) + Math.max(r.avgMs, 100) / perWebhook;
+      deferred.push({ data: job, afterMs: Math.max(50, r.deferredUntil - now) });
+    };
+    // Jobs that name their webhook are deferred before anything is loaded when it is at its cap.
+    const capped = (job: DeliveryJob) => {
+      const r = job.webhookId ? receivers.get(job.webhookId) : undefined;
+      return r && r.inFlight >= perWebhook ? r : undefined;
+    };
+    const toLoad: DeliveryJob[] = [];
+    for (const { data } of batch) {
+      const r = capped(data);
+      if (r) defer(data, r);
+      else toLoad.push(data);
+    }
+    const due = await dueAttempts(deps.db, toLoad);
     const running: Array<
       { due: DueAttempt; receiver: ReceiverState; made?: MadeAttempt; promise: Promise<void>; slow: boolean }
     > = [];
     for (const d of due) {
       const r = receiver(d.webhookId);
       if (r.inFlight >= perWebhook) {
-        // One slot frees every avgMs / perWebhook on average: the deferred jobs follow that pace,
-        // so a backlog is fetched about once rather than over and over.
-        r.deferredUntil = Math.max(r.deferredUntil, now) + Math.max(r.avgMs, 100) / perWebhook;
-        deferred.push({ job: d.job, afterMs: Math.max(50, r.deferredUntil - now) });
+        defer({ ...d.job, webhookId: d.webhookId }, r);
         continue;
       }
       r.inFlight++;
@@ -153,13 +188,7 @@ export async function startWebhookDeliveryWorker(
       });
       running.push(entry);
     }
-    if (deferred.length) {
-      await deps.db.$transaction(async (tx) => {
-        for (const { job, afterMs } of deferred) {
-          await jobs.enqueue(tx, WEBHOOK_DELIVERY_QUEUE, [job], { startAfterMs: afterMs });
-        }
-      });
-    }
+    await jobs.enqueueLater(WEBHOOK_DELIVERY_QUEUE, deferred);
     // Attempts to receivers known to be slow are handed off at once; the others get detachAfterMs.
     const quick = Promise.allSettled(running.filter((r) => !r.slow).map((r) => r.promise));
     const all = Promise.allSettled(running.map((r) => r.promise));
@@ -170,14 +199,14 @@ export async function startWebhookDeliveryWorker(
     // A receiver that kept a batch waiting counts as slow from now on (until it answers quickly).
     for (const r of slow) r.receiver.avgMs = Math.max(r.receiver.avgMs, 2 * detachAfterMs);
     if (slow.length) {
-      await deps.db.$transaction((tx) =>
-        jobs.enqueue(tx, WEBHOOK_DELIVERY_QUEUE, slow.map((r) => r.due.job), {
-          startAfterMs: EXPIRE_SECONDS * 1000,
-        })
+      // Committed before the batch completes (a statement of its own: nothing to be atomic with).
+      await jobs.enqueueLater(
+        WEBHOOK_DELIVERY_QUEUE,
+        slow.map((r) => ({ data: r.due.job, afterMs: EXPIRE_SECONDS * 1000 })),
       );
       for (const r of slow) {
         const recorded = r.promise
-          .then(() => recordAttempts(deps, [r.made!]))
+          .then(() => recordingSlots.run(() => recordAttempts(deps, [r.made!])))
           // The guard job makes the attempt again; this is for the log.
           .catch((error) =>
             shutdown.signal.aborted || deps.logger.error("webhook attempt not recorded", { error })
