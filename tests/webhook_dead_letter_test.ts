@@ -118,7 +118,7 @@ Deno.test("the stale sweep ends PENDING deliveries without a change for an hour,
     const webhook = await owner.client.get(`/api/agents/${agent.id}/webhooks/${hook.id}`);
     assert.deepEqual(webhook.body.lastError, {
       status: null,
-      error: "abandoned: no attempt recorded for 60 minutes (its job was lost)",
+      error: "abandoned: no attempt recorded for 60 minutes",
       at: now.toISOString(),
       attempts: 0,
       deliveryId: stale.id,

@@ -47,9 +47,7 @@ export async function sweepStaleDeliveries(
   { staleAfterMs = STALE_AFTER_MS, batchSize = 500 } = {},
 ): Promise<number> {
   const cutoff = new Date(now.getTime() - staleAfterMs);
-  const reason = `abandoned: no attempt recorded for ${
-    Math.round(staleAfterMs / 60_000)
-  } minutes (its job was lost)`;
+  const reason = `abandoned: no attempt recorded for ${Math.round(staleAfterMs / 60_000)} minutes`;
   let total = 0;
   for (;;) {
     const ended = await db.$transaction(async (tx) => {
