@@ -2,13 +2,14 @@
  * Deliveries that can no longer make progress end as FAILED, with the reason in the webhook's
  * `lastError` (issue 7 "Delivery hygiene"), so that no delivery stays PENDING forever. Two ways in:
  * pg-boss gave up on a delivery job (its crash retries are exhausted, see the dead-letter worker),
- * and a periodic sweep for deliveries without any change for a long time (their job was lost).
+ * and a periodic sweep for deliveries without any change for a long time (their job was lost, or a
+ * hanging receiver's deferred backlog kept them waiting that long).
  */
 import type { Db, Tx } from "../db/client.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { cyclePosition, type DeliveryJob, type WebhookLastError } from "./delivery.ts";
 
-/** A PENDING delivery without any change for this long has lost its job (see sweepStaleDeliveries). */
+/** A PENDING delivery without any change for this long is given up (see sweepStaleDeliveries). */
 export const STALE_AFTER_MS = 60 * 60 * 1000;
 
 interface Abandoned {
