@@ -20,6 +20,8 @@ import { createGraphQLHandler } from "./graphql/yoga.ts";
 import { EventBus } from "./shared/events.ts";
 import { Jobs } from "./jobs/boss.ts";
 import { startWebhookDeliveryWorker, webhookDeliveryQueue } from "./jobs/workers/webhook_delivery.ts";
+import { startWebhookDeadLetterWorker, webhookDeadLetterQueue } from "./jobs/workers/webhook_dead_letter.ts";
+import { maintenanceQueues, startMaintenanceWorkers } from "./jobs/workers/maintenance.ts";
 import { firstAttemptsMade, webhookListener } from "./webhooks/listener.ts";
 
 const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -80,7 +82,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (sealed) logger.info("sealed stored secrets", { webhooks: sealed });
   const clock = options.clock ?? systemClock;
   const jobs = new Jobs(databaseUrl, logger);
-  await jobs.start([webhookDeliveryQueue]);
+  // The dead letter first: the delivery queue names it.
+  await jobs.start([webhookDeadLetterQueue, webhookDeliveryQueue, ...maintenanceQueues]);
   const events = new EventBus(() => clock.now());
   events.subscribe(webhookListener(jobs), firstAttemptsMade(db));
   const deps: Deps = {
@@ -94,7 +97,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     jobs,
     secrets,
   };
-  if (options.workers !== false) await startWebhookDeliveryWorker(jobs, deps);
+  if (options.workers !== false) {
+    await startWebhookDeliveryWorker(jobs, deps);
+    await startWebhookDeadLetterWorker(jobs, deps);
+    await startMaintenanceWorkers(jobs, deps, { retentionDays: config.retentionDays });
+  }
   if (options.bootstrap !== false) await bootstrapFirstOwner(deps);
 
   const http = new Hono<{ Bindings: HttpBindings }>();

@@ -61,6 +61,7 @@ const envSchema = z.object({
     return entries;
   }),
   INTENT_WEBHOOK_TIMEOUT_MS: positiveMs.default(30000),
+  RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   APP_ENV: z.enum(["development", "production", "test"]).default("development"),
 });
@@ -87,6 +88,8 @@ export interface Config {
   publicUrl: string;
   outboundAllowlist: string[];
   intentWebhookTimeoutMs: number;
+  /** Events and their deliveries older than this many days are removed (hourly). */
+  retentionDays: number;
   logLevel: "debug" | "info" | "warn" | "error";
   appEnv: "development" | "production" | "test";
 }
@@ -132,6 +135,7 @@ export function loadConfig(env: Env): Config {
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     outboundAllowlist: e.OUTBOUND_ALLOWLIST,
     intentWebhookTimeoutMs: e.INTENT_WEBHOOK_TIMEOUT_MS,
+    retentionDays: e.RETENTION_DAYS,
     logLevel: e.LOG_LEVEL,
     appEnv: e.APP_ENV,
   };

@@ -10,6 +10,7 @@ import { createPrisma } from "../src/db/client.ts";
 import { silentLogger } from "../src/shared/logger.ts";
 import { fireIntent } from "../src/intents/mod.ts";
 import { runDeliveryAttempt } from "../src/webhooks/delivery.ts";
+import { WEBHOOK_CONCURRENCY } from "../src/jobs/workers/webhook_delivery.ts";
 import { RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
 import { ManualClock } from "./_helpers/clock.ts";
 import { assertProblem } from "./_helpers/problem.ts";
@@ -254,17 +255,22 @@ Deno.test("a receiver that hangs does not hold up deliveries to another receiver
       url: slow.url(),
     });
     await owner.client.post(`/api/agents/${agent.id}/webhooks`, { event: "message.sent", url: fast.url() });
-    // More hanging calls than the workers' batches hold at once (2 x 16).
-    const hanging = 40;
-    for (let i = 0; i < hanging; i++) {
-      await publish(t.app, { type: "message.received", workspaceId, agentId: agent.id, data: { n: i } });
-    }
-    await slow.waitForCalls(hanging, 4000);
+    // More hanging calls than the workers' batches hold at once (2 x 16), and than the webhook's
+    // cap of attempts in flight: the ones beyond it wait (deferred) until a slot frees.
+    const hanging = WEBHOOK_CONCURRENCY + 8;
+    await Promise.all(
+      Array.from(
+        { length: hanging },
+        (_, i) =>
+          publish(t.app, { type: "message.received", workspaceId, agentId: agent.id, data: { n: i } }),
+      ),
+    );
+    await slow.waitForCalls(WEBHOOK_CONCURRENCY, 4000);
     const t0 = performance.now();
     await publish(t.app, { type: "message.sent", workspaceId, agentId: agent.id, data: {} });
     const [call] = await fast.waitForCalls(1);
     assert.ok(call.at - t0 < 1000, `the fast receiver waited ${Math.round(call.at - t0)} ms`);
-    assert.equal(slow.calls.length, hanging);
+    assert.equal(slow.calls.length, WEBHOOK_CONCURRENCY);
     slow.release();
     await eventually(async () =>
       (await t.app.deps.db.webhookDelivery.count({ where: { status: "SUCCEEDED" } })) === hanging + 1 ||

@@ -44,8 +44,9 @@ export class Jobs implements JobQueue {
       // intervals are short: a crashed attempt is retried seconds after it expires, not minutes.
       superviseIntervalSeconds: supervise,
       monitorIntervalSeconds: supervise,
-      // No cron schedules yet; the periodic sweeps of later issues turn this on.
-      schedule: false,
+      // Cron schedules (jobs/workers/maintenance.ts): every instance may send a due occurrence,
+      // pg-boss files it under a singleton slot so one job is made per slot.
+      schedule: true,
     });
     this.boss.on("error", (error) => logger.error("pg-boss error", { error }));
     this.boss.on("warning", (warning) => logger.warn("pg-boss warning", { warning }));
@@ -56,9 +57,9 @@ export class Jobs implements JobQueue {
     await this.boss.start();
     for (const { name, ...options } of queues) {
       await this.boss.createQueue(name, options);
-      // createQueue leaves an existing queue as it was: bring its options up to date.
-      const { policy: _policy, partition: _partition, deadLetter: _dl, heartbeatSeconds: _hb, ...updatable } =
-        options;
+      // createQueue leaves an existing queue as it was: bring its options up to date (the dead
+      // letter too, so a queue created before it had one gets it).
+      const { policy: _policy, partition: _partition, heartbeatSeconds: _hb, ...updatable } = options;
       await this.boss.updateQueue(name, updatable);
     }
   }
@@ -88,6 +89,19 @@ export class Jobs implements JobQueue {
     handler: (jobs: Job<T>[]) => Promise<void>,
   ): Promise<void> {
     await this.boss.work<T>(queue, options, handler);
+  }
+
+  /**
+   * Enqueues at once, outside any transaction, each job with its own delay (a job put back for
+   * later; at least once is enough there).
+   */
+  async enqueueLater(queue: string, items: Array<{ data: object; afterMs: number }>): Promise<void> {
+    if (!items.length) return;
+    await this.boss.insert(
+      queue,
+      items.map((i) => ({ data: i.data, startAfter: Math.max(0, i.afterMs) / 1000 })),
+    );
+    this.#wakeLater(queue, Math.min(...items.map((i) => i.afterMs)) + 15);
   }
 
   /** Registers work to wait for on stop, after the workers stopped (e.g. attempts still in flight). */

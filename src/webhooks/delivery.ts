@@ -25,6 +25,8 @@ export const RETRY_DELAYS_MS = [1000, 4000] as const;
 export interface DeliveryJob {
   deliveryId: string;
   attempt: number;
+  /** The delivery's webhook, so a worker can apply its per-webhook cap before loading anything. */
+  webhookId?: string;
 }
 
 export interface DeliveryDeps {
@@ -215,7 +217,11 @@ async function recordOne(deps: DeliveryDeps, made: MadeAttempt): Promise<Attempt
       await deps.db.$transaction(async (tx) => {
         await insertAttempts(deps, tx, [made], result === "failed" ? "FAILED" : "PENDING");
         if (result === "retrying") {
-          const next: DeliveryJob = { deliveryId: job.deliveryId, attempt: job.attempt + 1 };
+          const next: DeliveryJob = {
+            deliveryId: job.deliveryId,
+            attempt: job.attempt + 1,
+            webhookId: made.due.webhookId,
+          };
           await deps.jobs.enqueue(tx, WEBHOOK_DELIVERY_QUEUE, [next], {
             startAfterMs: RETRY_DELAYS_MS[position - 1],
           });

@@ -30,7 +30,7 @@ export function webhookListener(jobs: JobQueue): EventListener {
     // event and its deliveries are inserted together. Its keys come back in jsonb's order; the
     // sender puts them in the spec's.
     const [row] = await tx.$queryRaw<
-      Array<{ events: number; conversationId: string | null; deliveries: string[] }>
+      Array<{ events: number; conversationId: string | null; deliveries: DeliveryJob[] }>
     >`
       WITH ctx AS (
         SELECT a.id AS agent_id, a.name AS agent_name, c.id AS conversation_id, ct.id AS contact_id,
@@ -59,11 +59,12 @@ export function webhookListener(jobs: JobQueue): EventListener {
         SELECT gen_random_uuid()::text, w.id, e.id, ${key}, ${event.occurredAt}, ${event.occurredAt}
           FROM inserted_event e
           JOIN "EventWebhook" w ON w."agentId" = ${event.agentId} AND (w.event = ${event.type} OR w.id = ${target})
-        RETURNING id
+        RETURNING id, "webhookId"
       )
       SELECT (SELECT count(*) FROM inserted_event)::int AS events,
              (SELECT "conversationId" FROM inserted_event) AS "conversationId",
-             ARRAY(SELECT id FROM deliveries) AS deliveries`;
+             COALESCE((SELECT json_agg(json_build_object('deliveryId', id, 'attempt', 1, 'webhookId', "webhookId"))
+                         FROM deliveries), '[]') AS deliveries`;
     // Throwing rolls the caller's transaction back, event included.
     if (row.events !== 1) {
       throw new Error(`publish ${event.type}: agent ${event.agentId} not found in its workspace`);
@@ -73,8 +74,8 @@ export function webhookListener(jobs: JobQueue): EventListener {
         `publish ${event.type}: conversation ${conversationId} of agent ${event.agentId} not found`,
       );
     }
-    const first: DeliveryJob[] = row.deliveries.map((deliveryId) => ({ deliveryId, attempt: 1 }));
-    await jobs.enqueue(tx, WEBHOOK_DELIVERY_QUEUE, first);
+    // Attempt 1 of each delivery.
+    await jobs.enqueue(tx, WEBHOOK_DELIVERY_QUEUE, row.deliveries);
   };
 }
 

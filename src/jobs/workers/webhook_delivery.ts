@@ -16,6 +16,7 @@ import {
 } from "../../webhooks/delivery.ts";
 import { ATTEMPT_TIMEOUT_MS } from "../../webhooks/sender.ts";
 import type { Jobs, QueueSpec } from "../boss.ts";
+import { WEBHOOK_DEAD_LETTER_QUEUE } from "./webhook_dead_letter.ts";
 
 /** Just above one attempt (5 s, DNS check included) plus recording it. */
 const EXPIRE_SECONDS = Math.ceil(ATTEMPT_TIMEOUT_MS / 1000) + 3;
@@ -25,9 +26,11 @@ export const webhookDeliveryQueue: QueueSpec = {
   notify: true,
   // A crashed attempt is retried seconds after it expires, not after pg-boss' default 15 minutes.
   expireInSeconds: EXPIRE_SECONDS,
-  // Only for crashes and database errors; an attempt already recorded is skipped.
+  // Only for crashes and database errors; an attempt already recorded is skipped. A job that fails
+  // once more goes to the dead letter, whose worker ends its delivery as FAILED.
   retryLimit: 10,
   retryDelay: 1,
+  deadLetter: WEBHOOK_DEAD_LETTER_QUEUE,
   deleteAfterSeconds: 24 * 3600,
 };
 
@@ -53,9 +56,45 @@ export interface WebhookWorkerOptions {
   detachAfterMs?: number;
   /** At most this many handed-off attempts in flight; beyond it a batch waits for its own. */
   maxDetached?: number;
+  /** At most this many attempts in flight per webhook in this process (see WEBHOOK_CONCURRENCY). */
+  perWebhook?: number;
+}
+
+/**
+ * Attempts in flight per webhook in one process. One batch of each of the workers (2 x 16), so a
+ * receiver that answers promptly is never held back by it, while one that hangs ties up at most
+ * this many connections; its further jobs are deferred instead of waiting in a worker.
+ */
+export const WEBHOOK_CONCURRENCY = webhookWorkOptions.localConcurrency * webhookWorkOptions.batchSize;
+
+/** What this process knows of a webhook's receiver: attempts in flight, how long they take. */
+interface ReceiverState {
+  inFlight: number;
+  /** Moving average of attempt durations (ms). */
+  avgMs: number;
+  /** performance.now() until which deferred jobs of this webhook are already spread. */
+  deferredUntil: number;
 }
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Runs at most `max` tasks at once, the others in arrival order. */
+class Limiter {
+  #running = 0;
+  readonly #waiting: Array<() => void> = [];
+  constructor(readonly max: number) {}
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.#running >= this.max) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    else this.#running++;
+    try {
+      return await task();
+    } finally {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#running--;
+    }
+  }
+}
 
 /**
  * Starts the delivery workers. A batch's attempts are loaded together, made concurrently and their
@@ -66,6 +105,11 @@ const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * guard job for each (the same attempt, due after the job expiry) is committed before the batch
  * returns. The guard finds the attempt recorded and does nothing, unless this process died first;
  * then it makes the attempt.
+ *
+ * Fairness (issue 7): a receiver known to be slow (its attempts take longer than `detachAfterMs` on
+ * average) is handed off at once, so no batch waits on it; and a webhook with `perWebhook` attempts
+ * in flight gets no more: its further jobs are enqueued again for later, spread at the pace its
+ * receiver answers, and the batch moves on.
  */
 export async function startWebhookDeliveryWorker(
   jobs: Jobs,
@@ -78,33 +122,91 @@ export async function startWebhookDeliveryWorker(
   // Not job.signal: pg-boss aborts that when the batch returns, and handed-off attempts outlive it.
   const shutdown = new AbortController();
 
+  // Handed-off attempts of a hanging receiver time out together; recording them a few at a time
+  // keeps them from taking every database connection the other deliveries need.
+  const recordingSlots = new Limiter(2);
+  const perWebhook = options.perWebhook ?? WEBHOOK_CONCURRENCY;
+  const receivers = new Map<string, ReceiverState>();
+  const receiver = (webhookId: string) => {
+    let r = receivers.get(webhookId);
+    if (!r) {
+      // Forget idle receivers now and then (deleted webhooks), so the map stays small.
+      if (receivers.size >= 10_000) {
+        for (const [id, state] of receivers) if (state.inFlight === 0) receivers.delete(id);
+      }
+      r = { inFlight: 0, avgMs: 0, deferredUntil: 0 };
+      receivers.set(webhookId, r);
+    }
+    return r;
+  };
+
   const handler = async (batch: Job<DeliveryJob>[]) => {
-    const due = await dueAttempts(deps, batch.map((job) => job.data));
-    const running = due.map((d) => {
-      const entry: { due: DueAttempt; made?: MadeAttempt; promise: Promise<void> } = {
+    const now = performance.now();
+    const deferred: Array<{ data: DeliveryJob; afterMs: number }> = [];
+    const defer = (job: DeliveryJob, r: ReceiverState) => {
+      // One slot frees every avgMs / perWebhook on average: the deferred jobs follow that pace,
+      // so a backlog is fetched about once rather than over and over.
+      r.deferredUntil = Math.max(r.deferredUntil, now) + Math.max(r.avgMs, 100) / perWebhook;
+      deferred.push({ data: job, afterMs: Math.max(50, r.deferredUntil - now) });
+    };
+    // Jobs that name their webhook are deferred before anything is loaded when it is at its cap.
+    const capped = (job: DeliveryJob) => {
+      const r = job.webhookId ? receivers.get(job.webhookId) : undefined;
+      return r && r.inFlight >= perWebhook ? r : undefined;
+    };
+    const toLoad: DeliveryJob[] = [];
+    for (const { data } of batch) {
+      const r = capped(data);
+      if (r) defer(data, r);
+      else toLoad.push(data);
+    }
+    const due = await dueAttempts(deps, toLoad);
+    const running: Array<
+      { due: DueAttempt; receiver: ReceiverState; made?: MadeAttempt; promise: Promise<void>; slow: boolean }
+    > = [];
+    for (const d of due) {
+      const r = receiver(d.webhookId);
+      if (r.inFlight >= perWebhook) {
+        defer({ ...d.job, webhookId: d.webhookId }, r);
+        continue;
+      }
+      r.inFlight++;
+      const entry = {
         due: d,
+        receiver: r,
+        made: undefined as MadeAttempt | undefined,
         promise: Promise.resolve(),
+        slow: r.avgMs > detachAfterMs,
       };
+      const started = performance.now();
       // Rejects only when the server stops mid-call: then it is not recorded, and retried later.
       entry.promise = makeAttempt(deps, d, shutdown.signal).then((outcome) =>
         void (entry.made = { due: d, outcome })
-      );
-      return entry;
-    });
+      ).finally(() => {
+        r.inFlight--;
+        r.avgMs = r.avgMs * 0.7 + (performance.now() - started) * 0.3;
+      });
+      running.push(entry);
+    }
+    await jobs.enqueueLater(WEBHOOK_DELIVERY_QUEUE, deferred);
+    // Attempts to receivers known to be slow are handed off at once; the others get detachAfterMs.
+    const quick = Promise.allSettled(running.filter((r) => !r.slow).map((r) => r.promise));
     const all = Promise.allSettled(running.map((r) => r.promise));
-    if (detached.size < maxDetached) await Promise.race([all, delay(detachAfterMs)]);
+    if (detached.size < maxDetached) await Promise.race([quick, delay(detachAfterMs)]);
     else await all;
 
     const slow = running.filter((r) => !r.made);
+    // A receiver that kept a batch waiting counts as slow from now on (until it answers quickly).
+    for (const r of slow) r.receiver.avgMs = Math.max(r.receiver.avgMs, 2 * detachAfterMs);
     if (slow.length) {
-      await deps.db.$transaction((tx) =>
-        jobs.enqueue(tx, WEBHOOK_DELIVERY_QUEUE, slow.map((r) => r.due.job), {
-          startAfterMs: EXPIRE_SECONDS * 1000,
-        })
+      // Committed before the batch completes (a statement of its own: nothing to be atomic with).
+      await jobs.enqueueLater(
+        WEBHOOK_DELIVERY_QUEUE,
+        slow.map((r) => ({ data: r.due.job, afterMs: EXPIRE_SECONDS * 1000 })),
       );
       for (const r of slow) {
         const recorded = r.promise
-          .then(() => recordAttempts(deps, [r.made!]))
+          .then(() => recordingSlots.run(() => recordAttempts(deps, [r.made!])))
           // The guard job makes the attempt again; this is for the log.
           .catch((error) =>
             shutdown.signal.aborted || deps.logger.error("webhook attempt not recorded", { error })

@@ -1,0 +1,92 @@
+/**
+ * Periodic upkeep on pg-boss schedules (cron, one-minute resolution; the instance runs with
+ * `schedule: true`): retention removes events and their deliveries older than RETENTION_DAYS, and
+ * the stale sweep ends deliveries whose job was lost (webhooks/abandon.ts). pg-boss files each
+ * occurrence under a singleton slot, so several processes make one job per slot; both jobs are
+ * idempotent besides (a second run finds nothing to do), and batched with SKIP LOCKED so that two
+ * runs at once neither wait on each other nor hold many row locks.
+ */
+import type { Db } from "../../db/client.ts";
+import type { Logger } from "../../shared/logger.ts";
+import { sweepStaleDeliveries } from "../../webhooks/abandon.ts";
+import type { Clock } from "../../shared/clock.ts";
+import type { Jobs, QueueSpec } from "../boss.ts";
+
+export const RETENTION_QUEUE = "retention";
+export const STALE_SWEEP_QUEUE = "webhook-delivery-sweep";
+/** Hourly, off the full hour. */
+export const RETENTION_CRON = "17 * * * *";
+export const STALE_SWEEP_CRON = "*/5 * * * *";
+
+export const maintenanceQueues: QueueSpec[] = [
+  // A missed run is made up by the next one: no retries piling up, and a short life.
+  {
+    name: RETENTION_QUEUE,
+    retryLimit: 1,
+    retryDelay: 60,
+    expireInSeconds: 15 * 60,
+    deleteAfterSeconds: 24 * 3600,
+  },
+  {
+    name: STALE_SWEEP_QUEUE,
+    retryLimit: 1,
+    retryDelay: 30,
+    expireInSeconds: 5 * 60,
+    deleteAfterSeconds: 3600,
+  },
+];
+
+export interface Removed {
+  events: number;
+  deliveries: number;
+}
+
+/**
+ * Removes the events created before `now` - `days` and their deliveries (their attempts follow by
+ * cascade), `batchSize` events per statement, oldest first. Rows another run holds are skipped.
+ */
+export async function removeExpired(db: Db, now: Date, days: number, batchSize = 1000): Promise<Removed> {
+  const cutoff = new Date(now.getTime() - days * 24 * 3600 * 1000);
+  const removed: Removed = { events: 0, deliveries: 0 };
+  for (;;) {
+    // Deliveries are deleted in the statement to count them; the event's cascade finds none left.
+    const [batch] = await db.$queryRaw<Removed[]>`
+      WITH doomed AS (
+        SELECT id FROM "DomainEvent" WHERE "createdAt" < ${cutoff}
+         ORDER BY "createdAt" LIMIT ${batchSize}
+           FOR UPDATE SKIP LOCKED
+      ), deliveries AS (
+        DELETE FROM "WebhookDelivery" d USING doomed WHERE d."eventId" = doomed.id RETURNING d.id
+      ), events AS (
+        DELETE FROM "DomainEvent" e USING doomed WHERE e.id = doomed.id RETURNING e.id
+      )
+      SELECT (SELECT count(*) FROM events)::int AS events, (SELECT count(*) FROM deliveries)::int AS deliveries`;
+    removed.events += batch.events;
+    removed.deliveries += batch.deliveries;
+    if (batch.events < batchSize) return removed;
+  }
+}
+
+export interface MaintenanceDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Registers the schedules (an upsert: every start may do it) and the workers of both jobs. */
+export async function startMaintenanceWorkers(
+  jobs: Jobs,
+  deps: MaintenanceDeps,
+  options: { retentionDays: number },
+): Promise<void> {
+  await jobs.boss.schedule(RETENTION_QUEUE, RETENTION_CRON);
+  await jobs.boss.schedule(STALE_SWEEP_QUEUE, STALE_SWEEP_CRON);
+  await jobs.work(RETENTION_QUEUE, { pollingIntervalSeconds: 30 }, async () => {
+    const removed = await removeExpired(deps.db, deps.clock.now(), options.retentionDays);
+    if (removed.events) deps.logger.info("retention removed old events", { ...removed });
+  });
+  await jobs.work(STALE_SWEEP_QUEUE, { pollingIntervalSeconds: 30 }, async () => {
+    const ended = await sweepStaleDeliveries(deps.db, deps.clock.now());
+    if (ended) deps.logger.warn("stale webhook deliveries ended as failed", { ended });
+  });
+}
