@@ -48,6 +48,9 @@ const envSchema = z.object({
   INTENT_WEBHOOK_TIMEOUT_MS: positiveMs.default(30000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   APP_ENV: z.enum(["development", "production", "test"]).default("development"),
+  // The estimate of src/graphql/limits.ts: 100 agents with 100 intents and 100 webhooks each (about
+  // 20 000 rows, cost 141 301) fits; a third level of pages (a million rows) does not.
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(200_000),
 });
 
 export type Env = Record<string, string | undefined>;
@@ -70,6 +73,8 @@ export interface Config {
   intentWebhookTimeoutMs: number;
   logLevel: "debug" | "info" | "warn" | "error";
   appEnv: "development" | "production" | "test";
+  /** Cost limit of one GraphQL operation (src/graphql/limits.ts). */
+  graphqlMaxCost: number;
 }
 
 export class ConfigError extends Error {
@@ -108,5 +113,6 @@ export function loadConfig(env: Env): Config {
     intentWebhookTimeoutMs: e.INTENT_WEBHOOK_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     appEnv: e.APP_ENV,
+    graphqlMaxCost: e.GRAPHQL_MAX_COST,
   };
 }
