@@ -9,6 +9,7 @@ import { getIntrospectionQuery } from "graphql";
 import { type Reply, startTestApp, type TestApp } from "./_helpers/app.ts";
 import { assertProblem, assertStatus } from "./_helpers/problem.ts";
 import { MAX_BODY_BYTES } from "../src/shared/http_body.ts";
+import { ConfigError, loadConfig } from "../src/config.ts";
 
 async function withApp(env: Record<string, string>, fn: (t: TestApp) => Promise<void>) {
   const t = await startTestApp(env);
@@ -332,3 +333,15 @@ Deno.test("bad cursors are BAD_CURSOR; another workspace's cursor answers like a
     assert.equal(foreignRest.status, unknownRest.status);
     assert.deepEqual(foreignRest.body, unknownRest.body);
   }));
+
+Deno.test("GRAPHQL_MAX_COST: default 200000, a positive integer", () => {
+  assert.equal(loadConfig({}).graphqlMaxCost, 200_000);
+  assert.equal(loadConfig({ GRAPHQL_MAX_COST: "5000" }).graphqlMaxCost, 5_000);
+  for (const bad of ["0", "-1", "1.5", "lots"]) {
+    assert.throws(() => loadConfig({ GRAPHQL_MAX_COST: bad }), (e) => {
+      assert.ok(e instanceof ConfigError);
+      assert.deepEqual(e.problems.map((p) => p.split(":")[0]), ["GRAPHQL_MAX_COST"]);
+      return true;
+    });
+  }
+});
