@@ -1,8 +1,8 @@
 /**
  * Bounds on a GraphQL document, checked before graphql-js validation runs. Validation itself is the
  * risk: OverlappingFieldsCanBeMerged grows faster than quadratically with the fields of a selection
- * set (95 000 `__typename` kept the thread busy for minutes), and validation rules added to it (as
- * graphql-armor's are) only run inside that same pass, after the damage. So: parse with a token
+ * set (95 000 `__typename` kept the thread busy for minutes), and rules added to validation (as
+ * graphql-armor's are) run in that same pass, so they cannot prevent it. So: parse with a token
  * limit, then one cheap walk over the AST (fragments expanded once each, memoized), and only then
  * validation. The walk's verdict is kept per document (Yoga caches the parsed document per source
  * string, so the same text gives the same DocumentNode); variables are checked per request.
