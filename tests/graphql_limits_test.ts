@@ -10,6 +10,11 @@ import { type Reply, startTestApp, type TestApp } from "./_helpers/app.ts";
 import { assertProblem, assertStatus } from "./_helpers/problem.ts";
 import { MAX_BODY_BYTES } from "../src/shared/http_body.ts";
 import { ConfigError, loadConfig } from "../src/config.ts";
+import { GraphQLError } from "graphql";
+import { PothosValidationError } from "@pothos/core";
+import { createMaskError } from "../src/graphql/errors.ts";
+import { AppError } from "../src/shared/errors.ts";
+import { silentLogger } from "../src/shared/logger.ts";
 
 async function withApp(env: Record<string, string>, fn: (t: TestApp) => Promise<void>) {
   const t = await startTestApp(env);
@@ -343,5 +348,37 @@ Deno.test("GRAPHQL_MAX_COST: default 200000, a positive integer", () => {
       assert.deepEqual(e.problems.map((p) => p.split(":")[0]), ["GRAPHQL_MAX_COST"]);
       return true;
     });
+  }
+});
+
+Deno.test("every path of the error masking gives a code", () => {
+  const mask = createMaskError(silentLogger);
+  const inResolver = (original: Error) =>
+    new GraphQLError(original.message, { path: ["agents"], originalError: original });
+  const cases: Array<[string, unknown, string]> = [
+    ["AppError", inResolver(new AppError("NOT_FOUND", 404, "Agent not found.")), "NOT_FOUND"],
+    ["Pothos argument", inResolver(new PothosValidationError("first must be positive")), "VALIDATION_FAILED"],
+    ["Pothos cursor", inResolver(new PothosValidationError("Invalid cursor: x")), "BAD_CURSOR"],
+    [
+      "coded GraphQLError",
+      new GraphQLError("x", { extensions: { code: "GRAPHQL_PARSE_FAILED" } }),
+      "GRAPHQL_PARSE_FAILED",
+    ],
+    [
+      "request error without code",
+      new GraphQLError('Variable "$id" of required type "ID!" was not provided.'),
+      "BAD_USER_INPUT",
+    ],
+    [
+      "resolver GraphQLError without code",
+      inResolver(new GraphQLError("Int cannot represent 1.5")),
+      "INTERNAL",
+    ],
+    ["bug", inResolver(new TypeError("x is undefined")), "INTERNAL"],
+    ["bug outside a resolver", new RangeError("Maximum call stack size exceeded"), "INTERNAL"],
+  ];
+  for (const [name, error, code] of cases) {
+    const masked = mask(error, "Unexpected error.") as GraphQLError;
+    assert.equal(masked.extensions.code, code, name);
   }
 });
