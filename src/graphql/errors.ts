@@ -41,7 +41,8 @@ export function createMaskError(logger: Logger): (error: unknown, message: strin
     }
     if (cause instanceof PothosValidationError) {
       // Connection arguments Pothos refuses (negative `first`, `first` with `before`): the client's
-      // mistake. Cursors are checked before execution (./limits.ts); any Pothos still finds bad is too.
+      // mistake. Cursors are checked before execution (./limits.ts); one Pothos still refuses is
+      // BAD_CURSOR all the same.
       const code = /cursor/i.test(cause.message) ? BAD_CURSOR : "VALIDATION_FAILED";
       return new GraphQLError(cause.message, { ...located(error), extensions: { code, status: 400 } });
     }
@@ -79,6 +80,7 @@ export const REQUEST_ERROR_CODES = new Set([
   "GRAPHQL_VALIDATION_FAILED",
   "BAD_USER_INPUT",
   "BAD_REQUEST",
+  "OPERATION_RESOLUTION_FAILURE",
   QUERY_TOO_COMPLEX,
   INTROSPECTION_DISABLED,
   BAD_CURSOR,
