@@ -64,6 +64,9 @@ const envSchema = z.object({
   RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   APP_ENV: z.enum(["development", "production", "test"]).default("development"),
+  // The estimate of src/graphql/limits.ts: 100 agents with 100 intents and 100 webhooks each (about
+  // 20 000 rows, cost 141 301) fits; a third level of pages (a million rows) does not.
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(200_000),
 });
 
 export type Env = Record<string, string | undefined>;
@@ -92,6 +95,8 @@ export interface Config {
   retentionDays: number;
   logLevel: "debug" | "info" | "warn" | "error";
   appEnv: "development" | "production" | "test";
+  /** Cost limit of one GraphQL operation (src/graphql/limits.ts). */
+  graphqlMaxCost: number;
 }
 
 export class ConfigError extends Error {
@@ -138,5 +143,6 @@ export function loadConfig(env: Env): Config {
     retentionDays: e.RETENTION_DAYS,
     logLevel: e.LOG_LEVEL,
     appEnv: e.APP_ENV,
+    graphqlMaxCost: e.GRAPHQL_MAX_COST,
   };
 }

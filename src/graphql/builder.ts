@@ -9,7 +9,8 @@ import RelayPlugin from "@pothos/plugin-relay";
 import type PrismaTypes from "../generated/pothos-types.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
 import { forbidden } from "../shared/errors.ts";
-import { DEFAULT_PAGE, MAX_PAGE } from "../shared/pagination.ts";
+import { DEFAULT_PAGE } from "../shared/pagination.ts";
+import { LIMITS } from "./limits.ts";
 import type { GraphQLContext } from "./context.ts";
 
 /** The builder every type file registers its types with. */
@@ -49,7 +50,7 @@ export const builder = new SchemaBuilder<{
     filterConnectionTotalCount: true,
     onUnusedQuery: "warn",
     defaultConnectionSize: DEFAULT_PAGE,
-    maxConnectionSize: MAX_PAGE,
+    maxConnectionSize: LIMITS.maxPageSize,
   },
   relay: {
     clientMutationId: "omit",

@@ -1,12 +1,15 @@
 /**
  * Yoga's error masking: an AppError becomes a GraphQLError whose `extensions.code` is the REST
- * `code`; a deliberate GraphQL error (parse, validation, bad connection arguments) keeps its own;
- * anything else is a bug: logged, and answered as "Unexpected error." with code INTERNAL.
+ * `code`; a GraphQL error with a code (parse, validation, limits) keeps it; one without a code and
+ * outside any resolver is the request's mistake (BAD_USER_INPUT); anything else is a bug: logged,
+ * and answered as "Unexpected error." with code INTERNAL. Every error leaves with a code.
  */
 import { GraphQLError } from "graphql";
+import type { Plugin } from "graphql-yoga";
 import { PothosValidationError } from "@pothos/core";
 import { AppError, RateLimitedError } from "../shared/errors.ts";
 import type { Logger } from "../shared/logger.ts";
+import { BAD_CURSOR, INTROSPECTION_DISABLED, QUERY_TOO_COMPLEX } from "./limits.ts";
 
 /** The innermost cause of an error that GraphQL execution may have wrapped (once or more). */
 function rootCause(error: unknown): unknown {
@@ -38,13 +41,25 @@ export function createMaskError(logger: Logger): (error: unknown, message: strin
       });
     }
     if (cause instanceof PothosValidationError) {
-      // Invalid cursors and unsupported connection argument combinations: the client's mistake.
+      // Connection arguments Pothos refuses (negative `first`, `first` with `before`): the client's
+      // mistake. Cursors are checked before execution (./limits.ts); one Pothos still refuses is
+      // BAD_CURSOR all the same.
+      const code = /cursor/i.test(cause.message) ? BAD_CURSOR : "VALIDATION_FAILED";
+      return new GraphQLError(cause.message, { ...located(error), extensions: { code, status: 400 } });
+    }
+    if (cause instanceof GraphQLError && cause.extensions?.code) {
+      // Parse (GRAPHQL_PARSE_FAILED) and validation (GRAPHQL_VALIDATION_FAILED) errors have Yoga's
+      // code; the limits of ./limits.ts their own (QUERY_TOO_COMPLEX, BAD_CURSOR, ...).
+      return error as GraphQLError;
+    }
+    if (cause instanceof GraphQLError && !(error instanceof GraphQLError && error.path)) {
+      // Without a path it is the request's, not a resolver's: variables that do not coerce to
+      // their types, an unknown operationName.
       return new GraphQLError(cause.message, {
         ...located(error),
-        extensions: { code: "VALIDATION_FAILED", status: 400 },
+        extensions: { code: "BAD_USER_INPUT", status: 400 },
       });
     }
-    if (cause instanceof GraphQLError) return error as GraphQLError; // parse/validation: Yoga's own codes
     logger.error("unhandled GraphQL error", {
       path: error instanceof GraphQLError ? error.path?.join(".") : undefined,
       error: cause,
@@ -55,3 +70,30 @@ export function createMaskError(logger: Logger): (error: unknown, message: strin
     });
   };
 }
+
+/**
+ * Codes of errors about the request itself (nothing was executed). Yoga answers them 200 when the
+ * client accepts application/json (the GraphQL-over-HTTP rule for that media type); we answer 400,
+ * as REST does for bad input, so that a refused document is a 4xx whatever the Accept header.
+ */
+export const REQUEST_ERROR_CODES = new Set([
+  "GRAPHQL_PARSE_FAILED",
+  "GRAPHQL_VALIDATION_FAILED",
+  "BAD_USER_INPUT",
+  "BAD_REQUEST",
+  "OPERATION_RESOLUTION_FAILURE",
+  QUERY_TOO_COMPLEX,
+  INTROSPECTION_DISABLED,
+  BAD_CURSOR,
+]);
+
+/** Yoga plugin: a result without data whose errors are all request errors answers HTTP 400. */
+export const useRequestErrorStatus: Plugin = {
+  onResultProcess: ({ result, setResult }) => {
+    if (Array.isArray(result) || Symbol.asyncIterator in result) return;
+    const errors = result.errors ?? [];
+    if (result.data != null || errors.length === 0) return;
+    if (!errors.every((e) => REQUEST_ERROR_CODES.has(String(e.extensions?.code)))) return;
+    setResult({ ...result, extensions: { ...result.extensions, http: { status: 400 } } });
+  },
+};

@@ -3,7 +3,8 @@ import { createYoga, type Plugin } from "graphql-yoga";
 import { execute } from "graphql";
 import type { Deps } from "../context.ts";
 import { buildContext } from "./context.ts";
-import { createMaskError } from "./errors.ts";
+import { createMaskError, useRequestErrorStatus } from "./errors.ts";
+import { useDocumentLimits } from "./limits.ts";
 import { schema } from "./schema.ts";
 import { MAX_BODY_BYTES, readBody } from "../shared/http_body.ts";
 
@@ -25,7 +26,7 @@ function declaredWithinLimit(req: Request): boolean {
   return length !== null && /^\d+$/.test(length) && Number(length) <= MAX_BODY_BYTES;
 }
 
-/** The /graphql handler; GraphiQL only when APP_ENV is development. */
+/** The /graphql handler; GraphiQL only when APP_ENV is development, introspection not in production. */
 export function createGraphQLHandler(
   deps: Deps,
 ): (req: Request, clientAddress?: string | null) => Promise<Response> {
@@ -38,7 +39,15 @@ export function createGraphQLHandler(
     logging: false,
     maskedErrors: { maskError: createMaskError(deps.logger), isDev: false },
     context: ({ request, clientAddress }) => buildContext(deps, request, clientAddress ?? null),
-    plugins: [useGraphQLJsExecute],
+    plugins: [
+      useGraphQLJsExecute,
+      useDocumentLimits({
+        schema,
+        maxCost: deps.config.graphqlMaxCost,
+        introspection: deps.config.appEnv !== "production",
+      }),
+      useRequestErrorStatus,
+    ],
     // The 1 MiB limit of decisions.md is applied before Yoga (413 as over REST). Yoga's own limit
     // pipes every body through a TransformStream, a large share of a small query's cost.
     maxRequestBodySize: false,

@@ -4,6 +4,7 @@
  * parent's query, so a page of agents with all of them costs a constant number of statements.
  */
 import { builder } from "../builder.ts";
+import { scopeCursor } from "../cursors.ts";
 import * as agents from "../../agents/mod.ts";
 import { AgentStatusEnum, AgentTemplateEnum, MessageGroupingTimeEnum } from "./scalars.ts";
 import { IntentConnection } from "./intents.ts";
@@ -91,7 +92,10 @@ builder.queryFields((t) => ({
       type: Agent,
       cursor: "id",
       authScopes: { member: true },
-      resolve: async (query, _root, _args, ctx) => agents.findAgentsForGraph(await ctx.actor(), query),
+      resolve: async (query, _root, _args, ctx) => {
+        const actor = await ctx.actor();
+        return agents.findAgentsForGraph(actor, scopeCursor(query, { workspaceId: actor.actor.workspaceId }));
+      },
     },
     AgentConnection,
   ),

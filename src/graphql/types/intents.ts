@@ -1,5 +1,6 @@
 /** Intents of an agent: the GraphQL face of src/intents. */
 import { builder } from "../builder.ts";
+import { scopeCursor } from "../cursors.ts";
 import * as intents from "../../intents/mod.ts";
 import type { RequiredField } from "../../intents/schemas.ts";
 import { MessageTypeEnum } from "./scalars.ts";
@@ -53,7 +54,11 @@ builder.queryFields((t) => ({
       authScopes: { member: true },
       args: { agentId: t.arg.id({ required: true }) },
       resolve: async (query, _root, { agentId }, ctx) =>
-        intents.findIntentsForGraph(await ctx.actor(), String(agentId), query),
+        intents.findIntentsForGraph(
+          await ctx.actor(),
+          String(agentId),
+          scopeCursor(query, { agentId: String(agentId) }),
+        ),
     },
     IntentConnection,
   ),

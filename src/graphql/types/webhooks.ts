@@ -4,6 +4,7 @@
  * only in the payloads of createWebhook and rotateWebhookSecret.
  */
 import { builder } from "../builder.ts";
+import { scopeCursor } from "../cursors.ts";
 import * as webhooks from "../../webhooks/mod.ts";
 import { WEBHOOK_EVENTS } from "../../webhooks/mod.ts";
 import { WebhookDelivery, WebhookDeliveryConnection } from "./webhook_deliveries.ts";
@@ -38,7 +39,11 @@ export const Webhook = builder.prismaObject("EventWebhook", {
         cursor: "id",
         description: "The delivery log, newest first.",
         resolve: async (query, webhook, _args, ctx) =>
-          webhooks.findWebhookDeliveriesForGraph(await ctx.actor(), webhook.id, query),
+          webhooks.findWebhookDeliveriesForGraph(
+            await ctx.actor(),
+            webhook.id,
+            scopeCursor(query, { webhookId: webhook.id }),
+          ),
       },
       WebhookDeliveryConnection,
     ),
@@ -69,7 +74,11 @@ builder.queryFields((t) => ({
       authScopes: { member: true },
       args: { agentId: t.arg.id({ required: true }) },
       resolve: async (query, _root, { agentId }, ctx) =>
-        webhooks.findWebhooksForGraph(await ctx.actor(), String(agentId), query),
+        webhooks.findWebhooksForGraph(
+          await ctx.actor(),
+          String(agentId),
+          scopeCursor(query, { agentId: String(agentId) }),
+        ),
     },
     WebhookConnection,
   ),

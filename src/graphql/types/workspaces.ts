@@ -6,6 +6,7 @@ import { builder } from "../builder.ts";
 import * as workspaces from "../../workspaces/mod.ts";
 import type { MembershipView, Session, UserView } from "../../workspaces/mod.ts";
 import { RoleEnum } from "./scalars.ts";
+import { scopeCursor } from "../cursors.ts";
 
 /** A person (never with password or hashes). */
 const User = builder.objectRef<UserView>("User").implement({
@@ -134,7 +135,13 @@ builder.queryFields((t) => ({
       type: Member,
       cursor: "id",
       authScopes: { member: true },
-      resolve: async (query, _root, _args, ctx) => workspaces.findMembersForGraph(await ctx.actor(), query),
+      resolve: async (query, _root, _args, ctx) => {
+        const actor = await ctx.actor();
+        return workspaces.findMembersForGraph(
+          actor,
+          scopeCursor(query, { workspaceId: actor.actor.workspaceId }),
+        );
+      },
     },
     MemberConnection,
   ),
@@ -143,7 +150,13 @@ builder.queryFields((t) => ({
       type: Invite,
       cursor: "id",
       authScopes: { member: true },
-      resolve: async (query, _root, _args, ctx) => workspaces.findInvitesForGraph(await ctx.actor(), query),
+      resolve: async (query, _root, _args, ctx) => {
+        const actor = await ctx.actor();
+        return workspaces.findInvitesForGraph(
+          actor,
+          scopeCursor(query, { workspaceId: actor.actor.workspaceId }),
+        );
+      },
     },
     InviteConnection,
   ),
@@ -152,7 +165,13 @@ builder.queryFields((t) => ({
       type: ApiToken,
       cursor: "id",
       authScopes: { member: true },
-      resolve: async (query, _root, _args, ctx) => workspaces.findApiTokensForGraph(await ctx.actor(), query),
+      resolve: async (query, _root, _args, ctx) => {
+        const actor = await ctx.actor();
+        return workspaces.findApiTokensForGraph(
+          actor,
+          scopeCursor(query, { workspaceId: actor.actor.workspaceId }),
+        );
+      },
     },
     ApiTokenConnection,
   ),
