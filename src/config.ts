@@ -48,6 +48,19 @@ const envSchema = z.object({
   INTENT_WEBHOOK_TIMEOUT_MS: positiveMs.default(30000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   APP_ENV: z.enum(["development", "production", "test"]).default("development"),
+  CORS_ORIGINS: z.string().default("").transform((v, ctx) => {
+    const origins = v.split(",").map((s) => s.trim()).filter(Boolean);
+    for (const origin of origins) {
+      // Browsers send an origin as scheme://host[:port], nothing more: anything else never matches.
+      if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+        ctx.addIssue({
+          code: "custom",
+          message: `"${origin}" is not an origin such as https://app.example.com`,
+        });
+      }
+    }
+    return origins;
+  }),
 });
 
 export type Env = Record<string, string | undefined>;
@@ -70,6 +83,8 @@ export interface Config {
   intentWebhookTimeoutMs: number;
   logLevel: "debug" | "info" | "warn" | "error";
   appEnv: "development" | "production" | "test";
+  /** Origins allowed to call the API from a browser; empty: no CORS headers at all. */
+  corsOrigins: string[];
 }
 
 export class ConfigError extends Error {
@@ -108,5 +123,6 @@ export function loadConfig(env: Env): Config {
     intentWebhookTimeoutMs: e.INTENT_WEBHOOK_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     appEnv: e.APP_ENV,
+    corsOrigins: e.CORS_ORIGINS,
   };
 }

@@ -7,6 +7,7 @@ import { GraphQLError } from "graphql";
 import { PothosValidationError } from "@pothos/core";
 import { AppError } from "../shared/errors.ts";
 import type { Logger } from "../shared/logger.ts";
+import { isClientGone } from "../shared/request_scope.ts";
 
 /** The innermost cause of an error that GraphQL execution may have wrapped (once or more). */
 function rootCause(error: unknown): unknown {
@@ -44,6 +45,13 @@ export function createMaskError(logger: Logger): (error: unknown, message: strin
       });
     }
     if (cause instanceof GraphQLError) return error as GraphQLError; // parse/validation: Yoga's own codes
+    if (isClientGone(cause)) {
+      // Stopped because nobody waits for the answer: not an error.
+      logger.debug("client gone", {
+        path: error instanceof GraphQLError ? error.path?.join(".") : undefined,
+      });
+      return new GraphQLError("The client has gone.", { extensions: { code: "CLIENT_GONE", status: 499 } });
+    }
     logger.error("unhandled GraphQL error", {
       path: error instanceof GraphQLError ? error.path?.join(".") : undefined,
       error: cause,
