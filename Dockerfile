@@ -1,17 +1,24 @@
-# Build stage: Prisma's and Pothos' generators run under Node, so generate with Node + Deno here.
-FROM node:20-bookworm AS build
+# Build stage: Prisma's and Pothos' generators run under Node, so generate with Node (24 LTS) + Deno.
+FROM node:24-bookworm AS build
 WORKDIR /app
 RUN npm install --prefix /opt/deno --no-audit --no-fund deno@2.9.6
-ENV PATH=/opt/deno/node_modules/.bin:$PATH
+# DENO_DIR inside the tree that is copied on, so the run stage starts from a warm cache.
+ENV PATH=/opt/deno/node_modules/.bin:$PATH DENO_DIR=/app/.deno
 COPY . .
-RUN deno task setup && deno cache src/main.ts
+RUN deno task setup && deno cache src/main.ts src/admin.ts
 
-# Run stage: the official Deno image with the installed packages and the generated client.
+# Run stage: the official Deno image (Debian) with the installed packages and the generated client.
 FROM denoland/deno:2.9.6
 WORKDIR /app
-COPY --from=build /app /app
-# NODE_ENV=production: graphql-js skips its multi-realm instanceof checks (as `deno task start`).
-ENV HOST=0.0.0.0 PORT=8080 APP_ENV=production DATA_DIR=/app/.data NODE_ENV=production
+# The image's unprivileged `deno` user owns the app, so the embedded PostgreSQL runs as that user
+# too (as root it would have to switch to a `postgres` user; see README "Running as root").
+COPY --from=build --chown=deno:deno /app /app
+RUN mkdir -p /app/.data && chown deno:deno /app/.data
+# APP_ENV=production: no GraphiQL or introspection, and a generated first-owner password goes to
+# /app/.data/bootstrap-password (0600) instead of the log. NODE_ENV=production: graphql-js skips
+# its development checks (as `deno task start`).
+ENV HOST=0.0.0.0 PORT=8080 APP_ENV=production DATA_DIR=/app/.data NODE_ENV=production DENO_DIR=/app/.deno
+USER deno
 EXPOSE 8080
 # Without DATABASE_URL the embedded PostgreSQL keeps its data in /app/.data (mount a volume there).
 VOLUME ["/app/.data"]

@@ -29,8 +29,11 @@ const { values } = parseArgs({
   },
 });
 
+// An operator task, not a server: no first-owner set-up and no job workers (a running server
+// delivers whatever these commands enqueue).
 const app = await buildApp(loadConfig(Deno.env.toObject()), {
   bootstrap: false,
+  workers: false,
   logger: createLogger("warn"),
 });
 const { db } = app.deps;

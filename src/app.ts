@@ -15,7 +15,9 @@ import { type Clock, systemClock } from "./shared/clock.ts";
 import { createLogger, type Logger } from "./shared/logger.ts";
 import { OutboundPolicy, type Resolver } from "./shared/outbound.ts";
 import { restRoutes } from "./rest/router.ts";
-import { errorResponse, problem } from "./rest/errors.ts";
+import { clientGoneResponse, errorResponse, problem } from "./rest/errors.ts";
+import { corsPolicy } from "./rest/cors.ts";
+import { inRequestScope, isClientGone, requestIdFrom } from "./shared/request_scope.ts";
 import { createGraphQLHandler } from "./graphql/yoga.ts";
 import { EventBus } from "./shared/events.ts";
 import { Jobs } from "./jobs/boss.ts";
@@ -105,12 +107,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (options.bootstrap !== false) await bootstrapFirstOwner(deps);
 
   const http = new Hono<{ Bindings: HttpBindings }>();
-  const serve = (request: Request, info?: ConnectionInfo) => {
-    const addr = info?.remoteAddr;
-    return http.fetch(request, { clientAddress: addr && "hostname" in addr ? addr.hostname : null });
-  };
   // For the routes mounted here (the REST router has its own): an over-long GraphQL body.
   http.onError((err, c) => errorResponse(err, c, logger));
+  if (config.corsOrigins.length) http.use("*", corsPolicy(config.corsOrigins));
   http.get("/healthz", async () => {
     try {
       await db.$queryRawUnsafe("SELECT 1");
@@ -139,17 +138,36 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     return problem(404, "NOT_FOUND", `No route for ${c.req.method} ${c.req.path}.`);
   });
 
+  /**
+   * Every request runs in its request scope (request id, client signal) and its response carries
+   * `x-request-id`: the client's when sane, otherwise a new one.
+   */
+  const handle = (request: Request, info?: ConnectionInfo): Promise<Response> => {
+    const requestId = requestIdFrom(request.headers.get("x-request-id"));
+    const addr = info?.remoteAddr;
+    const bindings = { clientAddress: addr && "hostname" in addr ? addr.hostname : null };
+    return inRequestScope(requestId, request.signal, async () => {
+      return withHeader(await http.fetch(request, bindings), "x-request-id", requestId);
+    });
+  };
+
   let server: Deno.HttpServer | undefined;
   return {
     deps,
-    fetch: (request, info) => Promise.resolve(serve(request, info)),
+    fetch: handle,
     start() {
       return new Promise((resolve) => {
         server = Deno.serve({
           hostname: config.host,
           port: config.port,
           onListen: (addr) => resolve({ port: (addr as Deno.NetAddr).port }),
-        }, serve);
+          // Only reached when something throws outside Hono's own error handling.
+          onError: (err) => {
+            if (isClientGone(err)) return clientGoneResponse();
+            logger.error("unhandled error", { error: err });
+            return problem(500, "INTERNAL", "Something went wrong on our side.");
+          },
+        }, handle);
       });
     },
     async stop() {
@@ -160,4 +178,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await embedded?.stop();
     },
   };
+}
+
+/** `response` with one more header (a copy when its headers are immutable, as fetch's are). */
+function withHeader(response: Response, name: string, value: string): Response {
+  try {
+    response.headers.set(name, value);
+    return response;
+  } catch {
+    const copy = new Response(response.body, response);
+    copy.headers.set(name, value);
+    return copy;
+  }
 }

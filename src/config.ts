@@ -67,6 +67,19 @@ const envSchema = z.object({
   // The estimate of src/graphql/limits.ts: 100 agents with 100 intents and 100 webhooks each (about
   // 20 000 rows, cost 141 301) fits; a third level of pages (a million rows) does not.
   GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(200_000),
+  CORS_ORIGINS: z.string().default("").transform((v, ctx) => {
+    const origins = v.split(",").map((s) => s.trim()).filter(Boolean);
+    for (const origin of origins) {
+      // Browsers send an origin as scheme://host[:port], nothing more: anything else never matches.
+      if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+        ctx.addIssue({
+          code: "custom",
+          message: `"${origin}" is not an origin such as https://app.example.com`,
+        });
+      }
+    }
+    return origins;
+  }),
 });
 
 export type Env = Record<string, string | undefined>;
@@ -97,6 +110,8 @@ export interface Config {
   appEnv: "development" | "production" | "test";
   /** Cost limit of one GraphQL operation (src/graphql/limits.ts). */
   graphqlMaxCost: number;
+  /** Origins allowed to call the API from a browser; empty: no CORS headers at all. */
+  corsOrigins: string[];
 }
 
 export class ConfigError extends Error {
@@ -144,5 +159,6 @@ export function loadConfig(env: Env): Config {
     logLevel: e.LOG_LEVEL,
     appEnv: e.APP_ENV,
     graphqlMaxCost: e.GRAPHQL_MAX_COST,
+    corsOrigins: e.CORS_ORIGINS,
   };
 }

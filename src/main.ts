@@ -1,6 +1,7 @@
 /** Entry point of `deno task start`: configuration, listen, signals. */
 import { ConfigError, loadConfig } from "./config.ts";
 import { buildApp } from "./app.ts";
+import { StartupError } from "./db/embedded.ts";
 
 let config;
 try {
@@ -13,7 +14,16 @@ try {
   throw e;
 }
 
-const app = await buildApp(config);
+let app;
+try {
+  app = await buildApp(config);
+} catch (e) {
+  if (e instanceof StartupError) {
+    console.error(e.message);
+    Deno.exit(78); // EX_CONFIG: nothing to retry until the operator changes something
+  }
+  throw e;
+}
 const { port } = await app.start();
 app.deps.logger.info("listening", { url: `http://${config.host}:${port}`, publicUrl: config.publicUrl });
 

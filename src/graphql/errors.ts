@@ -10,6 +10,7 @@ import { PothosValidationError } from "@pothos/core";
 import { AppError, RateLimitedError } from "../shared/errors.ts";
 import type { Logger } from "../shared/logger.ts";
 import { BAD_CURSOR, INTROSPECTION_DISABLED, QUERY_TOO_COMPLEX } from "./limits.ts";
+import { isClientGone } from "../shared/request_scope.ts";
 
 /** The innermost cause of an error that GraphQL execution may have wrapped (once or more). */
 function rootCause(error: unknown): unknown {
@@ -59,6 +60,13 @@ export function createMaskError(logger: Logger): (error: unknown, message: strin
         ...located(error),
         extensions: { code: "BAD_USER_INPUT", status: 400 },
       });
+    }
+    if (isClientGone(cause)) {
+      // Stopped because nobody waits for the answer: not an error.
+      logger.debug("client gone", {
+        path: error instanceof GraphQLError ? error.path?.join(".") : undefined,
+      });
+      return new GraphQLError("The client has gone.", { extensions: { code: "CLIENT_GONE", status: 499 } });
     }
     logger.error("unhandled GraphQL error", {
       path: error instanceof GraphQLError ? error.path?.join(".") : undefined,

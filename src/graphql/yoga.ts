@@ -6,7 +6,9 @@ import { buildContext } from "./context.ts";
 import { createMaskError, useRequestErrorStatus } from "./errors.ts";
 import { useDocumentLimits } from "./limits.ts";
 import { schema } from "./schema.ts";
-import { MAX_BODY_BYTES, readBody } from "../shared/http_body.ts";
+import { decodeUtf8, MAX_BODY_BYTES, readBody } from "../shared/http_body.ts";
+import { AppError } from "../shared/errors.ts";
+import { problem } from "../rest/errors.ts";
 
 /**
  * Executes with graphql-js itself instead of Yoga's default (@graphql-tools/executor, which adds
@@ -14,6 +16,36 @@ import { MAX_BODY_BYTES, readBody } from "../shared/http_body.ts";
  */
 const useGraphQLJsExecute: Plugin = {
   onExecute: ({ setExecuteFn }) => setExecuteFn(execute as Parameters<typeof setExecuteFn>[0]),
+};
+
+/**
+ * POST bodies must be UTF-8 (400 INVALID_UTF8 problem+json, as over REST), where Yoga would read
+ * them with U+FFFD in place of bad bytes; a body cut short is MALFORMED_BODY, or nothing at all
+ * when its client has gone (readBody). Yoga's own parser for the content type is kept: a JSON
+ * body is decoded here and handed to it through `json()` (the only method its JSON parser calls),
+ * other types are checked on a copy first.
+ */
+const useStrictUtf8Body: Plugin = {
+  onRequestParse: ({ request, requestParser, setRequestParser }) => {
+    if (request.method !== "POST" || !requestParser) return;
+    const yogaParser = requestParser;
+    const isJson = /^application\/(graphql\+)?json\s*(;|,|$)/i.test(
+      request.headers.get("content-type") ?? "",
+    );
+    setRequestParser(async (req) => {
+      try {
+        if (!isJson) {
+          decodeUtf8(await readBody(req.clone()));
+          return await yogaParser(req);
+        }
+        const text = decodeUtf8(await readBody(req));
+        return await yogaParser({ json: () => Promise.resolve().then(() => JSON.parse(text)) } as Request);
+      } catch (e) {
+        if (e instanceof AppError) return problem(e.status, e.code, e.message);
+        throw e;
+      }
+    });
+  },
 };
 
 /**
@@ -35,12 +67,15 @@ export function createGraphQLHandler(
     graphqlEndpoint: "/graphql",
     graphiql: deps.config.appEnv === "development",
     landingPage: false,
+    // One CORS policy for REST and GraphQL: the app's (CORS_ORIGINS), applied before Yoga.
+    cors: false,
     // Errors are logged by maskError (unexpected ones only), with the app's logger.
     logging: false,
     maskedErrors: { maskError: createMaskError(deps.logger), isDev: false },
     context: ({ request, clientAddress }) => buildContext(deps, request, clientAddress ?? null),
     plugins: [
       useGraphQLJsExecute,
+      useStrictUtf8Body,
       useDocumentLimits({
         schema,
         maxCost: deps.config.graphqlMaxCost,

@@ -1,7 +1,11 @@
-/** AppError -> RFC 9457 problem+json. Anything else is a bug: logged with the request id, bare 500. */
+/**
+ * AppError -> RFC 9457 problem+json, with the request id as `instance`. A client that went away is
+ * not an error (nothing is answered to anyone). Anything else is a bug: logged, bare 500.
+ */
 import type { Context } from "hono";
 import { AppError, type FieldProblem, RateLimitedError } from "../shared/errors.ts";
 import type { Logger } from "../shared/logger.ts";
+import { isClientGone, requestInstance } from "../shared/request_scope.ts";
 
 const TITLES: Record<number, string> = {
   400: "Bad Request",
@@ -23,12 +27,14 @@ export function problem(
   errors?: FieldProblem[],
   headers: Record<string, string> = {},
 ): Response {
+  const instance = requestInstance();
   const body = {
     type: `/problems/${code.toLowerCase().replaceAll("_", "-")}`,
     title: TITLES[status] ?? "Error",
     status,
     detail,
     code,
+    ...(instance ? { instance } : {}),
     ...(errors ? { errors } : {}),
   };
   return new Response(JSON.stringify(body), {
@@ -43,6 +49,15 @@ export function errorResponse(err: unknown, c: Context, logger: Logger): Respons
     if (err instanceof RateLimitedError) headers["retry-after"] = String(err.retryAfterSeconds);
     return problem(err.status, err.code, err.message, err.errors, headers);
   }
-  logger.error("unhandled error", { requestId: c.get("requestId" as never), path: c.req.path, error: err });
+  if (isClientGone(err)) {
+    logger.debug("client gone", { path: c.req.path });
+    return clientGoneResponse();
+  }
+  logger.error("unhandled error", { path: c.req.path, error: err });
   return problem(500, "INTERNAL", "Something went wrong on our side.");
+}
+
+/** Nobody reads it: 499 (nginx's "client closed request") only shows in access logs. */
+export function clientGoneResponse(): Response {
+  return new Response(null, { status: 499 });
 }

@@ -4,11 +4,11 @@ import type { ActorContext, Deps } from "../context.ts";
 import type { Principal } from "../auth/actor.ts";
 import { authenticate, authenticateActor, requireWorkspaceHeader } from "../auth/authenticate.ts";
 import { AppError } from "../shared/errors.ts";
-import { readBody } from "../shared/http_body.ts";
+import { decodeUtf8, readBody } from "../shared/http_body.ts";
 import { UnreadableBody } from "../shared/validation.ts";
 
 /**
- * The JSON body: 415 unless it is JSON, 413 over 1 MiB, 400 when malformed. An empty body is
+ * The JSON body: 415 unless it is JSON, 413 over 1 MiB, 400 when malformed or not UTF-8. An empty body is
  * `undefined` (services decide whether that is allowed). A body that cannot be read comes back as
  * an UnreadableBody, thrown by the service's parseInput after its role check.
  */
@@ -28,8 +28,9 @@ async function parseJsonBody(c: Context): Promise<unknown> {
   if (!/^application\/([\w.+-]*\+)?json\b/i.test(type.trim())) {
     throw new AppError("UNSUPPORTED_MEDIA_TYPE", 415, "Send the body as application/json.");
   }
+  const text = decodeUtf8(raw);
   try {
-    return JSON.parse(new TextDecoder().decode(raw));
+    return JSON.parse(text);
   } catch {
     throw new AppError("MALFORMED_JSON", 400, "The body is not valid JSON.");
   }

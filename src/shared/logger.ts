@@ -1,7 +1,10 @@
 /**
  * A tiny structured logger: one JSON line per entry on stderr. Secrets are never passed to it;
- * `redact` masks the usual suspects anyway, in case a whole object is logged.
+ * `redact` masks the usual suspects anyway, in case a whole object is logged. While a request is
+ * handled, every line written for it carries its `requestId` (from the request scope).
  */
+import { currentScope } from "./request_scope.ts";
+
 export type LogLevel = "debug" | "info" | "warn" | "error";
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 const SECRET_KEYS = /pass(word)?|secret|token|authorization|api[-_]?key|credentials/i;
@@ -27,11 +30,13 @@ export function redact(value: unknown, depth = 0): unknown {
 export function createLogger(level: LogLevel = "info", sink: (line: string) => void = console.error): Logger {
   const write = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < ORDER[level]) return;
+    const requestId = currentScope()?.requestId;
     sink(
       JSON.stringify({
         time: new Date().toISOString(),
         level: lvl,
         msg,
+        ...(requestId === undefined ? {} : { requestId }),
         ...(redact(fields ?? {}) as object),
       }),
     );

@@ -19,7 +19,13 @@ export function assertProblem(res: Reply, status: number, code: string, fields?:
   assert.equal(typeof body.title, "string", where);
   assert.ok(body.title.length > 0, where);
   assert.equal(typeof body.detail, "string", where);
-  const keys = Object.keys(body).sort();
+  // Every problem names its request: `instance` is urn:request:<the response's x-request-id>.
+  assert.equal(
+    body.instance,
+    `urn:request:${encodeURIComponent(res.headers.get("x-request-id") ?? "")}`,
+    where,
+  );
+  const keys = Object.keys(body).filter((k) => k !== "instance").sort();
   if (code === "VALIDATION_FAILED") {
     assert.deepEqual(keys, ["code", "detail", "errors", "status", "title", "type"], where);
     assert.ok(Array.isArray(body.errors) && body.errors.length > 0, where);
