@@ -70,7 +70,7 @@ Deno.test("in production the generated password goes to DATA_DIR/bootstrap-passw
   console.log = (...args: unknown[]) => printed.push(args.join(" "));
   try {
     const app = await buildApp(
-      loadConfig({ DATABASE_URL: db.url, JWT_SECRET, APP_ENV: "production", DATA_DIR: dataDir }),
+      loadConfig({ DATABASE_URL: db.url, JWT_SECRET, SECRETS_KEY, APP_ENV: "production", DATA_DIR: dataDir }),
       { logger: createLogger("debug", (line) => logged.push(line)) },
     );
     console.log = log;

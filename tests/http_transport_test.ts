@@ -4,7 +4,7 @@
  * whose client has gone stop before their next statement and log no error.
  */
 import assert from "node:assert/strict";
-import { startTestApp } from "./_helpers/app.ts";
+import { startTestApp, TEST_SECRETS_KEY } from "./_helpers/app.ts";
 import { assertProblem } from "./_helpers/problem.ts";
 import { createLogger } from "../src/shared/logger.ts";
 import { createPrisma } from "../src/db/client.ts";
@@ -328,6 +328,7 @@ Deno.test("an aborted GraphQL mutation stops before its next statement and logs 
     loadConfig({
       DATABASE_URL: database.url,
       JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
+      SECRETS_KEY: TEST_SECRETS_KEY,
       APP_ENV: "test",
     }),
     { logger: sink.logger, db, bootstrap: false },
