@@ -1,6 +1,7 @@
 /** AppError -> RFC 9457 problem+json. Anything else is a bug: logged with the request id, bare 500. */
 import type { Context } from "hono";
 import { AppError, type FieldProblem, RateLimitedError } from "../shared/errors.ts";
+import { dbAppError } from "../shared/db_errors.ts";
 import type { Logger } from "../shared/logger.ts";
 
 const TITLES: Record<number, string> = {
@@ -38,6 +39,7 @@ export function problem(
 }
 
 export function errorResponse(err: unknown, c: Context, logger: Logger): Response {
+  err = dbAppError(err) ?? err; // a row changed under the request: 404/409, not 500
   if (err instanceof AppError) {
     const headers: Record<string, string> = err.status === 401 ? { "www-authenticate": "Bearer" } : {};
     if (err instanceof RateLimitedError) headers["retry-after"] = String(err.retryAfterSeconds);

@@ -11,6 +11,7 @@ import { countAddressAttempt, guardPasswordCheck } from "../auth/rate_limit.ts";
 import { API_TOKEN_PREFIX } from "../auth/authenticate.ts";
 import { AppError, conflict, forbidden, notFound, unauthorized } from "../shared/errors.ts";
 import { randomToken, sha256Hex } from "../shared/crypto.ts";
+import { isMissingParent } from "../shared/db_errors.ts";
 import { assertId, parseInput } from "../shared/validation.ts";
 import { type Page, pageArgs, parsePage, toPage } from "../shared/pagination.ts";
 import type { GraphQuery } from "../shared/graph_query.ts";
@@ -139,6 +140,9 @@ async function insertWorkspace(deps: Deps, ownerId: string, input: unknown): Pro
   const { name } = parseInput(createWorkspaceSchema, input);
   const ws = await deps.db.workspace.create({
     data: { name, memberships: { create: { userId: ownerId, role: "OWNER" } } },
+  }).catch((e) => {
+    // A valid JWT of a deleted user: the membership's user is missing. The credential is the problem.
+    throw isMissingParent(e) ? unauthorized("The user of this token no longer exists.") : e;
   });
   return { id: ws.id, name: ws.name, role: "OWNER" };
 }
