@@ -7,6 +7,8 @@
 import assert from "node:assert/strict";
 import { Client, type Reply, startTestApp, type TestApp } from "./_helpers/app.ts";
 import { assertProblem } from "./_helpers/problem.ts";
+import { dbAppError } from "../src/shared/db_errors.ts";
+import { AppError } from "../src/shared/errors.ts";
 
 const ROUNDS = 20;
 const INTENT = {
@@ -219,6 +221,68 @@ Deno.test("races between writes and deletes", async (t) => {
         assert.equal(await db.workspace.count(), before);
       },
     );
+  } finally {
+    await ta.close();
+  }
+});
+
+/** What a statement's error maps to: [status, code, message], or "unmapped" (a bug: stays a 500). */
+async function mapped(statement: Promise<unknown>): Promise<[number, string, string] | "unmapped"> {
+  const err = await statement.then(() => assert.fail("the statement should fail"), (e) => e);
+  const app = dbAppError(err);
+  if (!app) return "unmapped";
+  assert.ok(app instanceof AppError);
+  return [app.status, app.code, app.message];
+}
+
+Deno.test("dbAppError() maps only Prisma's not-found, foreign key and unique errors", async () => {
+  const ta = await startTestApp({}, { workers: false });
+  try {
+    const db = ta.app.deps.db;
+    const { workspaceId } = await ta.seed.workspace();
+    const agent = { name: "A", model: "m", systemPrompt: "p" };
+    assert.deepEqual(
+      await mapped(db.intent.update({ where: { id: "gone" }, data: { description: "x" } })),
+      [404, "NOT_FOUND", "Intent not found."],
+    );
+    assert.deepEqual(
+      await mapped(db.eventWebhook.delete({ where: { id: "gone" } })),
+      [404, "NOT_FOUND", "Webhook not found."],
+    );
+    assert.deepEqual(
+      await mapped(db.agent.create({ data: { ...agent, workspaceId: "gone" } })),
+      [404, "NOT_FOUND", "Workspace not found."],
+    );
+    assert.deepEqual(
+      await mapped(db.$executeRaw`
+        INSERT INTO "PromptVersion" (id, "agentId", "systemPrompt", rationale, "authorLabel")
+        VALUES ('pv', 'gone', 'p', 'r', 'l')`),
+      [404, "NOT_FOUND", "Agent not found."],
+    );
+    const user = await db.user.findFirstOrThrow();
+    assert.deepEqual(
+      await mapped(db.user.create({ data: { email: user.email, name: "n", passwordHash: "h" } })),
+      [409, "DUPLICATE", "A record with these values already exists."],
+    );
+    assert.deepEqual(
+      await mapped(
+        db.$executeRaw`INSERT INTO "User" (id, email, name, "passwordHash") VALUES ('u', ${user.email}, 'n', 'h')`,
+      ),
+      [409, "DUPLICATE", "A record with these values already exists."],
+    );
+    // Anything else stays a bug (500): a bad statement, a value out of range, a NOT NULL violation.
+    assert.equal(await mapped(db.$executeRawUnsafe("SELEC 1")), "unmapped");
+    assert.equal(
+      await mapped(db.agent.create({ data: { ...agent, workspaceId, maxDailyMessages: 2 ** 31 } })),
+      "unmapped",
+    );
+    assert.equal(
+      await mapped(
+        db.$executeRaw`INSERT INTO "User" (id, email, name, "passwordHash") VALUES ('u2', 'e', NULL, 'h')`,
+      ),
+      "unmapped",
+    );
+    assert.equal(dbAppError(new Error("P2025")), undefined);
   } finally {
     await ta.close();
   }
