@@ -141,6 +141,40 @@ Deno.test("races between writes and deletes", async (t) => {
       },
     );
 
+    await t.step("two intents with one tag at once: one 201, one 409 DUPLICATE_INTENT", async () => {
+      for (let i = 0; i < ROUNDS; i++) {
+        const body = { ...INTENT, name: `Dup${i}` };
+        const both = await Promise.all([
+          c.post(`/api/agents/${agentId}/intents`, body),
+          c.post(`/api/agents/${agentId}/intents`, body),
+        ]);
+        assert.deepEqual(
+          both.map((r) => r.status).sort(),
+          [201, 409],
+          JSON.stringify(both.map((r) => r.body)),
+        );
+        assertProblem(both.find((r) => r.status === 409)!, 409, "DUPLICATE_INTENT");
+      }
+    });
+
+    await t.step("an invite accepted while its workspace is deleted: 200 or 404, never 500", async () => {
+      for (let i = 0; i < 5; i++) {
+        const ws = await newWorkspace();
+        const invite = await ws.client.post(`/api/workspaces/${ws.id}/invites`, {
+          email: `new${i}@example.test`,
+          role: "AGENT",
+        });
+        const token = (invite.body.inviteUrl as string).split("/").pop();
+        const [accept, del] = await Promise.all([
+          ta.anon.post(`/invite/${token}`, { password: "correct horse battery" }),
+          ws.client.delete(`/api/workspaces/${ws.id}`),
+        ]);
+        assertOneOf(accept, [200, 404], "accept");
+        assertOneOf(del, [204], "workspace DELETE");
+        assert.equal(await db.membership.count({ where: { workspaceId: ws.id } }), 0);
+      }
+    });
+
     await t.step("two DELETEs of one workspace: one 204, the other 403 or 404", async () => {
       for (let i = 0; i < ROUNDS; i++) {
         const ws = await newWorkspace();
@@ -235,7 +269,7 @@ async function mapped(statement: Promise<unknown>): Promise<[number, string, str
   return [app.status, app.code, app.message];
 }
 
-Deno.test("dbAppError() maps only Prisma's not-found, foreign key and unique errors", async () => {
+Deno.test("dbAppError() maps only Prisma's not-found, foreign key, unique and deadlock errors", async () => {
   const ta = await startTestApp({}, { workers: false });
   try {
     const db = ta.app.deps.db;
@@ -283,6 +317,30 @@ Deno.test("dbAppError() maps only Prisma's not-found, foreign key and unique err
       "unmapped",
     );
     assert.equal(dbAppError(new Error("P2025")), undefined);
+
+    // A real deadlock: two transactions lock two rows in opposite orders; PostgreSQL aborts one.
+    const [a, b] = await Promise.all([ta.seed.workspace("A"), ta.seed.workspace("B")]);
+    let firstLocks = 0;
+    let bothLocked!: () => void;
+    const barrier = new Promise<void>((resolve) => bothLocked = resolve);
+    const lockInOrder = (first: string, second: string) =>
+      db.$transaction(async (tx) => {
+        await tx.workspace.update({ where: { id: first }, data: { name: "x" } });
+        if (++firstLocks === 2) bothLocked();
+        await barrier;
+        await tx.workspace.update({ where: { id: second }, data: { name: "y" } });
+      });
+    const outcomes = await Promise.allSettled([
+      lockInOrder(a.workspaceId, b.workspaceId),
+      lockInOrder(b.workspaceId, a.workspaceId),
+    ]);
+    const failed = outcomes.filter((o) => o.status === "rejected") as PromiseRejectedResult[];
+    assert.equal(failed.length, 1);
+    assert.deepEqual(await mapped(Promise.reject(failed[0].reason)), [
+      409,
+      "CONCURRENT_CHANGE",
+      "A concurrent change got in the way; nothing was changed. Try again.",
+    ]);
   } finally {
     await ta.close();
   }

@@ -1,9 +1,9 @@
 /**
  * Prisma's errors that mean "the data changed under this request" rather than "a bug": a row read a
  * moment ago and deleted before the write (P2025), a parent deleted before a child was inserted
- * (P2003 / SQLSTATE 23503), a unique value taken by a concurrent insert (P2002 / 23505). Both
- * adapters (rest/errors.ts, graphql/errors.ts) pass every unknown error through dbAppError(), so
- * services need no try/catch for races. Only these codes are mapped: anything else stays a bug
+ * (P2003 / SQLSTATE 23503), a unique value taken by a concurrent insert (P2002 / 23505), a deadlock
+ * between two requests (P2034 / 40P01, 40001). Both adapters (rest/errors.ts, graphql/errors.ts)
+ * pass every unknown error through dbAppError(), so services need no try/catch for races. Only these codes are mapped: anything else stays a bug
  * (500), so this never turns a programming error into a 404.
  */
 import { AppError, conflict, notFound } from "./errors.ts";
@@ -68,7 +68,8 @@ export function isMissingParent(err: unknown): boolean {
 /**
  * The AppError a known database error stands for, or undefined for anything else:
  * P2025 -> 404 NOT_FOUND (`<Model> not found.`); 23503 from an insert/update (P2003, or P2010/P2039
- * from a raw query) -> 404 NOT_FOUND naming the missing parent; 23505 (P2002, P2010) -> 409 DUPLICATE.
+ * from a raw query) -> 404 NOT_FOUND naming the missing parent; 23505 (P2002, P2010) -> 409 DUPLICATE;
+ * 40P01/40001 (P2034) -> 409 CONCURRENT_CHANGE.
  */
 export function dbAppError(err: unknown): AppError | undefined {
   const e = known(err);
@@ -77,5 +78,13 @@ export function dbAppError(err: unknown): AppError | undefined {
   const state = sqlState(e);
   if (state === "23503" && isMissingParent(err)) return notFound(parentOf(e.meta?.driverAdapterError?.cause));
   if (state === "23505") return conflict("DUPLICATE", "A record with these values already exists.");
+  // A deadlock or serialization failure (P2034): PostgreSQL chose this request to give way to a
+  // concurrent one. Nothing was changed; the same request may be sent again.
+  if (state === "40P01" || state === "40001" || e.code === "P2034") {
+    return conflict(
+      "CONCURRENT_CHANGE",
+      "A concurrent change got in the way; nothing was changed. Try again.",
+    );
+  }
   return undefined;
 }

@@ -372,12 +372,19 @@ export async function acceptInvite(
   }
   const passwordHash = existing ? null : await hashPassword(password);
   const user = await deps.db.$transaction(async (tx) => {
+    // The workspace row first, as DELETE workspace locks it before its invites: taking the invite
+    // first and the workspace later (the membership's foreign key) deadlocks with that delete.
+    await tx.$queryRaw`SELECT 1 FROM "Workspace" WHERE id = ${invite.workspaceId} FOR KEY SHARE`;
     // The conditional update makes acceptance single-use even under concurrent requests.
     const claimed = await tx.invite.updateMany({
       where: { id: invite.id, acceptedAt: null },
       data: { acceptedAt: deps.clock.now() },
     });
-    if (!claimed.count) throw conflict("INVITE_USED", "This invite has already been accepted.");
+    if (!claimed.count) {
+      // Not claimable: accepted meanwhile (409), or withdrawn or its workspace deleted (404).
+      const still = await tx.invite.findUnique({ where: { id: invite.id }, select: { id: true } });
+      throw still ? conflict("INVITE_USED", "This invite has already been accepted.") : notFound("Invite");
+    }
     const user = existing ?? await tx.user.create({
       data: { email: invite.email, name: name ?? invite.email.split("@")[0], passwordHash: passwordHash! },
     });
