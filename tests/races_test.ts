@@ -175,6 +175,23 @@ Deno.test("races between writes and deletes", async (t) => {
       }
     });
 
+    await t.step("member role change and removal vs workspace DELETE", async () => {
+      const member = await ta.seed.user();
+      for (let i = 0; i < ROUNDS; i++) {
+        const ws = await newWorkspace();
+        await db.membership.create({ data: { userId: member.userId, workspaceId: ws.id, role: "MANAGER" } });
+        const path = `/api/workspaces/${ws.id}/members/${member.userId}`;
+        const [role, remove, del] = await Promise.all([
+          ws.client.patch(path, { role: "VIEWER" }),
+          ws.client.delete(path),
+          ws.client.delete(`/api/workspaces/${ws.id}`),
+        ]);
+        assertOneOf(role, [200, 403, 404], "role change");
+        assertOneOf(remove, [204, 403, 404], "removal");
+        assertOneOf(del, [204], "workspace DELETE");
+      }
+    });
+
     await t.step("two DELETEs of one workspace: one 204, the other 403 or 404", async () => {
       for (let i = 0; i < ROUNDS; i++) {
         const ws = await newWorkspace();
