@@ -3,8 +3,9 @@
  * moment ago and deleted before the write (P2025), a parent deleted before a child was inserted
  * (P2003 / SQLSTATE 23503), a unique value taken by a concurrent insert (P2002 / 23505), a deadlock
  * between two requests (P2034 / 40P01, 40001). Both adapters (rest/errors.ts, graphql/errors.ts)
- * pass every unknown error through dbAppError(), so services need no try/catch for races. Only these codes are mapped: anything else stays a bug
- * (500), so this never turns a programming error into a 404.
+ * pass every unknown error through dbAppError(), so services need no try/catch for races. Only
+ * these codes are mapped: anything else stays a bug (500), so this never turns a programming error
+ * into a 404.
  */
 import { AppError, conflict, notFound } from "./errors.ts";
 
@@ -52,6 +53,7 @@ const SHOWN: Record<string, string> = {
   ApiToken: "API token",
   PromptVersion: "Prompt version",
   WebhookDelivery: "Delivery",
+  Membership: "Member",
 };
 const shownName = (model: string) => SHOWN[model] ?? model;
 
