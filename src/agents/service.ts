@@ -148,6 +148,13 @@ async function writePrompt(
   change: { systemPrompt: string; rationale: string; revertedFrom?: string },
 ): Promise<AgentView> {
   return await ctx.db.$transaction(async (tx) => {
+    // The agent row first: inserting the version (its foreign key) and then updating the agent
+    // would upgrade a lock a concurrent DELETE may be waiting on, a deadlock. Gone: 404 (P2025).
+    const agent = await tx.agent.update({
+      where: { id: agentId },
+      data: { systemPrompt: change.systemPrompt },
+      select: agentSelect,
+    });
     await tx.promptVersion.create({
       data: {
         agentId,
@@ -158,11 +165,7 @@ async function writePrompt(
         authorLabel: ctx.actor.label,
       },
     });
-    return await tx.agent.update({
-      where: { id: agentId },
-      data: { systemPrompt: change.systemPrompt },
-      select: agentSelect,
-    });
+    return agent;
   });
 }
 

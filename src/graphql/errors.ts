@@ -8,6 +8,7 @@ import { GraphQLError } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { PothosValidationError } from "@pothos/core";
 import { AppError, RateLimitedError } from "../shared/errors.ts";
+import { dbAppError } from "../shared/db_errors.ts";
 import type { Logger } from "../shared/logger.ts";
 import { BAD_CURSOR, INTROSPECTION_DISABLED, QUERY_TOO_COMPLEX } from "./limits.ts";
 import { isClientGone } from "../shared/request_scope.ts";
@@ -29,7 +30,7 @@ function located(error: unknown) {
 /** Builds Yoga's `maskedErrors.maskError` for the app's logger. */
 export function createMaskError(logger: Logger): (error: unknown, message: string) => Error {
   return (error) => {
-    const cause = rootCause(error);
+    const cause = dbAppError(rootCause(error)) ?? rootCause(error); // races: 404/409, not INTERNAL
     if (cause instanceof AppError) {
       return new GraphQLError(cause.message, {
         ...located(error),

@@ -4,6 +4,7 @@
  */
 import type { Context } from "hono";
 import { AppError, type FieldProblem, RateLimitedError } from "../shared/errors.ts";
+import { dbAppError } from "../shared/db_errors.ts";
 import type { Logger } from "../shared/logger.ts";
 import { isClientGone, requestInstance } from "../shared/request_scope.ts";
 
@@ -44,6 +45,7 @@ export function problem(
 }
 
 export function errorResponse(err: unknown, c: Context, logger: Logger): Response {
+  err = dbAppError(err) ?? err; // a row changed under the request: 404/409, not 500
   if (err instanceof AppError) {
     const headers: Record<string, string> = err.status === 401 ? { "www-authenticate": "Bearer" } : {};
     if (err instanceof RateLimitedError) headers["retry-after"] = String(err.retryAfterSeconds);

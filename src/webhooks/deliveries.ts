@@ -113,7 +113,10 @@ async function publishTestEvent<T>(ctx: ActorContext, ids: WebhookIds, read: Rea
         webhook: { id: webhook.id, event: webhook.event },
       },
     });
-    return (await read(tx, { webhookId_eventId: { webhookId: webhook.id, eventId } }))!;
+    // No delivery: the webhook (or its agent) was deleted since it was read, so no row was inserted.
+    const delivery = await read(tx, { webhookId_eventId: { webhookId: webhook.id, eventId } });
+    if (delivery === null) throw notFound("Webhook");
+    return delivery;
   });
 }
 

@@ -11,6 +11,7 @@ import { countAddressAttempt, guardPasswordCheck } from "../auth/rate_limit.ts";
 import { API_TOKEN_PREFIX } from "../auth/authenticate.ts";
 import { AppError, conflict, forbidden, notFound, unauthorized } from "../shared/errors.ts";
 import { randomToken, sha256Hex } from "../shared/crypto.ts";
+import { isMissingParent } from "../shared/db_errors.ts";
 import { assertId, parseInput } from "../shared/validation.ts";
 import { type Page, pageArgs, parsePage, toPage } from "../shared/pagination.ts";
 import type { GraphQuery } from "../shared/graph_query.ts";
@@ -139,6 +140,9 @@ async function insertWorkspace(deps: Deps, ownerId: string, input: unknown): Pro
   const { name } = parseInput(createWorkspaceSchema, input);
   const ws = await deps.db.workspace.create({
     data: { name, memberships: { create: { userId: ownerId, role: "OWNER" } } },
+  }).catch((e) => {
+    // A valid JWT of a deleted user: the membership's user is missing. The credential is the problem.
+    throw isMissingParent(e) ? unauthorized("The user of this token no longer exists.") : e;
   });
   return { id: ws.id, name: ws.name, role: "OWNER" };
 }
@@ -368,12 +372,19 @@ export async function acceptInvite(
   }
   const passwordHash = existing ? null : await hashPassword(password);
   const user = await deps.db.$transaction(async (tx) => {
+    // The workspace row first, as DELETE workspace locks it before its invites: taking the invite
+    // first and the workspace later (the membership's foreign key) deadlocks with that delete.
+    await tx.$queryRaw`SELECT 1 FROM "Workspace" WHERE id = ${invite.workspaceId} FOR KEY SHARE`;
     // The conditional update makes acceptance single-use even under concurrent requests.
     const claimed = await tx.invite.updateMany({
       where: { id: invite.id, acceptedAt: null },
       data: { acceptedAt: deps.clock.now() },
     });
-    if (!claimed.count) throw conflict("INVITE_USED", "This invite has already been accepted.");
+    if (!claimed.count) {
+      // Not claimable: accepted meanwhile (409), or withdrawn or its workspace deleted (404).
+      const still = await tx.invite.findUnique({ where: { id: invite.id }, select: { id: true } });
+      throw still ? conflict("INVITE_USED", "This invite has already been accepted.") : notFound("Invite");
+    }
     const user = existing ?? await tx.user.create({
       data: { email: invite.email, name: name ?? invite.email.split("@")[0], passwordHash: passwordHash! },
     });
