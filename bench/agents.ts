@@ -15,7 +15,7 @@ import { silentLogger } from "../src/shared/logger.ts";
 import { createApiToken, login } from "../src/workspaces/mod.ts";
 import { createAgent } from "../src/agents/mod.ts";
 import { createIntent } from "../src/intents/mod.ts";
-import { seedOwner } from "./_seed.ts";
+import { BENCH_SECRETS_KEY, seedOwner } from "./_seed.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 4000);
@@ -54,7 +54,7 @@ export async function runAgentsBench(): Promise<void> {
     const env = {
       DATABASE_URL: databaseUrl,
       JWT_SECRET,
-      SECRETS_KEY: btoa("bench-secrets-key-bench-secrets!"),
+      SECRETS_KEY: BENCH_SECRETS_KEY,
       OUTBOUND_ALLOWLIST: "127.0.0.1/32",
       APP_ENV: "production",
       // As `deno task start` runs the server.

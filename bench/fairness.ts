@@ -21,7 +21,7 @@ import {
   WEBHOOK_CONCURRENCY,
   webhookWorkOptions,
 } from "../src/jobs/workers/webhook_delivery.ts";
-import { seedOwner } from "./_seed.ts";
+import { BENCH_SECRETS_KEY, seedOwner } from "./_seed.ts";
 
 const DURATION_S = Number(Deno.env.get("BENCH_FAIRNESS_SECONDS") ?? 30);
 const FAST_PER_S = 20;
@@ -86,6 +86,7 @@ async function scenario(url: string, withSlow: boolean): Promise<Figures> {
     loadConfig({
       DATABASE_URL: url,
       JWT_SECRET: "bench-secret-bench-secret-bench-secret-000",
+      SECRETS_KEY: BENCH_SECRETS_KEY,
       OUTBOUND_ALLOWLIST: "127.0.0.1/32",
       LOG_LEVEL: "error",
     }),

@@ -24,13 +24,12 @@ import {
   webhookWorkOptions,
 } from "../src/jobs/workers/webhook_delivery.ts";
 import type { Db } from "../src/db/client.ts";
-import { seedOwner } from "./_seed.ts";
+import { BENCH_SECRETS_KEY, seedOwner } from "./_seed.ts";
 
 const EVENTS = Number(Deno.env.get("BENCH_WEBHOOK_EVENTS") ?? 10_000);
 const PACED_EVENTS = Number(Deno.env.get("BENCH_WEBHOOK_PACED") ?? 1_000);
 const PACE_PER_S = 50;
 const PUBLISHERS = 8;
-const BENCH_SECRETS_KEY = btoa("bench-secrets-key-bench-secrets!");
 const ROUNDS = Number(Deno.env.get("BENCH_WEBHOOK_ROUNDS") ?? 3);
 
 interface Figures {
