@@ -174,6 +174,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await server?.shutdown();
       // Lets the attempts in hand finish (at most one attempt timeout); the rest are retried later.
       await jobs.stop();
+      deps.outbound.close();
       await db.$disconnect();
       await embedded?.stop();
     },

@@ -8,7 +8,13 @@
  */
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
-import { type OutboundInit, type OutboundResponse, pinnedRequest } from "./outbound_http.ts";
+import {
+  createOutboundAgents,
+  destroyOutboundAgents,
+  type OutboundInit,
+  type OutboundResponse,
+  pinnedRequest,
+} from "./outbound_http.ts";
 
 export type { OutboundInit, OutboundResponse } from "./outbound_http.ts";
 
@@ -96,6 +102,7 @@ export class OutboundPolicy {
   private readonly cidrs: Array<[Address, number]> = [];
   private readonly hosts = new Set<string>();
   private readonly resolve: Resolver;
+  private readonly agents = createOutboundAgents();
 
   /** `allowlist` is config.outboundAllowlist, already checked by allowlistProblems(). */
   constructor(allowlist: string[], options: OutboundOptions = {}) {
@@ -203,6 +210,11 @@ export class OutboundPolicy {
       address = addresses[0];
     }
     init.signal?.throwIfAborted();
-    return await pinnedRequest(url, address.toString(), init);
+    return await pinnedRequest(url, address.toString(), init, this.agents);
+  }
+
+  /** Closes the idle kept-alive connections (the app's stop). */
+  close(): void {
+    destroyOutboundAgents(this.agents);
   }
 }

@@ -22,14 +22,41 @@ export interface OutboundResponse {
   headers: Headers;
   /** The body as text, read to the end. */
   text(): Promise<string>;
-  /** Drops the body unread and closes the connection. */
+  /** Drops the body unread (drained in the background; closes the connection when it is long). */
   discard(): void;
+}
+
+/**
+ * Keep-alive connection pools, one per protocol. A pool is keyed by the dialled host (here always
+ * the vetted address), port and TLS servername, so a pooled connection is only ever reused for the
+ * same vetted address and name: pinning holds, and a receiver's events share a connection instead
+ * of paying a TCP (and TLS) handshake each.
+ */
+/** A dropped body longer than this is not drained: its connection is closed instead. */
+const MAX_DRAINED_BYTES = 64 * 1024;
+
+export interface OutboundAgents {
+  http: http.Agent;
+  https: https.Agent;
+}
+
+/** Pools for one OutboundPolicy; `destroyOutboundAgents` closes their idle connections. */
+export function createOutboundAgents(): OutboundAgents {
+  // At most the per-webhook cap (32) in flight per receiver address, and idle ones closed after 30 s.
+  const options = { keepAlive: true, maxSockets: 32, maxFreeSockets: 32, timeout: 30_000 };
+  return { http: new http.Agent(options), https: new https.Agent(options) };
+}
+
+export function destroyOutboundAgents(agents: OutboundAgents): void {
+  agents.http.destroy();
+  agents.https.destroy();
 }
 
 export async function pinnedRequest(
   url: URL,
   address: string,
   init: OutboundInit,
+  agents: OutboundAgents,
 ): Promise<OutboundResponse> {
   const secure = url.protocol === "https:";
   const hostname = url.hostname.replace(/^\[|\]$/g, "");
@@ -45,8 +72,7 @@ export async function pinnedRequest(
     port: url.port || (secure ? 443 : 80),
     path: `${url.pathname}${url.search}`,
     headers,
-    // A connection of its own: a pooled one could have been dialled for another address.
-    agent: false,
+    agent: secure ? agents.https : agents.http,
     // SNI is for names only; the certificate of a literal address is checked against the address.
     ...(secure ? { servername: isName ? hostname : undefined } : {}),
   };
@@ -72,8 +98,17 @@ export async function pinnedRequest(
             res.on("close", () => fail(new Error("connection closed before the body ended")));
           }),
         discard: () => {
-          res.destroy();
-          req.destroy();
+          // Drained, so the connection goes back to its pool; a long body is cut off instead.
+          let drained = 0;
+          res.on("data", (chunk: Buffer) => {
+            drained += chunk.length;
+            if (drained > MAX_DRAINED_BYTES) {
+              res.destroy();
+              req.destroy();
+            }
+          });
+          res.on("error", () => {});
+          res.resume();
         },
       });
     });
