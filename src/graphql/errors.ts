@@ -9,6 +9,7 @@ import type { Plugin } from "graphql-yoga";
 import { PothosValidationError } from "@pothos/core";
 import { AppError, RateLimitedError } from "../shared/errors.ts";
 import { dbAppError } from "../shared/db_errors.ts";
+import type { ErrorCode, StatusOf } from "../shared/error_codes.ts";
 import type { Logger } from "../shared/logger.ts";
 import { BAD_CURSOR, INTROSPECTION_DISABLED, QUERY_TOO_COMPLEX } from "./limits.ts";
 import { isClientGone } from "../shared/request_scope.ts";
@@ -26,6 +27,9 @@ function located(error: unknown) {
     ? { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path }
     : {};
 }
+
+/** `extensions` of an error with `code`; `status` as ERROR_CODES gives it (checked by the type). */
+const coded = <C extends ErrorCode>(code: C, status: StatusOf<C>) => ({ code, status });
 
 /** Builds Yoga's `maskedErrors.maskError` for the app's logger. */
 export function createMaskError(logger: Logger): (error: unknown, message: string) => Error {
@@ -46,7 +50,7 @@ export function createMaskError(logger: Logger): (error: unknown, message: strin
       // Connection arguments Pothos refuses (negative `first`, `first` with `before`): the client's
       // mistake. Cursors are checked before execution (./limits.ts); one Pothos still refuses is
       // BAD_CURSOR all the same.
-      const code = /cursor/i.test(cause.message) ? BAD_CURSOR : "VALIDATION_FAILED";
+      const code: ErrorCode = /cursor/i.test(cause.message) ? BAD_CURSOR : "VALIDATION_FAILED";
       return new GraphQLError(cause.message, { ...located(error), extensions: { code, status: 400 } });
     }
     if (cause instanceof GraphQLError && cause.extensions?.code) {
@@ -59,7 +63,7 @@ export function createMaskError(logger: Logger): (error: unknown, message: strin
       // their types, an unknown operationName.
       return new GraphQLError(cause.message, {
         ...located(error),
-        extensions: { code: "BAD_USER_INPUT", status: 400 },
+        extensions: coded("BAD_USER_INPUT", 400),
       });
     }
     if (isClientGone(cause)) {
@@ -67,7 +71,7 @@ export function createMaskError(logger: Logger): (error: unknown, message: strin
       logger.debug("client gone", {
         path: error instanceof GraphQLError ? error.path?.join(".") : undefined,
       });
-      return new GraphQLError("The client has gone.", { extensions: { code: "CLIENT_GONE", status: 499 } });
+      return new GraphQLError("The client has gone.", { extensions: coded("CLIENT_GONE", 499) });
     }
     logger.error("unhandled GraphQL error", {
       path: error instanceof GraphQLError ? error.path?.join(".") : undefined,
@@ -75,7 +79,7 @@ export function createMaskError(logger: Logger): (error: unknown, message: strin
     });
     return new GraphQLError("Unexpected error.", {
       ...located(error),
-      extensions: { code: "INTERNAL", status: 500 },
+      extensions: coded("INTERNAL", 500),
     });
   };
 }
@@ -85,7 +89,7 @@ export function createMaskError(logger: Logger): (error: unknown, message: strin
  * client accepts application/json (the GraphQL-over-HTTP rule for that media type); we answer 400,
  * as REST does for bad input, so that a refused document is a 4xx whatever the Accept header.
  */
-export const REQUEST_ERROR_CODES = new Set([
+export const REQUEST_ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   "GRAPHQL_PARSE_FAILED",
   "GRAPHQL_VALIDATION_FAILED",
   "BAD_USER_INPUT",

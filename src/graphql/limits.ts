@@ -26,6 +26,7 @@ import {
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { isRowId } from "../shared/pagination.ts";
+import type { ErrorCode } from "../shared/error_codes.ts";
 
 export const LIMITS = {
   /** Tokens of one document; the standard introspection query has 163. */
@@ -46,9 +47,9 @@ export const LIMITS = {
   maxIntrospectionLists: 3,
 } as const;
 
-export const QUERY_TOO_COMPLEX = "QUERY_TOO_COMPLEX";
-export const INTROSPECTION_DISABLED = "INTROSPECTION_DISABLED";
-export const BAD_CURSOR = "BAD_CURSOR";
+export const QUERY_TOO_COMPLEX = "QUERY_TOO_COMPLEX" satisfies ErrorCode;
+export const INTROSPECTION_DISABLED = "INTROSPECTION_DISABLED" satisfies ErrorCode;
+export const BAD_CURSOR = "BAD_CURSOR" satisfies ErrorCode;
 
 const INTROSPECTION_ROOTS = new Set(["__schema", "__type"]);
 const INTROSPECTION_LISTS = new Set([
@@ -65,7 +66,7 @@ const PAGE_ARGS = new Set(["first", "last"]);
 const CURSOR_ARGS = new Set(["after", "before"]);
 
 /** A refusal of the request (HTTP 400 through ./errors.ts useRequestErrorStatus). */
-export function refusal(code: string, message: string): GraphQLError {
+export function refusal(code: ErrorCode, message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code, status: 400 } });
 }
 
@@ -149,7 +150,7 @@ export function checkDocument(
   const memo = new Map<string, Metrics>();
   const variables: VariableSites = { page: new Set(), cursor: new Set() };
   let error: GraphQLError | undefined;
-  const refuse = (code: string, message: string) => void (error ??= refusal(code, message));
+  const refuse = (code: ErrorCode, message: string) => void (error ??= refusal(code, message));
 
   // Arguments as written (each field node once): literal page sizes and cursors, variable sites.
   const checkArguments = (field: FieldNode) => {
@@ -266,7 +267,7 @@ function pageSize(field: FieldNode): number {
 function checkDefaults(
   op: OperationDefinitionNode,
   sites: VariableSites,
-  refuse: (c: string, m: string) => void,
+  refuse: (c: ErrorCode, m: string) => void,
 ) {
   for (const v of op.variableDefinitions ?? []) {
     const name = v.variable.name.value;

@@ -5,6 +5,7 @@
 import type { Context } from "hono";
 import { AppError, type FieldProblem, RateLimitedError } from "../shared/errors.ts";
 import { dbAppError } from "../shared/db_errors.ts";
+import type { ErrorCode, StatusOf } from "../shared/error_codes.ts";
 import type { Logger } from "../shared/logger.ts";
 import { isClientGone, requestInstance } from "../shared/request_scope.ts";
 
@@ -21,9 +22,10 @@ const TITLES: Record<number, string> = {
   500: "Internal Server Error",
 };
 
-export function problem(
-  status: number,
-  code: string,
+/** `status` is the one ERROR_CODES gives `code` (checked by the type). */
+export function problem<C extends ErrorCode>(
+  status: StatusOf<C>,
+  code: C,
   detail: string,
   errors?: FieldProblem[],
   headers: Record<string, string> = {},

@@ -1,0 +1,107 @@
+/**
+ * Every stable error code the API answers, REST `code` and GraphQL `extensions.code` alike: its
+ * HTTP status (REST status, GraphQL `extensions.status`) and what it means. AppError, problem() and
+ * the GraphQL error builders take an ErrorCode, so an undeclared code fails the type check; the
+ * README's "Error codes" table is checked against this list (tests/error_codes_test.ts).
+ */
+export const ERROR_CODES = {
+  // The request itself
+  VALIDATION_FAILED: {
+    status: 400,
+    meaning: "The input does not fit its schema; `errors` lists `{ path, message }` per field.",
+  },
+  MALFORMED_JSON: { status: 400, meaning: "The body is not valid JSON." },
+  MALFORMED_BODY: {
+    status: 400,
+    meaning: "The body could not be read (broken transfer encoding or cut short).",
+  },
+  INVALID_UTF8: { status: 400, meaning: "The body is not valid UTF-8 (REST and GraphQL)." },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: "A REST body that is not `application/json`." },
+  PAYLOAD_TOO_LARGE: { status: 413, meaning: "The body is over 1 MiB (REST and GraphQL)." },
+  WORKSPACE_REQUIRED: {
+    status: 400,
+    meaning: "A workspace-scoped call without the `x-workspace-id` header.",
+  },
+  BAD_CURSOR: {
+    status: 400,
+    meaning: "A pagination cursor this API did not give out (REST `cursor`, GraphQL `after`/`before`).",
+  },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    meaning: "A known REST path asked with another method; `Allow` lists its methods.",
+  },
+  // Who is asking
+  UNAUTHENTICATED: {
+    status: 401,
+    meaning: "Missing, invalid or expired credentials (REST adds `WWW-Authenticate: Bearer`).",
+  },
+  INVALID_CREDENTIALS: {
+    status: 401,
+    meaning:
+      "Wrong email or password at login, or wrong password of the existing account on invite acceptance.",
+  },
+  INVALID_CURRENT_PASSWORD: { status: 400, meaning: "A password change with a wrong current password." },
+  FORBIDDEN: { status: 403, meaning: "The caller's role may not do this." },
+  RATE_LIMITED: {
+    status: 429,
+    meaning:
+      "Too many login or invite attempts; wait `Retry-After` (GraphQL `extensions.retryAfter`) seconds.",
+  },
+  // The data
+  NOT_FOUND: {
+    status: 404,
+    meaning: "No such record in this workspace (also one deleted by a concurrent request), or no such route.",
+  },
+  DUPLICATE: {
+    status: 409,
+    meaning: "A unique value is taken (a user's email, or a concurrent insert of the same values).",
+  },
+  DUPLICATE_INTENT: { status: 409, meaning: "The agent already has an intent with this tag." },
+  INVITE_USED: { status: 409, meaning: "The invite has already been accepted." },
+  INVITE_EXPIRED: { status: 409, meaning: "The invite has expired." },
+  LAST_OWNER: { status: 409, meaning: "The change would leave the workspace without an OWNER." },
+  DELIVERY_NOT_FAILED: { status: 409, meaning: "Only a FAILED delivery can be redelivered." },
+  CONCURRENT_CHANGE: {
+    status: 409,
+    meaning: "A concurrent request got in the way (deadlock); nothing was changed, send it again.",
+  },
+  // GraphQL requests refused before execution (HTTP 400)
+  GRAPHQL_PARSE_FAILED: { status: 400, meaning: "GraphQL: the document does not parse." },
+  GRAPHQL_VALIDATION_FAILED: {
+    status: 400,
+    meaning: "GraphQL: the document does not validate against the schema.",
+  },
+  OPERATION_RESOLUTION_FAILURE: {
+    status: 400,
+    meaning: "GraphQL: the operation to run cannot be chosen (unknown or missing `operationName`).",
+  },
+  BAD_USER_INPUT: {
+    status: 400,
+    meaning: "GraphQL: variables that do not fit their types, or another mistake outside any resolver.",
+  },
+  BAD_REQUEST: {
+    status: 400,
+    meaning:
+      "GraphQL (from Yoga): not a GraphQL request (no `query`, unknown parameter, batch); 405 for a mutation over GET or a method other than GET/POST.",
+  },
+  QUERY_TOO_COMPLEX: {
+    status: 400,
+    meaning: "GraphQL: the document is over a limit (tokens, depth, aliases, fields, page size, cost).",
+  },
+  INTROSPECTION_DISABLED: { status: 400, meaning: "GraphQL: `__schema` / `__type` in production." },
+  // The server
+  CLIENT_GONE: {
+    status: 499,
+    meaning: "GraphQL: work stopped because the client went away (nobody receives it).",
+  },
+  UNAVAILABLE: { status: 503, meaning: "`GET /healthz`: the database does not answer." },
+  INTERNAL: { status: 500, meaning: "A bug on our side (logged); the answer says no more." },
+} as const satisfies Record<string, { status: number; meaning: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The status the table gives `C`: AppError's constructor checks it against the code. */
+export type StatusOf<C extends ErrorCode> = (typeof ERROR_CODES)[C]["status"];
+
+/** The codes whose status is 409, the ones `conflict()` takes. */
+export type ConflictCode = { [C in ErrorCode]: StatusOf<C> extends 409 ? C : never }[ErrorCode];
