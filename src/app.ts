@@ -18,6 +18,7 @@ import { restRoutes } from "./rest/router.ts";
 import { clientGoneResponse, errorResponse, problem } from "./rest/errors.ts";
 import { corsPolicy } from "./rest/cors.ts";
 import { inRequestScope, isClientGone, requestIdFrom } from "./shared/request_scope.ts";
+import { TcpPeerWatcher } from "./shared/tcp_peers.ts";
 import { createGraphQLHandler } from "./graphql/yoga.ts";
 import { EventBus } from "./shared/events.ts";
 import { Jobs } from "./jobs/boss.ts";
@@ -146,12 +147,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const requestId = requestIdFrom(request.headers.get("x-request-id"));
     const addr = info?.remoteAddr;
     const bindings = { clientAddress: addr && "hostname" in addr ? addr.hostname : null };
-    return inRequestScope(requestId, request.signal, async () => {
+    // Deno's own signal misses a disconnect once a request has a body (see tcp_peers.ts).
+    const watch = addr && peers && hasBody(request) ? peers.watch(addr) : undefined;
+    watch?.signal.addEventListener("abort", () => logger.debug("client connection closed", { requestId }));
+    const signal = watch ? AbortSignal.any([request.signal, watch.signal]) : request.signal;
+    return inRequestScope(requestId, signal, async () => {
       return withHeader(await http.fetch(request, bindings), "x-request-id", requestId);
-    });
+    }).finally(() => watch?.stop());
   };
 
   let server: Deno.HttpServer | undefined;
+  let peers: TcpPeerWatcher | undefined;
   return {
     deps,
     fetch: handle,
@@ -160,7 +166,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         server = Deno.serve({
           hostname: config.host,
           port: config.port,
-          onListen: (addr) => resolve({ port: (addr as Deno.NetAddr).port }),
+          onListen: (addr) => {
+            peers = new TcpPeerWatcher(addr as Deno.NetAddr);
+            resolve({ port: (addr as Deno.NetAddr).port });
+          },
           // Only reached when something throws outside Hono's own error handling.
           onError: (err) => {
             if (isClientGone(err)) return clientGoneResponse();
@@ -172,6 +181,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     async stop() {
       await server?.shutdown();
+      peers?.close();
       // Lets the attempts in hand finish (at most one attempt timeout); the rest are retried later.
       await jobs.stop();
       deps.outbound.close();
@@ -191,4 +201,9 @@ function withHeader(response: Response, name: string, value: string): Response {
     copy.headers.set(name, value);
     return copy;
   }
+}
+
+/** Decided from the headers, leaving `request.body` untouched for the handler. */
+function hasBody(request: Request): boolean {
+  return Number(request.headers.get("content-length") ?? 0) > 0 || request.headers.has("transfer-encoding");
 }
