@@ -22,6 +22,7 @@ import {
   webhookWorkOptions,
 } from "../src/jobs/workers/webhook_delivery.ts";
 import { BENCH_SECRETS_KEY, seedOwner } from "./_seed.ts";
+import { startReceiver } from "./_receiver.ts";
 
 const DURATION_S = Number(Deno.env.get("BENCH_FAIRNESS_SECONDS") ?? 30);
 const FAST_PER_S = 20;
@@ -30,33 +31,6 @@ const HANG_MS = 5000;
 
 const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
-
-/** A receiver process (its own port, as another customer's host would be) answering after `hangMs`. */
-async function startReceiver(hangMs: number): Promise<{ base: string; child: Deno.ChildProcess }> {
-  const code =
-    `Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: ({ port }) => console.log("ready " + port) },
-    async (req) => {
-      await req.arrayBuffer();
-      if (${hangMs} > 0) await new Promise((r) => setTimeout(r, ${hangMs}));
-      return new Response("ok");
-    });`;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["eval", code],
-    stdout: "piped",
-    stderr: "inherit",
-  })
-    .spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!/ready (\d+)/.test(seen)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("receiver exited");
-    seen += value;
-  }
-  reader.releaseLock();
-  child.stdout.cancel().catch(() => {});
-  return { base: `http://127.0.0.1:${/ready (\d+)/.exec(seen)![1]}`, child };
-}
 
 /** Most intervals [start, start + duration) overlapping at one instant. */
 function maxOverlap(intervals: Array<{ start: number; ms: number }>): number {

@@ -25,6 +25,7 @@ import {
 } from "../src/jobs/workers/webhook_delivery.ts";
 import type { Db } from "../src/db/client.ts";
 import { BENCH_SECRETS_KEY, seedOwner } from "./_seed.ts";
+import { startReceiver } from "./_receiver.ts";
 
 const EVENTS = Number(Deno.env.get("BENCH_WEBHOOK_EVENTS") ?? 10_000);
 const PACED_EVENTS = Number(Deno.env.get("BENCH_WEBHOOK_PACED") ?? 1_000);
@@ -101,28 +102,6 @@ async function drive(
   await Promise.all(Array.from({ length: opts.concurrency ?? 1 }, async () => {
     while (next < count) await publishOne(next++);
   }));
-}
-
-async function startReceiver(): Promise<{ url: string; child: Deno.ChildProcess }> {
-  const code =
-    `Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: ({ port }) => console.log("ready " + port) },
-    async (req) => { await req.arrayBuffer(); return new Response("ok"); });`;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["eval", code],
-    stdout: "piped",
-    stderr: "inherit",
-  })
-    .spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!/ready (\d+)/.test(seen)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("receiver exited");
-    seen += value;
-  }
-  reader.releaseLock();
-  child.stdout.cancel().catch(() => {});
-  return { url: `http://127.0.0.1:${/ready (\d+)/.exec(seen)![1]}/hook`, child };
 }
 
 /** Commit-to-start of no-op jobs, same queue options and worker settings as the deliveries. */
@@ -253,7 +232,7 @@ export async function runWebhooksBench(): Promise<string> {
       for (let round = 0; round < (mode === "burst" ? ROUNDS : 1); round++) {
         const base = await baseline(url, db, n, mode, round);
         log("baseline", mode, base);
-        const hooks = await deliveries(url, receiver.url, n, mode, round);
+        const hooks = await deliveries(url, `${receiver.base}/hook`, n, mode, round);
         log("webhooks", mode, hooks);
         rounds.push({ base, hooks });
       }

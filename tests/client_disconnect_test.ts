@@ -6,30 +6,11 @@
 import assert from "node:assert/strict";
 import { Seed, TEST_SECRETS_KEY } from "./_helpers/app.ts";
 import { createTestDatabase } from "./_helpers/db.ts";
-import { createLogger } from "../src/shared/logger.ts";
 import { createPrisma } from "../src/db/client.ts";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { addressKey, readTable } from "../src/shared/tcp_peers.ts";
-
-/** A log sink that keeps parsed lines and can wait for one. */
-function logSink() {
-  const lines: Record<string, unknown>[] = [];
-  const waiters: { match: (l: Record<string, unknown>) => boolean; resolve: () => void }[] = [];
-  const logger = createLogger("debug", (line) => {
-    const parsed = JSON.parse(line);
-    lines.push(parsed);
-    for (const w of waiters) if (w.match(parsed)) w.resolve();
-  });
-  const waitFor = (match: (l: Record<string, unknown>) => boolean) =>
-    new Promise<void>((resolve, reject) => {
-      if (lines.some(match)) return resolve();
-      const failAfter = setTimeout(() => reject(new Error("log line never came")), 15_000);
-      waiters.push({ match, resolve: () => (clearTimeout(failAfter), resolve()) });
-    });
-  const errors = () => lines.filter((l) => l.level === "error" || l.level === "warn");
-  return { lines, logger, waitFor, errors };
-}
+import { logSink } from "./_helpers/logs.ts";
 
 Deno.test("a POSTed GraphQL mutation whose client closed its socket stops before its next statement", async () => {
   const database = await createTestDatabase();

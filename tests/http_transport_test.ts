@@ -6,36 +6,16 @@
 import assert from "node:assert/strict";
 import { startTestApp, TEST_SECRETS_KEY } from "./_helpers/app.ts";
 import { assertProblem } from "./_helpers/problem.ts";
-import { createLogger } from "../src/shared/logger.ts";
 import { createPrisma } from "../src/db/client.ts";
 import { inRequestScope } from "../src/shared/request_scope.ts";
 import { createTestDatabase } from "./_helpers/db.ts";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { Seed } from "./_helpers/app.ts";
+import { logSink } from "./_helpers/logs.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-
-/** A log sink that keeps parsed lines and can wait for one. */
-function logSink() {
-  // deno-lint-ignore no-explicit-any
-  const lines: any[] = [];
-  const waiters: { match: (l: Record<string, unknown>) => boolean; resolve: () => void }[] = [];
-  const logger = createLogger("debug", (line) => {
-    const parsed = JSON.parse(line);
-    lines.push(parsed);
-    for (const w of waiters) if (w.match(parsed)) w.resolve();
-  });
-  const waitFor = (match: (l: Record<string, unknown>) => boolean) =>
-    new Promise<void>((resolve, reject) => {
-      if (lines.some(match)) return resolve();
-      const failAfter = setTimeout(() => reject(new Error("log line never came")), 15_000);
-      waiters.push({ match, resolve: () => (clearTimeout(failAfter), resolve()) });
-    });
-  const errors = () => lines.filter((l) => l.level === "error" || l.level === "warn");
-  return { lines, logger, waitFor, errors };
-}
 
 /** Sends raw bytes on a new connection and reads until the server closes it. */
 async function rawExchange(port: number, bytes: Uint8Array, closeAfterWrite = false): Promise<string> {
