@@ -354,7 +354,7 @@ Deno.test("agents", async (t) => {
     await t.step("prompt versions: paginated newest first", async () => {
       const page1 = await c.get(`/api/agents/${agent.id}/prompt-versions?limit=2`);
       assert.deepEqual(page1.body.data.map((v: { id: string }) => v.id), versions.slice(0, 2));
-      assert.equal(page1.body.nextCursor, versions[1]);
+      assert.ok(page1.body.nextCursor);
       const page2 = await c.get(
         `/api/agents/${agent.id}/prompt-versions?limit=2&cursor=${page1.body.nextCursor}`,
       );
@@ -470,7 +470,8 @@ Deno.test("agents", async (t) => {
         assert.ok(res.body.data.length <= 3);
         seen.push(...res.body.data.map((a: { id: string }) => a.id));
         cursor = res.body.nextCursor;
-        if (cursor) assert.equal(cursor, res.body.data[res.body.data.length - 1].id);
+        // Opaque (keyset of the last row), not its id.
+        if (cursor) assert.notEqual(cursor, res.body.data[res.body.data.length - 1].id);
         pages++;
       } while (cursor && pages < 10);
       assert.equal(pages, 3);

@@ -14,6 +14,7 @@ import { GraphQLError } from "graphql";
 import { PothosValidationError } from "@pothos/core";
 import { createMaskError } from "../src/graphql/errors.ts";
 import { AppError } from "../src/shared/errors.ts";
+import { encodeCursor } from "../src/shared/pagination.ts";
 import { silentLogger } from "../src/shared/logger.ts";
 
 async function withApp(env: Record<string, string>, fn: (t: TestApp) => Promise<void>) {
@@ -311,7 +312,9 @@ Deno.test("bad cursors are BAD_CURSOR; another workspace's cursor answers like a
       const backwards = await same((id) => c.graphql(q.replace("after", "before"), { c: cursor(id) }));
       assert.equal(backwards.status, 200, JSON.stringify(backwards.body));
     }
-    await same((id) => c.get(`/api/agents?cursor=${id}`));
+    // REST cursors are keysets: the same position naming their row or no row answers the same.
+    const restCursor = (id: string) => encodeCursor({ createdAt: new Date(0), id });
+    await same((id) => c.get(`/api/agents?cursor=${restCursor(id)}`));
     const nestedIntents = `query($id: ID!, $c: String) {
       agent(id: $id) { intents(after: $c) { edges { node { id } } } } }`;
     const intentCursor = async (id: string, direction: string) => {
@@ -332,8 +335,8 @@ Deno.test("bad cursors are BAD_CURSOR; another workspace's cursor answers like a
     ];
     assert.deepEqual(foreignTop.body, unknownTop.body);
     const [foreignRest, unknownRest] = [
-      await c.get(`/api/agents/${agents[0].id}/intents?cursor=${foreignIntent}`),
-      await c.get(`/api/agents/${agents[0].id}/intents?cursor=${unknownId}`),
+      await c.get(`/api/agents/${agents[0].id}/intents?cursor=${restCursor(foreignIntent)}`),
+      await c.get(`/api/agents/${agents[0].id}/intents?cursor=${restCursor(unknownId)}`),
     ];
     assert.equal(foreignRest.status, unknownRest.status);
     assert.deepEqual(foreignRest.body, unknownRest.body);

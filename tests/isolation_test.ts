@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { Client, type Reply, startTestApp } from "./_helpers/app.ts";
 import { assertProblem, assertStatus, snapshot } from "./_helpers/problem.ts";
+import { encodeCursor } from "../src/shared/pagination.ts";
 
 const INTENT = {
   name: "Agendar Visita",
@@ -158,8 +159,9 @@ Deno.test("isolation", async (t) => {
     });
 
     await t.step("cursors of another workspace do not leak its rows", async () => {
-      for (const cursor of [w2.agent, w3.agent]) {
-        const res = await w1.client.get(`/api/agents?cursor=${cursor}`);
+      // A cursor naming their agent at the start of time: every row after it, of W1 only.
+      for (const id of [w2.agent, w3.agent]) {
+        const res = await w1.client.get(`/api/agents?cursor=${encodeCursor({ createdAt: new Date(0), id })}`);
         assertStatus(res, 200);
         for (const a of res.body.data) assert.equal(a.id, w1.agent);
         assert.equal(res.body.nextCursor, null);

@@ -308,7 +308,7 @@ Deno.test("the delivery log, test and redeliver: roles, workspaces, pagination, 
     const page1 = await viewer.client.get(`${base}/deliveries?limit=2`);
     assert.equal(page1.status, 200);
     assert.deepEqual(page1.body.data.map((d: { id: string }) => d.id), [ids[2], ids[1]]);
-    assert.equal(page1.body.nextCursor, ids[1]);
+    assert.ok(page1.body.nextCursor);
     const page2 = await viewer.client.get(`${base}/deliveries?limit=2&cursor=${page1.body.nextCursor}`);
     assert.deepEqual(page2.body.data.map((d: { id: string }) => d.id), [ids[0]]);
     assert.equal(page2.body.nextCursor, null);

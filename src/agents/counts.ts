@@ -5,6 +5,7 @@
  * indexes and only touch the agents asked for.
  */
 import type { Db } from "../db/client.ts";
+import type { Keyset } from "../shared/pagination.ts";
 
 export interface AgentCounts {
   conversations: number;
@@ -33,23 +34,34 @@ export interface AgentListRow {
   status: string;
   template: string;
   model: string;
+  /** The keyset of the page's cursor; not part of the list item. */
+  createdAt: Date;
   _count: AgentCounts;
 }
 
 /**
  * One page of the agent list (spec section 4) with its counts in a single statement: the hottest
  * read of the API, so it skips the ORM (see bench/results/agents-list.md). Keyset-paginated on
- * (createdAt, id) after `cursor` (an agent id of the same workspace); returns up to `take` rows.
+ * (createdAt, id), oldest first, strictly after the REST cursor's keyset `after` (see
+ * shared/pagination.ts) or after the row `afterId` of the workspace (GraphQL's id cursors; an id that
+ * names no such row gives no rows); up to `take` rows.
  */
 export async function agentListPage(
   db: Db,
-  page: { workspaceId: string; take: number; cursor?: string },
+  page: { workspaceId: string; take: number; after?: Keyset; afterId?: string },
 ): Promise<AgentListRow[]> {
-  const after = page.cursor
-    ? `AND (a."createdAt", a.id) > (SELECT c."createdAt", c.id FROM "Agent" c WHERE c.id = $3 AND c."workspaceId" = $1)`
-    : "";
+  const params: unknown[] = [page.workspaceId, page.take];
+  let after = "";
+  if (page.after) {
+    params.push(page.after.createdAt, page.after.id);
+    after = `AND (a."createdAt", a.id) > ($3::timestamptz, $4)`;
+  } else if (page.afterId) {
+    params.push(page.afterId);
+    after =
+      `AND (a."createdAt", a.id) > (SELECT c."createdAt", c.id FROM "Agent" c WHERE c.id = $3 AND c."workspaceId" = $1)`;
+  }
   const rows = await db.$queryRawUnsafe<Array<Omit<AgentListRow, "_count"> & AgentCounts>>(
-    `SELECT a.id, a.name, a.status::text AS status, a.template::text AS template, a.model,
+    `SELECT a.id, a.name, a.status::text AS status, a.template::text AS template, a.model, a."createdAt",
        (SELECT count(*)::int FROM "Conversation" c WHERE c."agentId" = a.id) AS conversations,
        (SELECT count(*)::int FROM "Intent" i WHERE i."agentId" = a.id) AS intents,
        (SELECT count(*)::int FROM "Channel" ch WHERE ch."agentId" = a.id) AS numbers
@@ -57,7 +69,7 @@ export async function agentListPage(
      WHERE a."workspaceId" = $1 ${after}
      ORDER BY a."createdAt", a.id
      LIMIT $2`,
-    ...(page.cursor ? [page.workspaceId, page.take, page.cursor] : [page.workspaceId, page.take]),
+    ...params,
   );
   return rows.map(({ conversations, intents, numbers, ...a }) => ({
     ...a,

@@ -73,9 +73,9 @@ export async function listAgents(ctx: ActorContext, query: unknown): Promise<Pag
   const rows = await agentListPage(ctx.db, {
     workspaceId: ctx.actor.workspaceId,
     take: page.limit + 1,
-    cursor: page.cursor,
+    after: page.after,
   });
-  return toPage(rows, page);
+  return toPage(rows, page, ({ createdAt: _, ...item }) => item);
 }
 
 /** GET /api/agents/{id} (workspace:read): every field. */
@@ -199,10 +199,8 @@ export async function listPromptVersions(
   const page = parsePage(query);
   await findAgentOr404(ctx, agentId, { id: true });
   const rows = await ctx.db.promptVersion.findMany({
-    where: { agentId },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    ...pageArgs(page, "desc", { agentId }),
     select: promptVersionSelect,
-    ...pageArgs(page),
   });
   return toPage(rows, page);
 }
@@ -263,11 +261,11 @@ export async function findAgentsForGraph(ctx: ActorContext, query: AgentGraphQue
 const LIST_COLUMNS = new Set(["id", "name", "status", "template", "model"]);
 
 /** A forward page that asks only for the list columns, as agentListPage's arguments; else null. */
-function asListPage(query: AgentGraphQuery): { take: number; cursor?: string } | null {
+function asListPage(query: AgentGraphQuery): { take: number; afterId?: string } | null {
   const { select, include, take, skip = 0, cursor } = query;
   if (include || !select || !take || take < 0) return null;
   if (!Object.keys(select).every((k) => LIST_COLUMNS.has(k))) return null;
-  if (cursor?.id && skip === 1) return { take, cursor: cursor.id };
+  if (cursor?.id && skip === 1) return { take, afterId: cursor.id };
   return !cursor && skip === 0 ? { take } : null;
 }
 

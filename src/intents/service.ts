@@ -83,12 +83,10 @@ export async function listIntents(
   const page = parsePage(query);
   await findAgentOr404(ctx, agentId, { id: true });
   const rows = await ctx.db.intent.findMany({
-    where: { agentId },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    ...pageArgs(page, "asc", { agentId }),
     select: intentSelect,
-    ...pageArgs(page),
   });
-  return toPage((rows as IntentView[]).map((r) => intentView(ctx, r)), page);
+  return toPage(rows as IntentView[], page, (r) => intentView(ctx, r));
 }
 
 async function findIntentOr404(ctx: ActorContext, agentId: string, intentId: string): Promise<IntentView> {

@@ -64,12 +64,10 @@ export async function listWebhookDeliveries(
   const page = parsePage(query);
   const webhook = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
   const rows = await ctx.db.webhookDelivery.findMany({
-    where: { webhookId: webhook.id },
-    orderBy: newestFirst,
+    ...pageArgs(page, "desc", { webhookId: webhook.id }),
     select: deliverySelect,
-    ...pageArgs(page),
   });
-  return toPage(rows.map(deliveryView), page);
+  return toPage(rows, page, deliveryView);
 }
 
 /** GET .../webhooks/{webhookId}/deliveries/{deliveryId} (workspace:read). */

@@ -92,12 +92,10 @@ export async function listWebhooks(
   const page = parsePage(query);
   await findAgentOr404(ctx, agentId, { id: true });
   const rows = await ctx.db.eventWebhook.findMany({
-    where: { agentId },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    ...pageArgs(page, "asc", { agentId }),
     select: webhookSelect,
-    ...pageArgs(page),
   });
-  return toPage(rows.map((r) => webhookView(ctx, r)), page);
+  return toPage(rows, page, (r) => webhookView(ctx, r));
 }
 
 /** A webhook of an agent of the actor's workspace, or 404 (also for other workspaces' ids). */

@@ -306,10 +306,8 @@ export async function listInvites(ctx: ActorContext, query: unknown): Promise<Pa
   authorize(ctx.actor, "members:manage");
   const page = parsePage(query);
   const rows = await ctx.db.invite.findMany({
-    where: { workspaceId: ctx.actor.workspaceId },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    ...pageArgs(page, "asc", { workspaceId: ctx.actor.workspaceId }),
     select: inviteSelect,
-    ...pageArgs(page),
   });
   return toPage(rows as InviteView[], page);
 }
@@ -448,10 +446,8 @@ export async function listApiTokens(ctx: ActorContext, query: unknown): Promise<
   authorize(ctx.actor, "members:manage");
   const page = parsePage(query);
   const rows = await ctx.db.apiToken.findMany({
-    where: { workspaceId: ctx.actor.workspaceId },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    ...pageArgs(page, "asc", { workspaceId: ctx.actor.workspaceId }),
     select: tokenSelect,
-    ...pageArgs(page),
   });
   return toPage(rows, page);
 }
