@@ -84,8 +84,8 @@ function afterKey({ createdAt, id }: Keyset, order: ListOrder) {
 }
 
 /**
- * Prisma `where`/`orderBy`/`take` for one page of a list filtered by `where` (which must carry the
- * workspace scope): one extra row tells whether there is a next page.
+ * Prisma `where`/`orderBy`/`take` for one page of a list filtered by `where` (the workspace, or an
+ * agent/webhook already found in it): one extra row tells whether there is a next page.
  */
 export function pageArgs<W extends object>(page: PageInput, order: ListOrder, where: W) {
   return {
