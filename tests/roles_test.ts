@@ -6,11 +6,7 @@
 import assert from "node:assert/strict";
 import { Client, type Reply, startTestApp } from "./_helpers/app.ts";
 import { assertProblem, snapshot } from "./_helpers/problem.ts";
-
-type Who = "OWNER" | "MANAGER" | "AGENT" | "VIEWER" | "TOKEN";
-const EVERYONE: Who[] = ["OWNER", "MANAGER", "AGENT", "VIEWER", "TOKEN"];
-const WRITERS: Who[] = ["OWNER", "MANAGER", "TOKEN"];
-const PEOPLE: Who[] = ["OWNER", "MANAGER", "AGENT", "VIEWER"];
+import { EVERYONE, OWNER_ONLY, PEOPLE, type Who, WRITERS } from "./_helpers/roles.ts";
 
 interface Ids {
   workspaceId: string;
@@ -243,7 +239,7 @@ Deno.test("roles", async (t) => {
       },
       {
         name: "POST invite (OWNER)",
-        allowed: ["OWNER"],
+        allowed: OWNER_ONLY,
         ok: 201,
         call: (c, i) => c.post(`${ws(i)}/invites`, { email: `o${++n}@example.test`, role: "OWNER" }),
       },
@@ -298,7 +294,7 @@ Deno.test("roles", async (t) => {
       },
       {
         name: "DELETE workspace",
-        allowed: ["OWNER"],
+        allowed: OWNER_ONLY,
         ok: 204,
         setup: async (i) => {
           const created = await owner.client.post("/api/workspaces", { name: `Doomed ${++n}` });

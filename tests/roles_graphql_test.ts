@@ -1,0 +1,689 @@
+/**
+ * The role table of decisions.md over every GraphQL mutation and query, for OWNER, MANAGER, AGENT,
+ * VIEWER and an API token. Each capability has one allow-list, held against GraphQL and against its
+ * REST twin in the same run: allowed calls succeed (GraphQL: data, no errors), refused ones answer
+ * FORBIDDEN (GraphQL: exactly one error with that code; REST: 403 problem+json) and change nothing.
+ * The table must name every root field of the schema, so a new mutation without a row fails here.
+ */
+import assert from "node:assert/strict";
+import { Client, type Reply, startTestApp } from "./_helpers/app.ts";
+import { assertProblem, snapshot } from "./_helpers/problem.ts";
+import { EVERYONE, gql, gqlOk, gqlRefused, OWNER_ONLY, PEOPLE, type Who, WRITERS } from "./_helpers/roles.ts";
+import { schema } from "../src/graphql/schema.ts";
+import type { App } from "../src/app.ts";
+
+interface Ids {
+  workspaceId: string;
+  agentId: string;
+  intentId: string;
+  webhookId: string;
+  versionId: string;
+  deliveryId: string;
+  inviteId: string;
+  tokenId: string;
+  /** The user id of a member a row changes or removes. */
+  memberId?: string;
+  /** Login of a user (login row) or the token of an invite (acceptInvite row). */
+  email?: string;
+  inviteToken?: string;
+  /** Set when the row made a workspace of its own: the API token of that workspace. */
+  token?: string;
+}
+
+interface Row {
+  name: string;
+  /** The root field of Query or Mutation the row calls. */
+  field: string;
+  allowed: Who[];
+  read?: boolean;
+  /** Each call by a new caller of the role (the call ends or changes the caller's own session). */
+  fresh?: boolean;
+  setup?: (ids: Ids) => Promise<Ids>;
+  gql: (ids: Ids) => [string, Record<string, unknown>?];
+  /** The same capability over REST, with its success status. */
+  rest: { ok: number; call: (c: Client, ids: Ids) => Promise<Reply> };
+}
+
+const PASSWORD = "correct horse battery"; // every seeded user's (tests/_helpers/app.ts)
+const INTENT = {
+  description: "d",
+  triggerOnTypes: ["TEXT"],
+  requiredFields: [],
+  webhookUrl: "https://example.com/i",
+};
+const HOOK = { event: "message.sent", url: "https://example.com/w", headers: { "X-Key": "k" } };
+
+/** The REST snapshot plus the tables only GraphQL rows here also write (deliveries, sessions). */
+async function fullSnapshot(app: App): Promise<string> {
+  const db = app.deps.db;
+  const byId = { orderBy: { id: "asc" as const } };
+  const more = await Promise.all([
+    db.domainEvent.findMany(byId),
+    db.webhookDelivery.findMany(byId),
+    db.deliveryAttempt.findMany(byId),
+    db.session.findMany(byId),
+  ]);
+  return (await snapshot(app)) + JSON.stringify(more);
+}
+
+Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) => {
+  // No workers: a test event or redelivery stays queued, so only the call itself changes rows.
+  const ta = await startTestApp({}, { workers: false });
+  const { app, seed } = ta;
+  const db = app.deps.db;
+  try {
+    const { workspaceId, owner } = await seed.workspace("Roles GraphQL");
+    const manager = await seed.member(workspaceId, "MANAGER");
+    const agentUser = await seed.member(workspaceId, "AGENT");
+    const viewer = await seed.member(workspaceId, "VIEWER");
+    const o = owner.client;
+    const apiToken =
+      (await o.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "roles" })).body.token;
+    const users = { OWNER: owner, MANAGER: manager, AGENT: agentUser, VIEWER: viewer };
+    const clientOf = (who: Who, ids: Ids): Client =>
+      who === "TOKEN"
+        ? new Client(app, ids.token ?? apiToken, ids.workspaceId)
+        : new Client(app, users[who].token, ids.workspaceId);
+    const freshClient = async (who: Who, ids: Ids): Promise<Client> => {
+      if (who === "TOKEN") {
+        const made = await o.post(`/api/workspaces/${ids.workspaceId}/api-tokens`, { label: "fresh" });
+        return new Client(app, made.body.token, ids.workspaceId);
+      }
+      return (await seed.member(ids.workspaceId, who)).client;
+    };
+
+    let n = 0;
+    const newAgent = async () => (await o.post("/api/agents", { name: `Agent ${++n}` })).body.id as string;
+    const newIntent = async (agentId: string) =>
+      (await o.post(`/api/agents/${agentId}/intents`, { name: `Intent ${++n}`, ...INTENT })).body
+        .id as string;
+    const newWebhook = async (agentId: string) =>
+      (await o.post(`/api/agents/${agentId}/webhooks`, HOOK)).body.id as string;
+    /** A FAILED delivery of the webhook (what redelivery needs), written directly. */
+    const newFailedDelivery = async (agentId: string, webhookId: string) => {
+      const event = await db.domainEvent.create({
+        data: { workspaceId, agentId, type: "message.sent", payload: {} },
+      });
+      const d = await db.webhookDelivery.create({
+        data: { webhookId, eventId: event.id, status: "FAILED", attemptCount: 3, idempotencyKey: `k${++n}` },
+      });
+      return d.id;
+    };
+    const newInvite = async (ids: Ids, role = "VIEWER") =>
+      (await o.post(`/api/workspaces/${ids.workspaceId}/invites`, { email: `x${++n}@example.test`, role }))
+        .body;
+
+    const agentId = await newAgent();
+    await o.put(`/api/agents/${agentId}/prompt`, { systemPrompt: "First", rationale: "r" });
+    const webhookId = await newWebhook(agentId);
+    const fixture: Ids = {
+      workspaceId,
+      agentId,
+      intentId: await newIntent(agentId),
+      webhookId,
+      versionId: (await o.get(`/api/agents/${agentId}/prompt-versions?limit=1`)).body.data[0].id,
+      deliveryId: await newFailedDelivery(agentId, webhookId),
+      inviteId: (await newInvite({ workspaceId } as Ids, "AGENT")).id,
+      tokenId: (await o.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "fixture" })).body.id,
+    };
+    const a = (i: Ids) => `/api/agents/${i.agentId}`;
+    const ws = (i: Ids) => `/api/workspaces/${i.workspaceId}`;
+    const hook = (i: Ids) => `${a(i)}/webhooks/${i.webhookId}`;
+    const withMember = (role: "AGENT" | "MANAGER") => async (i: Ids) => ({
+      ...i,
+      memberId: (await seed.member(i.workspaceId, role)).userId,
+    });
+
+    const rows: Row[] = [
+      // Queries: reads of everyone, except invites and API tokens (members:manage).
+      {
+        name: "viewer",
+        field: "viewer",
+        allowed: EVERYONE,
+        read: true,
+        gql: () => ["{ viewer { user { id } workspaces { id role } } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/auth/me") },
+      },
+      {
+        name: "workspaces",
+        field: "workspaces",
+        allowed: EVERYONE,
+        read: true,
+        gql: () => ["{ workspaces { id name role } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/workspaces") },
+      },
+      {
+        name: "members",
+        field: "members",
+        allowed: EVERYONE,
+        read: true,
+        gql: () => ["{ members { edges { node { id role } } } }"],
+        rest: { ok: 200, call: (c, i) => c.get(`${ws(i)}/members`) },
+      },
+      {
+        name: "invites",
+        field: "invites",
+        allowed: WRITERS,
+        read: true,
+        gql: () => ["{ invites { edges { node { id email } } } }"],
+        rest: { ok: 200, call: (c, i) => c.get(`${ws(i)}/invites`) },
+      },
+      {
+        name: "apiTokens",
+        field: "apiTokens",
+        allowed: WRITERS,
+        read: true,
+        gql: () => ["{ apiTokens { edges { node { id label createdBy { id } } } } }"],
+        rest: { ok: 200, call: (c, i) => c.get(`${ws(i)}/api-tokens`) },
+      },
+      {
+        name: "agents",
+        field: "agents",
+        allowed: EVERYONE,
+        read: true,
+        gql: () => ["{ agents { edges { node { id counts { intents } } } } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/agents") },
+      },
+      {
+        name: "agent with its connections",
+        field: "agent",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          `query($id: ID!) { agent(id: $id) { id intents { edges { node { id } } }
+            webhooks { edges { node { id headers } } } promptVersions { edges { node { id } } } } }`,
+          { id: i.agentId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(a(i)) },
+      },
+      {
+        name: "intents",
+        field: "intents",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          "query($a: ID!) { intents(agentId: $a) { edges { node { id webhookUrl } } } }",
+          { a: i.agentId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${a(i)}/intents`) },
+      },
+      {
+        name: "intent",
+        field: "intent",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          "query($a: ID!, $id: ID!) { intent(agentId: $a, id: $id) { id webhookUrl } }",
+          { a: i.agentId, id: i.intentId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${a(i)}/intents/${i.intentId}`) },
+      },
+      {
+        name: "webhooks",
+        field: "webhooks",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          "query($a: ID!) { webhooks(agentId: $a) { edges { node { id url headers } } } }",
+          { a: i.agentId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${a(i)}/webhooks`) },
+      },
+      {
+        name: "webhook with its delivery log",
+        field: "webhook",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          `query($a: ID!, $id: ID!) { webhook(agentId: $a, id: $id) { id headers
+            deliveries { edges { node { id status } } } } }`,
+          { a: i.agentId, id: i.webhookId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${hook(i)}/deliveries`) },
+      },
+      {
+        name: "webhookDelivery",
+        field: "webhookDelivery",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          `query($a: ID!, $w: ID!, $id: ID!) { webhookDelivery(agentId: $a, webhookId: $w, id: $id) {
+            id status attempts { number } } }`,
+          { a: i.agentId, w: i.webhookId, id: i.deliveryId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${hook(i)}/deliveries/${i.deliveryId}`) },
+      },
+
+      // Agents, prompts, intents, webhooks and their deliveries: agent:write.
+      {
+        name: "createAgent",
+        field: "createAgent",
+        allowed: WRITERS,
+        gql: () => ['mutation { createAgent(input: { name: "New" }) { id } }'],
+        rest: { ok: 201, call: (c) => c.post("/api/agents", { name: "New" }) },
+      },
+      {
+        name: "replaceAgent",
+        field: "replaceAgent",
+        allowed: WRITERS,
+        gql: (i) => [
+          "mutation($id: ID!, $n: String!) { replaceAgent(id: $id, input: { name: $n }) { id } }",
+          { id: i.agentId, n: `Renamed ${++n}` },
+        ],
+        rest: { ok: 200, call: (c, i) => c.put(a(i), { name: `Renamed ${++n}` }) },
+      },
+      {
+        name: "setAgentStatus",
+        field: "setAgentStatus",
+        allowed: WRITERS,
+        setup: async (i) => ({ ...i, agentId: await newAgent() }),
+        gql: (i) => ["mutation($id: ID!) { setAgentStatus(id: $id, status: PAUSED) { id status } }", {
+          id: i.agentId,
+        }],
+        rest: { ok: 200, call: (c, i) => c.patch(`${a(i)}/status`, { status: "PAUSED" }) },
+      },
+      {
+        name: "updateAgentPrompt",
+        field: "updateAgentPrompt",
+        allowed: WRITERS,
+        gql: (i) => [
+          "mutation($id: ID!, $in: UpdateAgentPromptInput!) { updateAgentPrompt(id: $id, input: $in) { id } }",
+          { id: i.agentId, in: { systemPrompt: `P ${++n}`, rationale: "why" } },
+        ],
+        rest: {
+          ok: 200,
+          call: (c, i) => c.put(`${a(i)}/prompt`, { systemPrompt: `P ${++n}`, rationale: "why" }),
+        },
+      },
+      {
+        name: "revertAgentPrompt",
+        field: "revertAgentPrompt",
+        allowed: WRITERS,
+        gql: (i) => [
+          "mutation($id: ID!, $v: ID!) { revertAgentPrompt(id: $id, versionId: $v) { id } }",
+          { id: i.agentId, v: i.versionId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.post(`${a(i)}/prompt-versions/${i.versionId}/revert`) },
+      },
+      {
+        name: "deleteAgent",
+        field: "deleteAgent",
+        allowed: WRITERS,
+        setup: async (i) => ({ ...i, agentId: await newAgent() }),
+        gql: (i) => ["mutation($id: ID!) { deleteAgent(id: $id) }", { id: i.agentId }],
+        rest: { ok: 204, call: (c, i) => c.delete(a(i)) },
+      },
+      {
+        name: "createIntent",
+        field: "createIntent",
+        allowed: WRITERS,
+        gql: (i) => [
+          "mutation($a: ID!, $in: CreateIntentInput!) { createIntent(agentId: $a, input: $in) { id } }",
+          { a: i.agentId, in: { name: `Made ${++n}`, ...INTENT } },
+        ],
+        rest: { ok: 201, call: (c, i) => c.post(`${a(i)}/intents`, { name: `Made ${++n}`, ...INTENT }) },
+      },
+      {
+        name: "updateIntent",
+        field: "updateIntent",
+        allowed: WRITERS,
+        gql: (i) => [
+          `mutation($a: ID!, $id: ID!, $d: String!) {
+            updateIntent(agentId: $a, id: $id, input: { description: $d }) { id } }`,
+          { a: i.agentId, id: i.intentId, d: `d ${++n}` },
+        ],
+        rest: {
+          ok: 200,
+          call: (c, i) => c.patch(`${a(i)}/intents/${i.intentId}`, { description: `d ${++n}` }),
+        },
+      },
+      {
+        name: "deleteIntent",
+        field: "deleteIntent",
+        allowed: WRITERS,
+        setup: async (i) => ({ ...i, intentId: await newIntent(i.agentId) }),
+        gql: (i) => ["mutation($a: ID!, $id: ID!) { deleteIntent(agentId: $a, id: $id) }", {
+          a: i.agentId,
+          id: i.intentId,
+        }],
+        rest: { ok: 204, call: (c, i) => c.delete(`${a(i)}/intents/${i.intentId}`) },
+      },
+      {
+        name: "createWebhook",
+        field: "createWebhook",
+        allowed: WRITERS,
+        gql: (i) => [
+          `mutation($a: ID!, $in: CreateWebhookInput!) {
+            createWebhook(agentId: $a, input: $in) { webhook { id } signingSecret } }`,
+          { a: i.agentId, in: HOOK },
+        ],
+        rest: { ok: 201, call: (c, i) => c.post(`${a(i)}/webhooks`, HOOK) },
+      },
+      {
+        name: "updateWebhook",
+        field: "updateWebhook",
+        allowed: WRITERS,
+        gql: (i) => [
+          `mutation($a: ID!, $id: ID!, $u: String!) {
+            updateWebhook(agentId: $a, id: $id, input: { url: $u }) { id } }`,
+          { a: i.agentId, id: i.webhookId, u: `https://example.com/${++n}` },
+        ],
+        rest: { ok: 200, call: (c, i) => c.patch(hook(i), { url: `https://example.com/${++n}` }) },
+      },
+      {
+        name: "rotateWebhookSecret",
+        field: "rotateWebhookSecret",
+        allowed: WRITERS,
+        gql: (i) => [
+          "mutation($a: ID!, $id: ID!) { rotateWebhookSecret(agentId: $a, id: $id) { signingSecret } }",
+          { a: i.agentId, id: i.webhookId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.post(`${hook(i)}/rotate-secret`) },
+      },
+      {
+        name: "deleteWebhook",
+        field: "deleteWebhook",
+        allowed: WRITERS,
+        setup: async (i) => ({ ...i, webhookId: await newWebhook(i.agentId) }),
+        gql: (i) => ["mutation($a: ID!, $id: ID!) { deleteWebhook(agentId: $a, id: $id) }", {
+          a: i.agentId,
+          id: i.webhookId,
+        }],
+        rest: { ok: 204, call: (c, i) => c.delete(hook(i)) },
+      },
+      {
+        name: "sendWebhookTest",
+        field: "sendWebhookTest",
+        allowed: WRITERS,
+        gql: (i) => ["mutation($a: ID!, $id: ID!) { sendWebhookTest(agentId: $a, id: $id) { id status } }", {
+          a: i.agentId,
+          id: i.webhookId,
+        }],
+        rest: { ok: 202, call: (c, i) => c.post(`${hook(i)}/test`) },
+      },
+      {
+        name: "redeliverWebhookDelivery",
+        field: "redeliverWebhookDelivery",
+        allowed: WRITERS,
+        setup: async (i) => ({ ...i, deliveryId: await newFailedDelivery(i.agentId, i.webhookId) }),
+        gql: (i) => [
+          `mutation($a: ID!, $w: ID!, $id: ID!) {
+            redeliverWebhookDelivery(agentId: $a, webhookId: $w, id: $id) { id status } }`,
+          { a: i.agentId, w: i.webhookId, id: i.deliveryId },
+        ],
+        rest: { ok: 202, call: (c, i) => c.post(`${hook(i)}/deliveries/${i.deliveryId}/redeliver`) },
+      },
+
+      // Invites and API tokens: members:manage; only an OWNER invites an OWNER.
+      ...(["AGENT", "MANAGER", "OWNER"] as const).map((role): Row => ({
+        name: `createInvite (${role})`,
+        field: "createInvite",
+        allowed: role === "OWNER" ? OWNER_ONLY : WRITERS,
+        gql: () => [
+          "mutation($in: CreateInviteInput!) { createInvite(input: $in) { invite { id } inviteUrl } }",
+          { in: { email: `i${++n}@example.test`, role } },
+        ],
+        rest: {
+          ok: 201,
+          call: (c, i) => c.post(`${ws(i)}/invites`, { email: `i${++n}@example.test`, role }),
+        },
+      })),
+      {
+        name: "deleteInvite",
+        field: "deleteInvite",
+        allowed: WRITERS,
+        setup: async (i) => ({ ...i, inviteId: (await newInvite(i)).id }),
+        gql: (i) => ["mutation($id: ID!) { deleteInvite(id: $id) }", { id: i.inviteId }],
+        rest: { ok: 204, call: (c, i) => c.delete(`${ws(i)}/invites/${i.inviteId}`) },
+      },
+      {
+        name: "createApiToken",
+        field: "createApiToken",
+        allowed: WRITERS,
+        gql: () => ['mutation { createApiToken(input: { label: "t" }) { apiToken { id } token } }'],
+        rest: { ok: 201, call: (c, i) => c.post(`${ws(i)}/api-tokens`, { label: "t" }) },
+      },
+      {
+        name: "revokeApiToken",
+        field: "revokeApiToken",
+        allowed: WRITERS,
+        setup: async (i) => ({
+          ...i,
+          tokenId: (await o.post(`${ws(i)}/api-tokens`, { label: "gone" })).body.id,
+        }),
+        gql: (i) => ["mutation($id: ID!) { revokeApiToken(id: $id) }", { id: i.tokenId }],
+        rest: { ok: 204, call: (c, i) => c.delete(`${ws(i)}/api-tokens/${i.tokenId}`) },
+      },
+
+      // Members: OWNER any role; MANAGER (and so the API token) only AGENT and VIEWER.
+      {
+        name: "changeMemberRole (AGENT to VIEWER)",
+        field: "changeMemberRole",
+        allowed: WRITERS,
+        setup: withMember("AGENT"),
+        gql: (i) => [
+          "mutation($u: ID!) { changeMemberRole(userId: $u, input: { role: VIEWER }) { id role } }",
+          { u: i.memberId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.patch(`${ws(i)}/members/${i.memberId}`, { role: "VIEWER" }) },
+      },
+      {
+        name: "changeMemberRole (AGENT to MANAGER)",
+        field: "changeMemberRole",
+        allowed: OWNER_ONLY,
+        setup: withMember("AGENT"),
+        gql: (i) => [
+          "mutation($u: ID!) { changeMemberRole(userId: $u, input: { role: MANAGER }) { id role } }",
+          { u: i.memberId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.patch(`${ws(i)}/members/${i.memberId}`, { role: "MANAGER" }) },
+      },
+      {
+        name: "removeMember (an AGENT)",
+        field: "removeMember",
+        allowed: WRITERS,
+        setup: withMember("AGENT"),
+        gql: (i) => ["mutation($u: ID!) { removeMember(userId: $u) }", { u: i.memberId }],
+        rest: { ok: 204, call: (c, i) => c.delete(`${ws(i)}/members/${i.memberId}`) },
+      },
+      {
+        name: "removeMember (a MANAGER)",
+        field: "removeMember",
+        allowed: OWNER_ONLY,
+        setup: withMember("MANAGER"),
+        gql: (i) => ["mutation($u: ID!) { removeMember(userId: $u) }", { u: i.memberId }],
+        rest: { ok: 204, call: (c, i) => c.delete(`${ws(i)}/members/${i.memberId}`) },
+      },
+
+      // Accounts: login and acceptInvite need no credential (the one sent is ignored); logout and
+      // password are a person's.
+      {
+        name: "login",
+        field: "login",
+        allowed: EVERYONE,
+        setup: async (i) => ({ ...i, email: (await seed.user()).email }),
+        gql: (i) => [
+          "mutation($in: LoginInput!) { login(input: $in) { token } }",
+          { in: { email: i.email, password: PASSWORD } },
+        ],
+        rest: { ok: 200, call: (c, i) => c.post("/api/auth/login", { email: i.email, password: PASSWORD }) },
+      },
+      {
+        name: "acceptInvite",
+        field: "acceptInvite",
+        allowed: EVERYONE,
+        setup: async (i) => ({ ...i, inviteToken: (await newInvite(i)).inviteUrl.split("/").pop() }),
+        gql: (i) => [
+          'mutation($t: String!) { acceptInvite(token: $t, input: { password: "a long password" }) { token } }',
+          { t: i.inviteToken },
+        ],
+        rest: {
+          ok: 200,
+          call: (c, i) => c.post(`/invite/${i.inviteToken}`, { password: "a long password" }),
+        },
+      },
+      {
+        name: "logout",
+        field: "logout",
+        allowed: PEOPLE,
+        fresh: true,
+        gql: () => ["mutation { logout }"],
+        rest: { ok: 204, call: (c) => c.post("/api/auth/logout") },
+      },
+      {
+        name: "changePassword",
+        field: "changePassword",
+        allowed: PEOPLE,
+        fresh: true,
+        gql: () => [
+          "mutation($in: ChangePasswordInput!) { changePassword(input: $in) }",
+          { in: { currentPassword: PASSWORD, newPassword: "another long password" } },
+        ],
+        rest: {
+          ok: 204,
+          call: (c) =>
+            c.post("/api/auth/password", { currentPassword: PASSWORD, newPassword: "another long password" }),
+        },
+      },
+
+      // Workspaces: any person creates one (not a token); only the OWNER deletes.
+      {
+        name: "createWorkspace",
+        field: "createWorkspace",
+        allowed: PEOPLE,
+        gql:
+          () => ["mutation($n: String!) { createWorkspace(input: { name: $n }) { id } }", { n: `W${++n}` }],
+        rest: { ok: 201, call: (c) => c.post("/api/workspaces", { name: `W${++n}` }) },
+      },
+      {
+        name: "deleteWorkspace",
+        field: "deleteWorkspace",
+        allowed: OWNER_ONLY,
+        setup: async (i) => {
+          const created = await o.post("/api/workspaces", { name: `Doomed ${++n}` });
+          const id = created.body.id as string;
+          for (const [u, role] of [[manager, "MANAGER"], [agentUser, "AGENT"], [viewer, "VIEWER"]] as const) {
+            await db.membership.create({ data: { userId: u.userId, workspaceId: id, role } });
+          }
+          const token = (await o.post(`/api/workspaces/${id}/api-tokens`, { label: "doomed" })).body.token;
+          return { ...i, workspaceId: id, token };
+        },
+        gql: (i) => ["mutation($id: ID!) { deleteWorkspace(id: $id) }", { id: i.workspaceId }],
+        rest: { ok: 204, call: (c, i) => c.delete(ws(i)) },
+      },
+    ];
+
+    await t.step("the table names every query and mutation of the schema, and nothing else", () => {
+      const fields = [
+        ...Object.keys(schema.getQueryType()!.getFields()),
+        ...Object.keys(schema.getMutationType()!.getFields()),
+      ].sort();
+      assert.deepEqual([...new Set(rows.map((r) => r.field))].sort(), fields);
+    });
+
+    for (const row of rows) {
+      await t.step(row.name, async () => {
+        for (const who of EVERYONE) {
+          for (const api of ["GraphQL", "REST"] as const) {
+            const where = `${who} ${row.name} over ${api}`;
+            const ids = row.setup ? await row.setup(fixture) : fixture;
+            const c = row.fresh ? await freshClient(who, ids) : clientOf(who, ids);
+            const before = await fullSnapshot(app);
+            let res: Reply;
+            if (api === "GraphQL") {
+              const [query, variables] = row.gql(ids);
+              res = await gql(c, query, variables);
+            } else {
+              res = await row.rest.call(c, ids);
+            }
+            const after = await fullSnapshot(app);
+            if (row.allowed.includes(who)) {
+              if (api === "GraphQL") {
+                const data = gqlOk(res, where);
+                assert.notEqual(data[row.field], null, `${where}: null ${row.field}`);
+              } else {
+                assert.equal(res.status, row.rest.ok, `${where}: ${res.status} ${JSON.stringify(res.body)}`);
+              }
+              if (row.read) assert.equal(after, before, `${where} changed the database`);
+              else assert.notEqual(after, before, `${where} changed nothing`);
+            } else {
+              if (api === "GraphQL") {
+                const error = gqlRefused(res, "FORBIDDEN", where);
+                assert.equal(error.extensions.status, 403, where);
+                assert.equal(res.body.data?.[row.field] ?? null, null, where);
+              } else {
+                assertProblem(res, 403, "FORBIDDEN");
+              }
+              assert.equal(after, before, `${where} was refused but changed the database`);
+            }
+          }
+        }
+      });
+    }
+
+    await t.step(
+      "webhook headers and credential-like URL values are masked for AGENT and VIEWER, as in REST",
+      async () => {
+        const secretUrl = "https://example.com/hook?token=s3cr3t&page=2";
+        const hookId = (await o.post(`/api/agents/${agentId}/webhooks`, {
+          event: "message.sent",
+          url: secretUrl,
+          headers: { "X-Key": "hunter2" },
+        })).body.id;
+        const intentId = (await o.post(`/api/agents/${agentId}/intents`, {
+          ...INTENT,
+          name: "Masked",
+          webhookUrl: secretUrl,
+        })).body.id;
+        const READ = `query($a: ID!, $w: ID!, $i: ID!) {
+        webhook(agentId: $a, id: $w) { url headers }
+        webhooks(agentId: $a) { edges { node { id url headers } } }
+        agent(id: $a) { webhooks { edges { node { id url headers } } } intents { edges { node { id webhookUrl } } } }
+        intent(agentId: $a, id: $i) { webhookUrl }
+      }`;
+        for (const who of EVERYONE) {
+          const c = clientOf(who, fixture);
+          const data = gqlOk(await gql(c, READ, { a: agentId, w: hookId, i: intentId }), who);
+          const rest = (await c.get(`/api/agents/${agentId}/webhooks/${hookId}`)).body;
+          const restIntent = (await c.get(`/api/agents/${agentId}/intents/${intentId}`)).body;
+          const masked = who === "AGENT" || who === "VIEWER";
+          // GraphQL shows what REST shows, for every role.
+          assert.equal(data.webhook.url, rest.url, who);
+          assert.deepEqual(data.webhook.headers, rest.headers, who);
+          assert.equal(data.intent.webhookUrl, restIntent.webhookUrl, who);
+          const listed = [
+            ...data.webhooks.edges.map((e: { node: unknown }) => e.node),
+            ...data.agent.webhooks.edges.map((e: { node: unknown }) => e.node),
+          ].filter((w: { id: string }) => w.id === hookId);
+          assert.equal(listed.length, 2, who);
+          for (const w of listed) {
+            assert.deepEqual(w, { id: hookId, url: rest.url, headers: rest.headers }, who);
+          }
+          const intentListed = data.agent.intents.edges.find((e: { node: { id: string } }) =>
+            e.node.id === intentId
+          );
+          assert.equal(intentListed.node.webhookUrl, restIntent.webhookUrl, who);
+          // And it is masked exactly for AGENT and VIEWER.
+          const text = JSON.stringify(data);
+          assert.equal(text.includes("hunter2"), !masked, `${who}: ${text}`);
+          assert.equal(text.includes("s3cr3t"), !masked, `${who}: ${text}`);
+          assert.deepEqual(Object.keys(data.webhook.headers), ["X-Key"], who);
+          if (!masked) {
+            assert.equal(data.webhook.url, secretUrl, who);
+            assert.deepEqual(data.webhook.headers, { "X-Key": "hunter2" }, who);
+            assert.equal(data.intent.webhookUrl, secretUrl, who);
+          } else {
+            assert.match(data.webhook.url, /^https:\/\/example\.com\/hook\?token=.+&page=2$/, who);
+          }
+        }
+      },
+    );
+
+    await t.step("the fixture workspace and its agent survive every refused call", async () => {
+      assert.equal(await db.workspace.count({ where: { id: workspaceId } }), 1);
+      assert.equal(await db.agent.count({ where: { id: agentId } }), 1);
+    });
+  } finally {
+    await ta.close();
+  }
+});
