@@ -1,0 +1,534 @@
+/**
+ * Workspace isolation over GraphQL: two workspaces of one owner (W1, W2) and a third of another
+ * user (W3). Every query and mutation that takes an id answers NOT_FOUND for another workspace's
+ * id exactly as for an unknown id, and changes nothing; connections list only the workspace's own
+ * rows and a cursor of another workspace behaves like an unknown one; a credential acting in a
+ * workspace it does not belong to (a non-member, an API token of another workspace) gets FORBIDDEN
+ * from every workspace-scoped field. The id-taking fields are enumerated from the schema.
+ */
+import assert from "node:assert/strict";
+import { getNamedType, type GraphQLFieldMap } from "graphql";
+import { Client, type Reply, startTestApp } from "./_helpers/app.ts";
+import { assertStatus, snapshot } from "./_helpers/problem.ts";
+import { gql, gqlOk, gqlRefused } from "./_helpers/roles.ts";
+import { schema } from "../src/graphql/schema.ts";
+import type { App } from "../src/app.ts";
+
+const INTENT = {
+  name: "Agendar Visita",
+  description: "d",
+  triggerOnTypes: ["TEXT"],
+  requiredFields: [],
+  webhookUrl: "https://example.com/i",
+};
+const HOOK = { event: "message.sent", url: "https://example.com/w", headers: { "X-Secret": "s" } };
+
+/** The ids of one workspace's records (all the same names in every workspace). */
+interface Fixture {
+  workspaceId: string;
+  client: Client;
+  tokenClient: Client;
+  agent: string;
+  intent: string;
+  webhook: string;
+  version: string;
+  delivery: string;
+  invite: string;
+  apiToken: string;
+  /** The user id of an AGENT member. */
+  member: string;
+}
+
+/** One GraphQL call: the root field it exercises, the document and its variables. */
+type Call = [label: string, field: string, query: string, variables?: Record<string, unknown>];
+
+const UNKNOWN = `c${"0".repeat(24)}`;
+
+/**
+ * Every by-id call of `target`'s records made from `from`'s workspace: with the foreign id alone, and
+ * with the foreign id under one of `from`'s own parents ("via mine").
+ */
+function byIdCalls(
+  from: Fixture,
+  target: Pick<Fixture, Exclude<keyof Fixture, "client" | "tokenClient">>,
+): Call[] {
+  const T = target;
+  const mine = from;
+  return [
+    ["agent", "agent", "query($id: ID!) { agent(id: $id) { id name } }", { id: T.agent }],
+    ["intents", "intents", "query($a: ID!) { intents(agentId: $a) { edges { node { id } } } }", {
+      a: T.agent,
+    }],
+    ["intent", "intent", "query($a: ID!, $id: ID!) { intent(agentId: $a, id: $id) { id } }", {
+      a: T.agent,
+      id: T.intent,
+    }],
+    ["intent via mine", "intent", "query($a: ID!, $id: ID!) { intent(agentId: $a, id: $id) { id } }", {
+      a: mine.agent,
+      id: T.intent,
+    }],
+    ["webhooks", "webhooks", "query($a: ID!) { webhooks(agentId: $a) { edges { node { id } } } }", {
+      a: T.agent,
+    }],
+    ["webhook", "webhook", "query($a: ID!, $id: ID!) { webhook(agentId: $a, id: $id) { id headers } }", {
+      a: T.agent,
+      id: T.webhook,
+    }],
+    ["webhook via mine", "webhook", "query($a: ID!, $id: ID!) { webhook(agentId: $a, id: $id) { id } }", {
+      a: mine.agent,
+      id: T.webhook,
+    }],
+    [
+      "webhookDelivery",
+      "webhookDelivery",
+      "query($a: ID!, $w: ID!, $id: ID!) { webhookDelivery(agentId: $a, webhookId: $w, id: $id) { id } }",
+      { a: T.agent, w: T.webhook, id: T.delivery },
+    ],
+    [
+      "webhookDelivery via mine",
+      "webhookDelivery",
+      "query($a: ID!, $w: ID!, $id: ID!) { webhookDelivery(agentId: $a, webhookId: $w, id: $id) { id } }",
+      { a: mine.agent, w: mine.webhook, id: T.delivery },
+    ],
+    [
+      "replaceAgent",
+      "replaceAgent",
+      'mutation($id: ID!) { replaceAgent(id: $id, input: { name: "Taken" }) { id } }',
+      {
+        id: T.agent,
+      },
+    ],
+    [
+      "setAgentStatus",
+      "setAgentStatus",
+      "mutation($id: ID!) { setAgentStatus(id: $id, status: PAUSED) { id } }",
+      {
+        id: T.agent,
+      },
+    ],
+    [
+      "updateAgentPrompt",
+      "updateAgentPrompt",
+      'mutation($id: ID!) { updateAgentPrompt(id: $id, input: { systemPrompt: "Taken", rationale: "r" }) { id } }',
+      { id: T.agent },
+    ],
+    [
+      "revertAgentPrompt",
+      "revertAgentPrompt",
+      "mutation($id: ID!, $v: ID!) { revertAgentPrompt(id: $id, versionId: $v) { id } }",
+      { id: T.agent, v: T.version },
+    ],
+    [
+      "revertAgentPrompt via mine",
+      "revertAgentPrompt",
+      "mutation($id: ID!, $v: ID!) { revertAgentPrompt(id: $id, versionId: $v) { id } }",
+      { id: mine.agent, v: T.version },
+    ],
+    [
+      "createIntent",
+      "createIntent",
+      "mutation($a: ID!, $in: CreateIntentInput!) { createIntent(agentId: $a, input: $in) { id } }",
+      { a: T.agent, in: { ...INTENT, name: "Planted" } },
+    ],
+    [
+      "updateIntent",
+      "updateIntent",
+      'mutation($a: ID!, $id: ID!) { updateIntent(agentId: $a, id: $id, input: { description: "x" }) { id } }',
+      { a: T.agent, id: T.intent },
+    ],
+    [
+      "updateIntent via mine",
+      "updateIntent",
+      'mutation($a: ID!, $id: ID!) { updateIntent(agentId: $a, id: $id, input: { description: "x" }) { id } }',
+      { a: mine.agent, id: T.intent },
+    ],
+    [
+      "createWebhook",
+      "createWebhook",
+      "mutation($a: ID!, $in: CreateWebhookInput!) { createWebhook(agentId: $a, input: $in) { signingSecret } }",
+      { a: T.agent, in: HOOK },
+    ],
+    [
+      "updateWebhook",
+      "updateWebhook",
+      'mutation($a: ID!, $id: ID!) { updateWebhook(agentId: $a, id: $id, input: { method: "PUT" }) { id } }',
+      { a: T.agent, id: T.webhook },
+    ],
+    [
+      "updateWebhook via mine",
+      "updateWebhook",
+      'mutation($a: ID!, $id: ID!) { updateWebhook(agentId: $a, id: $id, input: { method: "PUT" }) { id } }',
+      { a: mine.agent, id: T.webhook },
+    ],
+    [
+      "rotateWebhookSecret",
+      "rotateWebhookSecret",
+      "mutation($a: ID!, $id: ID!) { rotateWebhookSecret(agentId: $a, id: $id) { signingSecret } }",
+      { a: T.agent, id: T.webhook },
+    ],
+    [
+      "rotateWebhookSecret via mine",
+      "rotateWebhookSecret",
+      "mutation($a: ID!, $id: ID!) { rotateWebhookSecret(agentId: $a, id: $id) { signingSecret } }",
+      { a: mine.agent, id: T.webhook },
+    ],
+    [
+      "sendWebhookTest",
+      "sendWebhookTest",
+      "mutation($a: ID!, $id: ID!) { sendWebhookTest(agentId: $a, id: $id) { id } }",
+      {
+        a: T.agent,
+        id: T.webhook,
+      },
+    ],
+    [
+      "sendWebhookTest via mine",
+      "sendWebhookTest",
+      "mutation($a: ID!, $id: ID!) { sendWebhookTest(agentId: $a, id: $id) { id } }",
+      { a: mine.agent, id: T.webhook },
+    ],
+    [
+      "redeliverWebhookDelivery",
+      "redeliverWebhookDelivery",
+      "mutation($a: ID!, $w: ID!, $id: ID!) { redeliverWebhookDelivery(agentId: $a, webhookId: $w, id: $id) { id } }",
+      { a: T.agent, w: T.webhook, id: T.delivery },
+    ],
+    [
+      "redeliverWebhookDelivery via mine",
+      "redeliverWebhookDelivery",
+      "mutation($a: ID!, $w: ID!, $id: ID!) { redeliverWebhookDelivery(agentId: $a, webhookId: $w, id: $id) { id } }",
+      { a: mine.agent, w: mine.webhook, id: T.delivery },
+    ],
+    [
+      "deleteIntent via mine",
+      "deleteIntent",
+      "mutation($a: ID!, $id: ID!) { deleteIntent(agentId: $a, id: $id) }",
+      {
+        a: mine.agent,
+        id: T.intent,
+      },
+    ],
+    ["deleteIntent", "deleteIntent", "mutation($a: ID!, $id: ID!) { deleteIntent(agentId: $a, id: $id) }", {
+      a: T.agent,
+      id: T.intent,
+    }],
+    [
+      "deleteWebhook via mine",
+      "deleteWebhook",
+      "mutation($a: ID!, $id: ID!) { deleteWebhook(agentId: $a, id: $id) }",
+      { a: mine.agent, id: T.webhook },
+    ],
+    [
+      "deleteWebhook",
+      "deleteWebhook",
+      "mutation($a: ID!, $id: ID!) { deleteWebhook(agentId: $a, id: $id) }",
+      {
+        a: T.agent,
+        id: T.webhook,
+      },
+    ],
+    ["deleteAgent", "deleteAgent", "mutation($id: ID!) { deleteAgent(id: $id) }", { id: T.agent }],
+    ["deleteInvite", "deleteInvite", "mutation($id: ID!) { deleteInvite(id: $id) }", { id: T.invite }],
+    ["revokeApiToken", "revokeApiToken", "mutation($id: ID!) { revokeApiToken(id: $id) }", {
+      id: T.apiToken,
+    }],
+    [
+      "changeMemberRole",
+      "changeMemberRole",
+      "mutation($u: ID!) { changeMemberRole(userId: $u, input: { role: VIEWER }) { id } }",
+      { u: T.member },
+    ],
+    ["removeMember", "removeMember", "mutation($u: ID!) { removeMember(userId: $u) }", { u: T.member }],
+  ];
+}
+
+/** The workspace-scoped fields that take no id: lists and creations. */
+const listAndCreateCalls: Call[] = [
+  ["agents", "agents", "{ agents { edges { node { id } } } }"],
+  ["members", "members", "{ members { edges { node { id } } } }"],
+  ["invites", "invites", "{ invites { edges { node { id } } } }"],
+  ["apiTokens", "apiTokens", "{ apiTokens { edges { node { id } } } }"],
+  ["createAgent", "createAgent", 'mutation { createAgent(input: { name: "Planted" }) { id } }'],
+  [
+    "createInvite",
+    "createInvite",
+    'mutation { createInvite(input: { email: "x@example.test", role: OWNER }) { inviteUrl } }',
+  ],
+  ["createApiToken", "createApiToken", 'mutation { createApiToken(input: { label: "x" }) { token } }'],
+];
+
+/** Root fields that act for the credential alone, in no workspace (or need none). */
+const NOT_WORKSPACE_SCOPED = [
+  "viewer",
+  "workspaces",
+  "login",
+  "logout",
+  "changePassword",
+  "acceptInvite",
+  "createWorkspace",
+];
+
+/** Root fields with an argument of type ID (deleteWorkspace names its workspace: tested apart). */
+function idTakingFields(): string[] {
+  const fields: GraphQLFieldMap<unknown, unknown> = {
+    ...schema.getQueryType()!.getFields(),
+    ...schema.getMutationType()!.getFields(),
+  };
+  return Object.values(fields)
+    .filter((f) => f.args.some((a) => getNamedType(a.type).name === "ID"))
+    .map((f) => f.name)
+    .filter((name) => name !== "deleteWorkspace")
+    .sort();
+}
+
+/** The REST snapshot plus deliveries (GraphQL reaches them here too). */
+async function fullSnapshot(app: App): Promise<string> {
+  const db = app.deps.db;
+  const byId = { orderBy: { id: "asc" as const } };
+  const more = await Promise.all([db.domainEvent.findMany(byId), db.webhookDelivery.findMany(byId)]);
+  return (await snapshot(app)) + JSON.stringify(more);
+}
+
+const nodeIds = (conn: { edges: Array<{ node: { id: string } }> }) => conn.edges.map((e) => e.node.id).sort();
+
+Deno.test("isolation over GraphQL", async (t) => {
+  const ta = await startTestApp({}, { workers: false });
+  const { app, seed } = ta;
+  const db = app.deps.db;
+  try {
+    const u = await seed.workspace("U one");
+    const v = await seed.workspace("V");
+    const uTwo = await u.owner.client.post("/api/workspaces", { name: "U two" });
+    assertStatus(uTwo, 201);
+
+    const fill = async (client: Client, workspaceId: string): Promise<Fixture> => {
+      const agent = (await client.post("/api/agents", { name: "Ana" })).body.id;
+      const intent = (await client.post(`/api/agents/${agent}/intents`, INTENT)).body.id;
+      const webhook = (await client.post(`/api/agents/${agent}/webhooks`, HOOK)).body.id;
+      await client.put(`/api/agents/${agent}/prompt`, { systemPrompt: "P", rationale: "r" });
+      const version = (await client.get(`/api/agents/${agent}/prompt-versions`)).body.data[0].id;
+      const event = await db.domainEvent.create({
+        data: { workspaceId, agentId: agent, type: "message.sent", payload: {} },
+      });
+      const delivery = await db.webhookDelivery.create({
+        data: {
+          webhookId: webhook,
+          eventId: event.id,
+          status: "FAILED",
+          attemptCount: 3,
+          idempotencyKey: "k",
+        },
+      });
+      const inv = await client.post(`/api/workspaces/${workspaceId}/invites`, {
+        email: "same@example.test",
+        role: "VIEWER",
+      });
+      const tok = await client.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "same" });
+      const member = await seed.member(workspaceId, "AGENT");
+      return {
+        workspaceId,
+        client,
+        tokenClient: new Client(app, tok.body.token, workspaceId),
+        agent,
+        intent,
+        webhook,
+        version,
+        delivery: delivery.id,
+        invite: inv.body.id,
+        apiToken: tok.body.id,
+        member: member.userId,
+      };
+    };
+    const w1 = await fill(u.owner.client, u.workspaceId);
+    const w2 = await fill(u.owner.client.in(uTwo.body.id), uTwo.body.id);
+    const w3 = await fill(v.owner.client, v.workspaceId);
+    const all = [w1, w2, w3];
+    const unknown = {
+      workspaceId: UNKNOWN,
+      agent: UNKNOWN,
+      intent: UNKNOWN,
+      webhook: UNKNOWN,
+      version: UNKNOWN,
+      delivery: UNKNOWN,
+      invite: UNKNOWN,
+      apiToken: UNKNOWN,
+      member: UNKNOWN,
+    };
+
+    await t.step(
+      "the calls name every id-taking field and every workspace-scoped field of the schema",
+      () => {
+        const byId = [...new Set(byIdCalls(w1, w2).map(([, field]) => field))].sort();
+        assert.deepEqual(byId, idTakingFields());
+        const scoped = [...byId, ...listAndCreateCalls.map(([, field]) => field), "deleteWorkspace"].sort();
+        const every = [
+          ...Object.keys(schema.getQueryType()!.getFields()),
+          ...Object.keys(schema.getMutationType()!.getFields()),
+        ].filter((f) => !NOT_WORKSPACE_SCOPED.includes(f)).sort();
+        assert.deepEqual(scoped, every);
+      },
+    );
+
+    const pairs: Array<[string, Fixture, Fixture]> = [
+      ["same owner: W1 -> W2", w1, w2],
+      ["same owner: W2 -> W1", w2, w1],
+      ["other user: W1 -> W3", w1, w3],
+      ["other user: W3 -> W1", w3, w1],
+    ];
+    for (const [name, from, target] of pairs) {
+      await t.step(`by id, ${name}: NOT_FOUND exactly like an unknown id, nothing changes`, async () => {
+        const before = await fullSnapshot(app);
+        const foreignCalls = byIdCalls(from, target);
+        const unknownCalls = byIdCalls(from, unknown);
+        for (const c of [from.client, from.tokenClient]) {
+          for (let i = 0; i < foreignCalls.length; i++) {
+            const [label, field, query, variables] = foreignCalls[i];
+            const foreign = await gql(c, query, variables);
+            const error = gqlRefused(foreign, "NOT_FOUND", label);
+            assert.equal(error.extensions.status, 404, label);
+            assert.equal(foreign.body.data?.[field] ?? null, null, label);
+            // The same answer as for ids that exist nowhere: nothing tells the id exists.
+            const [, , uQuery, uVariables] = unknownCalls[i];
+            const unknownReply: Reply = await gql(c, uQuery, uVariables);
+            assert.deepEqual(foreign.body, unknownReply.body, label);
+            assert.equal(foreign.status, unknownReply.status, label);
+            // And nothing of the target in the answer.
+            const text = JSON.stringify(foreign.body);
+            for (const id of Object.values(target).filter((x) => typeof x === "string")) {
+              assert.ok(!text.includes(id as string), `${label}: ${text}`);
+            }
+          }
+        }
+        assert.equal(await fullSnapshot(app), before);
+      });
+    }
+
+    await t.step("connections list only the workspace's own rows", async () => {
+      const LISTS = `query($a: ID!, $w: ID!) {
+        agents { edges { node { id counts { intents } } } }
+        members { edges { node { id } } }
+        invites { edges { node { id } } }
+        apiTokens { edges { node { id } } }
+        intents(agentId: $a) { edges { node { id } } }
+        webhooks(agentId: $a) { edges { node { id } } }
+        agent(id: $a) {
+          intents { edges { node { id } } }
+          webhooks { edges { node { id deliveries { edges { node { id } } } } } }
+          promptVersions { edges { node { id } } }
+        }
+        webhook(agentId: $a, id: $w) { deliveries { edges { node { id } } } }
+      }`;
+      for (const f of all) {
+        const owner = f === w3 ? v.owner.userId : u.owner.userId;
+        for (const c of [f.client, f.tokenClient]) {
+          const d = gqlOk(await gql(c, LISTS, { a: f.agent, w: f.webhook }));
+          assert.deepEqual(nodeIds(d.agents), [f.agent]);
+          assert.deepEqual(d.agents.edges[0].node.counts, { intents: 1 });
+          assert.deepEqual(nodeIds(d.members), [owner, f.member].sort());
+          assert.deepEqual(nodeIds(d.invites), [f.invite]);
+          assert.deepEqual(nodeIds(d.apiTokens), [f.apiToken]);
+          assert.deepEqual(nodeIds(d.intents), [f.intent]);
+          assert.deepEqual(nodeIds(d.webhooks), [f.webhook]);
+          assert.deepEqual(nodeIds(d.agent.intents), [f.intent]);
+          assert.deepEqual(nodeIds(d.agent.webhooks), [f.webhook]);
+          assert.deepEqual(nodeIds(d.agent.webhooks.edges[0].node.deliveries), [f.delivery]);
+          assert.deepEqual(nodeIds(d.agent.promptVersions), [f.version]);
+          assert.deepEqual(nodeIds(d.webhook.deliveries), [f.delivery]);
+        }
+      }
+    });
+
+    await t.step("a cursor of another workspace behaves like an unknown one", async () => {
+      // Each connection's cursors as its own workspace sees them.
+      const CURSORS = `query($a: ID!, $w: ID!) {
+        agents { edges { cursor } }
+        members { edges { cursor } }
+        invites { edges { cursor } }
+        apiTokens { edges { cursor } }
+        intents(agentId: $a) { edges { cursor } }
+        webhooks(agentId: $a) { edges { cursor } }
+        agent(id: $a) { promptVersions { edges { cursor } } }
+        webhook(agentId: $a, id: $w) { deliveries { edges { cursor } } }
+      }`;
+      const cursorsOf = async (f: Fixture) => {
+        const d = gqlOk(await gql(f.client, CURSORS, { a: f.agent, w: f.webhook }));
+        const one = (conn: { edges: Array<{ cursor: string }> }) => conn.edges.at(-1)!.cursor;
+        return {
+          agents: one(d.agents),
+          members: one(d.members),
+          invites: one(d.invites),
+          apiTokens: one(d.apiTokens),
+          intents: one(d.intents),
+          webhooks: one(d.webhooks),
+          versions: one(d.agent.promptVersions),
+          deliveries: one(d.webhook.deliveries),
+        };
+      };
+      const PAGE = (dir: "after" | "before") => {
+        const page = `${dir}: $c${dir === "before" ? ", last: 10" : ""}`;
+        const conn = "{ edges { node { id } } pageInfo { hasNextPage hasPreviousPage } }";
+        return `query($a: ID!, $w: ID!, $c: String) {
+          agents(${page}) ${conn}
+          members(${page}) ${conn}
+          invites(${page}) ${conn}
+          apiTokens(${page}) ${conn}
+          intents(agentId: $a, ${page}) ${conn}
+          webhooks(agentId: $a, ${page}) ${conn}
+          agent(id: $a) { promptVersions(${page}) ${conn} }
+          webhook(agentId: $a, id: $w) { deliveries(${page}) ${conn} }
+        }`;
+      };
+      // One cursor variable for every connection: a foreign row of each kind, one by one.
+      const unknownCursor = btoa(`GPC:S:${UNKNOWN}`);
+      const foreignSets = [await cursorsOf(w2), await cursorsOf(w3)];
+      for (const dir of ["after", "before"] as const) {
+        for (const c of [w1.client, w1.tokenClient]) {
+          const vars = { a: w1.agent, w: w1.webhook };
+          const expected = gqlOk(await gql(c, PAGE(dir), { ...vars, c: unknownCursor }), `unknown ${dir}`);
+          // An unknown cursor names no row: an empty page of every connection.
+          for (const conn of [expected.agents, expected.members, expected.agent.promptVersions]) {
+            assert.deepEqual(conn.edges, []);
+          }
+          for (const set of foreignSets) {
+            for (const [kind, cursor] of Object.entries(set)) {
+              const got = gqlOk(await gql(c, PAGE(dir), { ...vars, c: cursor }), `${kind} ${dir}`);
+              assert.deepEqual(got, expected, `${kind} cursor ${dir}`);
+            }
+          }
+        }
+      }
+    });
+
+    await t.step(
+      "a non-member, or an API token of another workspace: FORBIDDEN everywhere, nothing changes",
+      async () => {
+        const before = await fullSnapshot(app);
+        // U is not a member of W3; W1's token names W2, which the same person owns.
+        const cases: Array<[string, Client, Fixture]> = [
+          ["non-member in W3", u.owner.client.in(w3.workspaceId), w3],
+          ["W1's API token in W2", w1.tokenClient.in(w2.workspaceId), w2],
+          ["W3's member in W1", w3.client.in(w1.workspaceId), w1],
+        ];
+        for (const [who, c, ws] of cases) {
+          // Their own ids: so a refusal cannot be a NOT_FOUND in disguise.
+          const calls: Call[] = [
+            ...byIdCalls(ws, ws),
+            ...listAndCreateCalls,
+            ["deleteWorkspace", "deleteWorkspace", "mutation($id: ID!) { deleteWorkspace(id: $id) }", {
+              id: ws.workspaceId,
+            }],
+          ];
+          for (const [label, field, query, variables] of calls) {
+            const res = await gql(c, query, variables);
+            const error = gqlRefused(res, "FORBIDDEN", `${who}: ${label}`);
+            assert.equal(error.extensions.status, 403, label);
+            assert.equal(res.body.data?.[field] ?? null, null, label);
+          }
+        }
+        assert.equal(await fullSnapshot(app), before);
+      },
+    );
+  } finally {
+    await ta.close();
+  }
+});
