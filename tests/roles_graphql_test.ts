@@ -8,7 +8,17 @@
 import assert from "node:assert/strict";
 import { Client, type Reply, startTestApp } from "./_helpers/app.ts";
 import { assertProblem, snapshot } from "./_helpers/problem.ts";
-import { EVERYONE, gql, gqlOk, gqlRefused, OWNER_ONLY, PEOPLE, type Who, WRITERS } from "./_helpers/roles.ts";
+import {
+  EVERYONE,
+  gql,
+  gqlOk,
+  gqlRefused,
+  OWNER_ONLY,
+  PEOPLE,
+  seedRoleCast,
+  type Who,
+  WRITERS,
+} from "./_helpers/roles.ts";
 import { schema } from "../src/graphql/schema.ts";
 import type { App } from "../src/app.ts";
 
@@ -72,18 +82,9 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
   const { app, seed } = ta;
   const db = app.deps.db;
   try {
-    const { workspaceId, owner } = await seed.workspace("Roles GraphQL");
-    const manager = await seed.member(workspaceId, "MANAGER");
-    const agentUser = await seed.member(workspaceId, "AGENT");
-    const viewer = await seed.member(workspaceId, "VIEWER");
+    const { workspaceId, owner, users, clientOf } = await seedRoleCast(app, seed, "Roles GraphQL");
+    const { MANAGER: manager, AGENT: agentUser, VIEWER: viewer } = users;
     const o = owner.client;
-    const apiToken =
-      (await o.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "roles" })).body.token;
-    const users = { OWNER: owner, MANAGER: manager, AGENT: agentUser, VIEWER: viewer };
-    const clientOf = (who: Who, ids: Ids): Client =>
-      who === "TOKEN"
-        ? new Client(app, ids.token ?? apiToken, ids.workspaceId)
-        : new Client(app, users[who].token, ids.workspaceId);
     const freshClient = async (who: Who, ids: Ids): Promise<Client> => {
       if (who === "TOKEN") {
         const made = await o.post(`/api/workspaces/${ids.workspaceId}/api-tokens`, { label: "fresh" });

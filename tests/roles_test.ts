@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { Client, type Reply, startTestApp } from "./_helpers/app.ts";
 import { assertProblem, snapshot } from "./_helpers/problem.ts";
-import { EVERYONE, OWNER_ONLY, PEOPLE, type Who, WRITERS } from "./_helpers/roles.ts";
+import { EVERYONE, OWNER_ONLY, PEOPLE, seedRoleCast, type Who, WRITERS } from "./_helpers/roles.ts";
 
 interface Ids {
   workspaceId: string;
@@ -44,18 +44,9 @@ Deno.test("roles", async (t) => {
   const { app, seed } = ta;
   const db = app.deps.db;
   try {
-    const { workspaceId, owner } = await seed.workspace("Roles");
-    const manager = await seed.member(workspaceId, "MANAGER");
-    const agentUser = await seed.member(workspaceId, "AGENT");
-    const viewer = await seed.member(workspaceId, "VIEWER");
+    const { workspaceId, owner, users, clientOf } = await seedRoleCast(app, seed, "Roles");
+    const { MANAGER: manager, AGENT: agentUser, VIEWER: viewer } = users;
     const o = owner.client;
-    const apiToken =
-      (await o.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "roles" })).body.token;
-    const users = { OWNER: owner, MANAGER: manager, AGENT: agentUser, VIEWER: viewer };
-    const clientOf = (who: Who, ids: Ids): Client =>
-      who === "TOKEN"
-        ? new Client(app, ids.token ?? apiToken, ids.workspaceId)
-        : new Client(app, users[who].token, ids.workspaceId);
 
     let n = 0;
     const newAgent = async () => (await o.post("/api/agents", { name: `Agent ${++n}` })).body.id as string;

@@ -3,7 +3,8 @@
  * of decisions.md's role table, shared so that REST and GraphQL are held to the same lists.
  */
 import assert from "node:assert/strict";
-import type { Client, Reply } from "./app.ts";
+import type { App } from "../../src/app.ts";
+import { Client, type Reply, type Seed } from "./app.ts";
 
 /** A person of each role, and an API token (which acts as MANAGER). */
 export type Who = "OWNER" | "MANAGER" | "AGENT" | "VIEWER" | "TOKEN";
@@ -35,4 +36,23 @@ export function gqlRefused(res: Reply, code: string, where = ""): any {
   assert.equal(errors?.length, 1, `${where}: one ${code} error expected, got ${JSON.stringify(res.body)}`);
   assert.equal(errors[0].extensions?.code, code, `${where}: ${JSON.stringify(errors)}`);
   return errors[0];
+}
+
+/** A workspace with a person of each role and an API token; `clientOf` acts as one of them there. */
+export async function seedRoleCast(app: App, seed: Seed, name: string) {
+  const { workspaceId, owner } = await seed.workspace(name);
+  const users = {
+    OWNER: owner,
+    MANAGER: await seed.member(workspaceId, "MANAGER"),
+    AGENT: await seed.member(workspaceId, "AGENT"),
+    VIEWER: await seed.member(workspaceId, "VIEWER"),
+  };
+  const apiToken: string =
+    (await owner.client.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "roles" })).body.token;
+  /** `ids.token`: the API token of another workspace the row made (else this workspace's). */
+  const clientOf = (who: Who, ids: { workspaceId: string; token?: string }): Client =>
+    who === "TOKEN"
+      ? new Client(app, ids.token ?? apiToken, ids.workspaceId)
+      : new Client(app, users[who].token, ids.workspaceId);
+  return { workspaceId, owner, users, apiToken, clientOf };
 }
