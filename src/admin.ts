@@ -9,8 +9,7 @@
  *                    SECRETS_KEY_PREVIOUS can be dropped)
  */
 import { parseArgs } from "node:util";
-import { loadConfig } from "./config.ts";
-import { buildApp } from "./app.ts";
+import { startApp } from "./startup.ts";
 import { createUser, createWorkspaceFor } from "./workspaces/mod.ts";
 import { AppError } from "./shared/errors.ts";
 import { createLogger } from "./shared/logger.ts";
@@ -31,7 +30,7 @@ const { values } = parseArgs({
 
 // An operator task, not a server: no first-owner set-up and no job workers (a running server
 // delivers whatever these commands enqueue).
-const app = await buildApp(loadConfig(Deno.env.toObject()), {
+const app = await startApp({
   bootstrap: false,
   workers: false,
   logger: createLogger("warn"),

@@ -1,29 +1,8 @@
 /** Entry point of `deno task start`: configuration, listen, signals. */
-import { ConfigError, loadConfig } from "./config.ts";
-import { buildApp } from "./app.ts";
-import { StartupError } from "./db/embedded.ts";
+import { startApp } from "./startup.ts";
 
-let config;
-try {
-  config = loadConfig(Deno.env.toObject());
-} catch (e) {
-  if (e instanceof ConfigError) {
-    console.error(e.message);
-    Deno.exit(78); // EX_CONFIG
-  }
-  throw e;
-}
-
-let app;
-try {
-  app = await buildApp(config);
-} catch (e) {
-  if (e instanceof StartupError) {
-    console.error(e.message);
-    Deno.exit(78); // EX_CONFIG: nothing to retry until the operator changes something
-  }
-  throw e;
-}
+const app = await startApp();
+const config = app.deps.config;
 const { port } = await app.start();
 app.deps.logger.info("listening", { url: `http://${config.host}:${port}`, publicUrl: config.publicUrl });
 
