@@ -1,6 +1,6 @@
 /**
- * The secret box: secrets we must send again later (webhook signing secrets, header values,
- * channel credentials) are stored sealed with AES-256-GCM under SECRETS_KEY. A sealed value is
+ * The secret box: secrets we must send again later (webhook signing secrets and header values;
+ * channel credentials once channels exist) are stored sealed with AES-256-GCM under SECRETS_KEY. A sealed value is
  * `sb1:<kid>:<base64url(iv | ciphertext | tag)>`: `kid` (first 8 hex of SHA-256 of the key) says
  * which key sealed it, so older keys (SECRETS_KEY_PREVIOUS) still open values until
  * `deno task admin rotate-secrets` has resealed them under the current key.
