@@ -15,12 +15,11 @@ import { silentLogger } from "../src/shared/logger.ts";
 import { createApiToken, login } from "../src/workspaces/mod.ts";
 import { createAgent } from "../src/agents/mod.ts";
 import { createIntent } from "../src/intents/mod.ts";
-import { BENCH_SECRETS_KEY, seedOwner } from "./_seed.ts";
+import { benchEnv, seedOwner } from "./_seed.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 4000);
 const CONCURRENCY = Number(Deno.env.get("BENCH_CONCURRENCY") ?? 8);
-const JWT_SECRET = "bench-secret-bench-secret-bench-secret-000";
 
 const AGENTS_QUERY =
   "{ agents(first: 100) { edges { node { id name status template model counts { conversations intents numbers } } } } }";
@@ -52,14 +51,10 @@ export async function runAgentsBench(): Promise<void> {
     const databaseUrl = pg.adminUrl.replace(/\/postgres$/, "/bench");
     await applyMigrations(databaseUrl);
     const env = {
-      DATABASE_URL: databaseUrl,
-      JWT_SECRET,
-      SECRETS_KEY: BENCH_SECRETS_KEY,
-      OUTBOUND_ALLOWLIST: "127.0.0.1/32",
+      ...benchEnv(databaseUrl),
       APP_ENV: "production",
       // As `deno task start` runs the server.
       NODE_ENV: "production",
-      LOG_LEVEL: "error",
     };
 
     // Seed through the services, as a client would through the API.

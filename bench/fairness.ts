@@ -21,7 +21,7 @@ import {
   WEBHOOK_CONCURRENCY,
   webhookWorkOptions,
 } from "../src/jobs/workers/webhook_delivery.ts";
-import { BENCH_SECRETS_KEY, seedOwner } from "./_seed.ts";
+import { benchEnv, seedOwner } from "./_seed.ts";
 import { startReceiver } from "./_receiver.ts";
 
 const DURATION_S = Number(Deno.env.get("BENCH_FAIRNESS_SECONDS") ?? 30);
@@ -57,13 +57,7 @@ async function scenario(url: string, withSlow: boolean): Promise<Figures> {
   const fastReceiver = await startReceiver(0);
   const slowReceiver = await startReceiver(HANG_MS);
   const app = await buildApp(
-    loadConfig({
-      DATABASE_URL: url,
-      JWT_SECRET: "bench-secret-bench-secret-bench-secret-000",
-      SECRETS_KEY: BENCH_SECRETS_KEY,
-      OUTBOUND_ALLOWLIST: "127.0.0.1/32",
-      LOG_LEVEL: "error",
-    }),
+    loadConfig(benchEnv(url)),
     { bootstrap: false, logger: silentLogger, workers: false },
   );
   try {

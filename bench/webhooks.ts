@@ -24,7 +24,7 @@ import {
   webhookWorkOptions,
 } from "../src/jobs/workers/webhook_delivery.ts";
 import type { Db } from "../src/db/client.ts";
-import { BENCH_SECRETS_KEY, seedOwner } from "./_seed.ts";
+import { benchEnv, seedOwner } from "./_seed.ts";
 import { startReceiver } from "./_receiver.ts";
 
 const EVENTS = Number(Deno.env.get("BENCH_WEBHOOK_EVENTS") ?? 10_000);
@@ -147,13 +147,7 @@ async function deliveries(
   round = 0,
 ): Promise<Figures> {
   const app = await buildApp(
-    loadConfig({
-      DATABASE_URL: url,
-      JWT_SECRET: "bench-secret-bench-secret-bench-secret-000",
-      SECRETS_KEY: BENCH_SECRETS_KEY,
-      OUTBOUND_ALLOWLIST: "127.0.0.1/32",
-      LOG_LEVEL: "error",
-    }),
+    loadConfig(benchEnv(url)),
     { bootstrap: false, logger: silentLogger, workers: false },
   );
   const deps = app.deps;
@@ -207,12 +201,7 @@ export async function runWebhooksBench(): Promise<string> {
     const url = pg.adminUrl.replace(/\/postgres$/, "/bench");
     await applyMigrations(url);
     const seedDb = await buildApp(
-      loadConfig({
-        DATABASE_URL: url,
-        JWT_SECRET: "bench-secret-bench-secret-bench-secret-000",
-        SECRETS_KEY: BENCH_SECRETS_KEY,
-        LOG_LEVEL: "error",
-      }),
+      loadConfig(benchEnv(url)),
       { bootstrap: false, logger: silentLogger, workers: false },
     );
     const db = seedDb.deps.db;
