@@ -13,15 +13,9 @@ import { assertStatus, snapshot } from "./_helpers/problem.ts";
 import { gql, gqlOk, gqlRefused } from "./_helpers/roles.ts";
 import { schema } from "../src/graphql/schema.ts";
 import type { App } from "../src/app.ts";
+import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
 
-const INTENT = {
-  name: "Agendar Visita",
-  description: "d",
-  triggerOnTypes: ["TEXT"],
-  requiredFields: [],
-  webhookUrl: "https://example.com/i",
-};
-const HOOK = { event: "message.sent", url: "https://example.com/w", headers: { "X-Secret": "s" } };
+const INTENT = { name: "Agendar Visita", ...INTENT_FIELDS };
 
 /** The ids of one workspace's records (all the same names in every workspace). */
 interface Fixture {

@@ -7,15 +7,9 @@ import assert from "node:assert/strict";
 import { Client, type Reply, startTestApp } from "./_helpers/app.ts";
 import { assertProblem, assertStatus, snapshot } from "./_helpers/problem.ts";
 import { encodeCursor } from "../src/shared/pagination.ts";
+import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
 
-const INTENT = {
-  name: "Agendar Visita",
-  description: "d",
-  triggerOnTypes: ["TEXT"],
-  requiredFields: [],
-  webhookUrl: "https://example.com/i",
-};
-const HOOK = { event: "message.sent", url: "https://example.com/w", headers: { "X-Secret": "s" } };
+const INTENT = { name: "Agendar Visita", ...INTENT_FIELDS };
 
 interface Fixture {
   workspaceId: string;

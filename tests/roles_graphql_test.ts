@@ -21,6 +21,7 @@ import {
 } from "./_helpers/roles.ts";
 import { schema } from "../src/graphql/schema.ts";
 import type { App } from "../src/app.ts";
+import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
 
 interface Ids {
   workspaceId: string;
@@ -55,13 +56,6 @@ interface Row {
 }
 
 const PASSWORD = "correct horse battery"; // every seeded user's (tests/_helpers/app.ts)
-const INTENT = {
-  description: "d",
-  triggerOnTypes: ["TEXT"],
-  requiredFields: [],
-  webhookUrl: "https://example.com/i",
-};
-const HOOK = { event: "message.sent", url: "https://example.com/w", headers: { "X-Key": "k" } };
 
 /** The REST snapshot plus the tables only GraphQL rows here also write (deliveries, sessions). */
 async function fullSnapshot(app: App): Promise<string> {
@@ -96,7 +90,7 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
     let n = 0;
     const newAgent = async () => (await o.post("/api/agents", { name: `Agent ${++n}` })).body.id as string;
     const newIntent = async (agentId: string) =>
-      (await o.post(`/api/agents/${agentId}/intents`, { name: `Intent ${++n}`, ...INTENT })).body
+      (await o.post(`/api/agents/${agentId}/intents`, { name: `Intent ${++n}`, ...INTENT_FIELDS })).body
         .id as string;
     const newWebhook = async (agentId: string) =>
       (await o.post(`/api/agents/${agentId}/webhooks`, HOOK)).body.id as string;
@@ -320,9 +314,12 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
         allowed: WRITERS,
         gql: (i) => [
           "mutation($a: ID!, $in: CreateIntentInput!) { createIntent(agentId: $a, input: $in) { id } }",
-          { a: i.agentId, in: { name: `Made ${++n}`, ...INTENT } },
+          { a: i.agentId, in: { name: `Made ${++n}`, ...INTENT_FIELDS } },
         ],
-        rest: { ok: 201, call: (c, i) => c.post(`${a(i)}/intents`, { name: `Made ${++n}`, ...INTENT }) },
+        rest: {
+          ok: 201,
+          call: (c, i) => c.post(`${a(i)}/intents`, { name: `Made ${++n}`, ...INTENT_FIELDS }),
+        },
       },
       {
         name: "updateIntent",
@@ -632,7 +629,7 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
           headers: { "X-Key": "hunter2" },
         })).body.id;
         const intentId = (await o.post(`/api/agents/${agentId}/intents`, {
-          ...INTENT,
+          ...INTENT_FIELDS,
           name: "Masked",
           webhookUrl: secretUrl,
         })).body.id;

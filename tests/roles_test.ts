@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { Client, type Reply, startTestApp } from "./_helpers/app.ts";
 import { assertProblem, snapshot } from "./_helpers/problem.ts";
 import { EVERYONE, OWNER_ONLY, PEOPLE, seedRoleCast, type Who, WRITERS } from "./_helpers/roles.ts";
+import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
 
 interface Ids {
   workspaceId: string;
@@ -31,14 +32,6 @@ interface Row {
   call: (c: Client, ids: Ids) => Promise<Reply>;
 }
 
-const INTENT = {
-  description: "d",
-  triggerOnTypes: ["TEXT"],
-  requiredFields: [],
-  webhookUrl: "https://example.com/i",
-};
-const HOOK = { event: "message.sent", url: "https://example.com/w", headers: { "X-Key": "k" } };
-
 Deno.test("roles", async (t) => {
   const ta = await startTestApp();
   const { app, seed } = ta;
@@ -51,7 +44,7 @@ Deno.test("roles", async (t) => {
     let n = 0;
     const newAgent = async () => (await o.post("/api/agents", { name: `Agent ${++n}` })).body.id as string;
     const newIntent = async (agentId: string) =>
-      (await o.post(`/api/agents/${agentId}/intents`, { name: `Intent ${++n}`, ...INTENT })).body
+      (await o.post(`/api/agents/${agentId}/intents`, { name: `Intent ${++n}`, ...INTENT_FIELDS })).body
         .id as string;
     const newWebhook = async (agentId: string) =>
       (await o.post(`/api/agents/${agentId}/webhooks`, HOOK)).body.id as string;
@@ -179,7 +172,7 @@ Deno.test("roles", async (t) => {
         name: "POST intent",
         allowed: WRITERS,
         ok: 201,
-        call: (c, i) => c.post(`${a(i)}/intents`, { name: `Made ${++n}`, ...INTENT }),
+        call: (c, i) => c.post(`${a(i)}/intents`, { name: `Made ${++n}`, ...INTENT_FIELDS }),
       },
       {
         name: "PATCH intent",

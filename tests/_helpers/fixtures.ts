@@ -1,0 +1,12 @@
+/** Request bodies the role and isolation matrices create records with (REST and GraphQL alike). */
+
+/** An intent without its name (each test names its own, as tags must differ within an agent). */
+export const INTENT_FIELDS = {
+  description: "d",
+  triggerOnTypes: ["TEXT"],
+  requiredFields: [],
+  webhookUrl: "https://example.com/i",
+};
+
+/** An event webhook with one registered header. */
+export const HOOK = { event: "message.sent", url: "https://example.com/w", headers: { "X-Key": "k" } };
