@@ -1,0 +1,97 @@
+/** The readable types of src/agents: agents, their counts and prompt versions (see shared/view.ts). */
+import { defineView, type EnumType } from "../shared/view.ts";
+import { intentView } from "../intents/views.ts";
+import { webhookView } from "../webhooks/views.ts";
+import { TEMPLATES } from "./template.ts";
+
+export const AgentStatus: EnumType = {
+  name: "AgentStatus",
+  values: ["ACTIVE", "PAUSED"],
+  description: "ACTIVE answers; PAUSED stores incoming messages without answering.",
+};
+export const AgentTemplate: EnumType = {
+  name: "AgentTemplate",
+  values: TEMPLATES,
+  description: "The template a new agent's system prompt is generated from.",
+};
+export const MessageGroupingTime: EnumType = {
+  name: "MessageGroupingTime",
+  values: ["FAST", "MEDIUM", "SLOW"],
+  description: "Debounce window for consecutive customer messages.",
+};
+
+const count = (table: string) => (t: string) =>
+  `(SELECT count(*)::int FROM "${table}" c WHERE c."agentId" = ${t}.id)`;
+
+/** The list counts of spec section 4 (`_count` over REST); `numbers` counts channels. */
+export const agentCountsView = defineView({
+  name: "AgentCounts",
+  label: "Counts",
+  fields: {
+    conversations: { type: "Int", sql: count("Conversation") },
+    intents: { type: "Int", sql: count("Intent") },
+    numbers: {
+      type: "Int",
+      sql: count("Channel"),
+      description: "Messaging channels (phone numbers) of the agent.",
+    },
+  },
+});
+
+export const promptVersionView = defineView({
+  name: "PromptVersion",
+  label: "Prompt version",
+  table: "PromptVersion",
+  fields: {
+    id: { type: "ID" },
+    agentId: { type: "ID" },
+    systemPrompt: { type: "String" },
+    rationale: { type: "String" },
+    authorUserId: { type: "ID", nullable: true },
+    authorLabel: { type: "String" },
+    revertedFrom: { type: "ID", nullable: true },
+    createdAt: { type: "DateTime" },
+  },
+});
+
+/** An agent with every field of GET /api/agents/{id}. */
+export const agentView = defineView({
+  name: "Agent",
+  label: "Agent",
+  table: "Agent",
+  workspaceColumn: "workspaceId",
+  fields: {
+    id: { type: "ID" },
+    name: { type: "String" },
+    status: { type: AgentStatus },
+    template: { type: AgentTemplate },
+    model: { type: "String" },
+    jobName: { type: "String", nullable: true },
+    jobSite: { type: "String", nullable: true },
+    jobDescription: { type: "String", nullable: true },
+    trainingContext: { type: "String", nullable: true },
+    systemPrompt: { type: "String" },
+    temperature: { type: "Float", nullable: true },
+    enabledHumanTransfer: { type: "Boolean" },
+    enabledReminder: { type: "Boolean" },
+    splitMessages: { type: "Boolean" },
+    enabledEmoji: { type: "Boolean" },
+    signMessages: { type: "Boolean" },
+    messageGroupingTime: { type: MessageGroupingTime },
+    maxDailyMessages: { type: "Int", nullable: true },
+    autoCloseMinutes: { type: "Int" },
+    createdAt: { type: "DateTime" },
+    updatedAt: { type: "DateTime" },
+  },
+  relations: {
+    counts: { kind: "embedded", view: () => agentCountsView },
+    intents: { kind: "connection", view: () => intentView, foreignKey: "agentId", order: "asc" },
+    webhooks: { kind: "connection", view: () => webhookView, foreignKey: "agentId", order: "asc" },
+    promptVersions: {
+      kind: "connection",
+      view: () => promptVersionView,
+      foreignKey: "agentId",
+      order: "desc",
+    },
+  },
+});

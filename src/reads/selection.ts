@@ -1,0 +1,47 @@
+/**
+ * What a read asks for, independent of the transport: the read planner (./plan.ts) turns a root and
+ * a selection into one SQL statement that builds the answer's JSON in PostgreSQL. GraphQL documents
+ * (./graphql.ts) and REST's fixed field lists (./rest.ts) are both translated into this.
+ */
+
+/** One entry of an object's answer, under the response key `key`. */
+export type Selected =
+  /** A field of the view. */
+  | { key: string; field: string }
+  /** A constant string (GraphQL `__typename`). */
+  | { key: string; constant: string }
+  /** An object, embedded object or list relation, with what to show of each related row. */
+  | { key: string; relation: string; selection: Selection }
+  /** A paged relation (connection). */
+  | { key: string; relation: string; page: PageRequest; shape: PageShape };
+
+export type Selection = readonly Selected[];
+
+/** Relay's arguments; a REST page is `first` + `after`. Cursors are shared/pagination.ts keysets. */
+export interface PageRequest {
+  first?: number;
+  after?: string;
+  last?: number;
+  before?: string;
+}
+
+/** How a page is shown. */
+export type PageShape =
+  /** GraphQL connection: `{edges: [{cursor, node}], pageInfo: {...}}`, any subset, any keys. */
+  | { kind: "connection"; parts: readonly ConnectionPart[] }
+  /** REST: `{data: [row...], nextCursor}`. */
+  | { kind: "rest"; node: Selection };
+
+export type ConnectionPart =
+  | { key: string; constant: string }
+  | { key: string; edges: readonly EdgePart[] }
+  | { key: string; pageInfo: readonly PageInfoPart[] };
+
+export type EdgePart =
+  | { key: string; constant: string }
+  | { key: string; cursor: true }
+  | { key: string; node: Selection };
+
+export type PageInfoPart =
+  | { key: string; constant: string }
+  | { key: string; info: "hasNextPage" | "hasPreviousPage" | "startCursor" | "endCursor" };

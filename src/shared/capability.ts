@@ -1,0 +1,170 @@
+/**
+ * Capabilities: each thing the API can do, declared once in its domain folder (`<domain>/capabilities.ts`)
+ * with who may do it, its zod input, its output and its function. The REST routes
+ * (src/rest/derive.ts), the GraphQL fields and input types (src/graphql/derive.ts) and the OpenAPI
+ * document (src/rest/openapi.ts) are derived from these declarations, and `invoke` is the one runner:
+ * it checks access before it parses anything, so a refused caller gets 403 whatever it sent.
+ *
+ * Two kinds:
+ * - a read names rows of a view reached from the workspace (`from`, then relations by id); the read
+ *   planner (src/reads/) answers it in one SQL statement, for REST and GraphQL alike;
+ * - an operation runs a function with typed, parsed input. Internal callers (jobs, approvals) call
+ *   `invoke` or the function itself with typed input.
+ */
+import type { z } from "zod";
+import type { Action } from "../auth/permissions.ts";
+import type { Principal } from "../auth/actor.ts";
+import type { ActorContext, Deps } from "../context.ts";
+import type { View } from "./view.ts";
+import { authorize } from "../auth/permissions.ts";
+import { AppError } from "./errors.ts";
+import { parseInput } from "./validation.ts";
+import { isRowId } from "./pagination.ts";
+
+/** Who may call: anyone, any valid credential, or an actor of the workspace allowed `action`. */
+export type Access =
+  | { kind: "public" }
+  | { kind: "principal" }
+  | { kind: "workspace"; action: Action };
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** Where REST serves a capability. Path parameters are written `{name}` and are the capability's params. */
+export interface HttpBinding {
+  method: HttpMethod;
+  path: string;
+  /** The success status (200 unless given; 204 answers no body). */
+  status?: 200 | 201 | 202 | 204;
+}
+
+/** What a caller brings: the context its access kind needs, plus where a login attempt came from. */
+export interface CallerContext {
+  deps: Deps;
+  /** Resolves the credential (401 otherwise). */
+  principal(): Promise<Principal>;
+  /** Resolves the acting workspace and role (400 WORKSPACE_REQUIRED, 403). */
+  actor(): Promise<ActorContext>;
+  /** The client's socket address, for abuse limits (null when unknown). */
+  clientAddress: string | null;
+}
+
+/** What an operation's function receives, by access kind. */
+export type RunContext<A extends Access> = A extends { kind: "workspace" } ? ActorContext
+  : A extends { kind: "principal" } ? { deps: Deps; principal: Principal; clientAddress: string | null }
+  : { deps: Deps; clientAddress: string | null };
+
+/** One step from a row to related rows: a relation of the current view, optionally one row by id. */
+export interface ReadStep {
+  relation: string;
+  /** The param naming one row of the relation; without it the step is the relation's page. */
+  idParam?: string;
+}
+
+export interface ReadCapability {
+  kind: "read";
+  /** Public operation name (GraphQL field, OpenAPI operationId). */
+  name: string;
+  summary: string;
+  action: Action;
+  /** The ids this read takes, in path order, each with what it names (REST path params, GraphQL ID! arguments). */
+  params: Params;
+  /** The rows it starts from: a view listed under the workspace, one row by `idParam` or all. */
+  from: { view: View; idParam?: string };
+  /** Relations walked from there (each by id but the last, which may be a page). */
+  path?: readonly ReadStep[];
+  http?: { path: string };
+  /**
+   * REST's answer: a page of `{data, nextCursor}` (default for lists) or, with `unpaged`, every row
+   * as a bare array; `fields` limits and renames what REST shows of each row (default: every field).
+   */
+  rest?: { unpaged?: boolean; fields?: RestFields };
+}
+
+/** REST's fields of a row: a field or relation name, or `[shownAs, relationOrField]`. */
+export type RestFields = ReadonlyArray<string | readonly [string, string]>;
+
+export interface OperationCapability<A extends Access = Access, P = unknown, I = unknown, O = unknown> {
+  kind: "operation";
+  name: string;
+  summary: string;
+  access: A;
+  /** Ids from the REST path or GraphQL arguments, each with what it names ("Agent": 404 "Agent not found."). */
+  params: Params;
+  /** The body (REST) or `input` argument (GraphQL), parsed with zod after access is checked. */
+  input?: z.ZodType<I>;
+  /** What it answers: a row of a view (read back through the planner), or a described value. */
+  output: OperationOutput;
+  http?: HttpBinding;
+  /** Is it a read with no side effects (a GraphQL query rather than a mutation)? */
+  query?: boolean;
+  run(ctx: RunContext<A>, params: Record<string, string>, input: I): Promise<O>;
+}
+
+export type OperationOutput =
+  /** The row of `view` whose id the function returns (`{ id }`), with `extra` fields beside it. */
+  | { view: View; extra?: z.ZodObject }
+  /** A value described by `schema` (OpenAPI), and by `typeName` for GraphQL. */
+  | { schema: z.ZodType; typeName?: string }
+  /** Nothing (REST 204). */
+  | { none: true };
+
+export type Capability = ReadCapability | OperationCapability;
+
+export function defineRead(cap: Omit<ReadCapability, "kind">): ReadCapability {
+  return { kind: "read", ...cap };
+}
+
+export function defineOperation<A extends Access, P, I, O>(
+  cap: Omit<OperationCapability<A, P, I, O>, "kind">,
+): OperationCapability<A, P, I, O> {
+  return { kind: "operation", ...cap };
+}
+
+/** Id parameters by name, each with the label of what it names. */
+export type Params = Readonly<Record<string, string>>;
+
+/** The params as ids, in declaration order; one that cannot be an id answers 404 for what it names. */
+export function checkIds(raw: Record<string, unknown>, params: Params): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, label] of Object.entries(params)) {
+    const value = raw[name];
+    // Ids are opaque but bounded: anything else cannot name a row, so it answers 404 without a query.
+    if (typeof value !== "string" || !isRowId(value)) {
+      throw new AppError("NOT_FOUND", 404, `${label} not found.`);
+    }
+    out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * Runs an operation: access first (401/400/403 before anything is read), then the ids, then the
+ * input, then the function. Every transport and internal caller goes through here.
+ */
+export async function invoke<A extends Access, P, I, O>(
+  cap: OperationCapability<A, P, I, O>,
+  caller: CallerContext,
+  rawParams: Record<string, unknown>,
+  rawInput: unknown,
+): Promise<O> {
+  const ctx = await runContext(cap.access, caller);
+  const params = checkIds(rawParams, cap.params);
+  // An operation without input ignores the body, as it always has.
+  const input = cap.input ? parseInput(cap.input, rawInput) : undefined;
+  return await cap.run(ctx as RunContext<A>, params, input as I);
+}
+
+/** Resolves and checks the caller for an access kind. */
+export async function runContext(access: Access, caller: CallerContext): Promise<unknown> {
+  switch (access.kind) {
+    case "public":
+      return { deps: caller.deps, clientAddress: caller.clientAddress };
+    case "principal":
+      return { deps: caller.deps, principal: await caller.principal(), clientAddress: caller.clientAddress };
+    case "workspace": {
+      const ctx = await caller.actor();
+      authorize(ctx.actor, access.action);
+      return ctx;
+    }
+  }
+}

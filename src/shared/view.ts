@@ -1,0 +1,81 @@
+/**
+ * Views: the one declaration of each readable type. A view names its table, its fields (the column
+ * or SQL that reads each, its type, who may see it as stored) and its relations to other views.
+ * Everything that reads or describes a type derives from its view: the read planner's SQL
+ * (src/reads/), the GraphQL object types, the OpenAPI schemas and the services' Prisma selects.
+ * Views say nothing about a transport; domains declare theirs in `<domain>/views.ts`.
+ */
+import type { Action } from "../auth/permissions.ts";
+import type { ActorContext } from "../context.ts";
+
+export type Scalar = "ID" | "String" | "Int" | "Float" | "Boolean" | "DateTime" | "JSON";
+
+/** A closed set of strings (a PostgreSQL enum or a checked text column). */
+export interface EnumType {
+  name: string;
+  values: readonly string[];
+  description?: string;
+}
+
+/** An object of a declared shape stored in a JSON column (intent requiredFields). */
+export interface JsonObjectType {
+  name: string;
+  description?: string;
+  fields: Record<string, { type: Scalar; description?: string }>;
+}
+
+export interface FieldSpec {
+  type: Scalar | EnumType | JsonObjectType;
+  /** A list of `type` (a PostgreSQL array, or a JSON array for JsonObjectType). */
+  list?: boolean;
+  nullable?: boolean;
+  description?: string;
+  /** The column read, when it is not the field's name. */
+  column?: string;
+  /** Computed fields: the SQL expression for the row aliased `t` (a correlated subquery, say). */
+  sql?: (t: string) => string;
+  /**
+   * What the actor sees of the stored value, applied after the read (masking, opening sealed
+   * values). Skipped for actors allowed `unless`, who see the value as stored.
+   */
+  present?: { unless?: Action; apply: (ctx: ActorContext, stored: unknown) => unknown };
+}
+
+export type Order = "asc" | "desc";
+
+export type RelationSpec =
+  /** The rows of another view whose `foreignKey` is this row's id, paged by (createdAt, id). */
+  | { kind: "connection"; view: () => View; foreignKey: string; order: Order; description?: string }
+  /** The rows of another view whose `foreignKey` is this row's id, all of them, by `orderBy`. */
+  | { kind: "list"; view: () => View; foreignKey: string; orderBy: string; description?: string }
+  /** The row of another view whose id is this row's `localKey` (null when none). */
+  | { kind: "object"; view: () => View; localKey: string; nullable: boolean; description?: string }
+  /** An object of fields computed from this same row (each field has `sql`). */
+  | { kind: "embedded"; view: () => View; description?: string };
+
+export interface View {
+  /** The type's public name (GraphQL type, OpenAPI schema). */
+  name: string;
+  /** How "not found" names it ("Agent", "Delivery"). */
+  label: string;
+  description?: string;
+  /** The table; absent for embedded views, whose fields are computed from their parent's row. */
+  table?: string;
+  /** The column naming the row's workspace, for views listed directly under a workspace. */
+  workspaceColumn?: string;
+  fields: Record<string, FieldSpec>;
+  relations?: Record<string, RelationSpec>;
+}
+
+export function defineView<const V extends View>(view: V): V {
+  return view;
+}
+
+/** A Prisma `select` of every stored column of a view's fields (computed fields excluded). */
+export function columnSelect<V extends View>(view: V): { [K in keyof V["fields"]]: true } {
+  const select: Record<string, true> = {};
+  for (const [name, spec] of Object.entries(view.fields)) {
+    if (!spec.sql) select[spec.column ?? name] = true;
+  }
+  return select as { [K in keyof V["fields"]]: true };
+}

@@ -1,0 +1,79 @@
+/** The readable types of src/workspaces: members, invites, API tokens and users (see shared/view.ts). */
+import { defineView, type EnumType } from "../shared/view.ts";
+
+export const Role: EnumType = {
+  name: "Role",
+  values: ["OWNER", "MANAGER", "AGENT", "VIEWER"],
+  description: "A role in a workspace.",
+};
+
+/** A person (never with password or hashes). */
+export const userView = defineView({
+  name: "User",
+  label: "User",
+  table: "User",
+  fields: { id: { type: "ID" }, name: { type: "String" }, email: { type: "String" } },
+});
+
+const userColumn = (column: string) => (t: string) =>
+  `(SELECT u.${column} FROM "User" u WHERE u.id = ${t}."userId")`;
+
+/** A member of the workspace: the user's fields and the role held there. */
+export const memberView = defineView({
+  name: "Member",
+  label: "Member",
+  table: "Membership",
+  workspaceColumn: "workspaceId",
+  fields: {
+    id: { type: "ID", column: "userId", description: "The user's id." },
+    name: { type: "String", sql: userColumn("name") },
+    email: { type: "String", sql: userColumn("email") },
+    role: { type: Role },
+    joinedAt: { type: "DateTime", column: "createdAt" },
+  },
+});
+
+export const inviteView = defineView({
+  name: "Invite",
+  label: "Invite",
+  table: "Invite",
+  workspaceColumn: "workspaceId",
+  fields: {
+    id: { type: "ID" },
+    email: { type: "String" },
+    role: { type: Role },
+    expiresAt: { type: "DateTime" },
+    acceptedAt: { type: "DateTime", nullable: true },
+    createdAt: { type: "DateTime" },
+  },
+});
+
+/** A workspace API token. Its value is only in the answer that creates it. */
+export const apiTokenView = defineView({
+  name: "ApiToken",
+  label: "API token",
+  table: "ApiToken",
+  workspaceColumn: "workspaceId",
+  description: "A workspace API token. Its value is only in createApiToken's answer.",
+  fields: {
+    id: { type: "ID" },
+    label: { type: "String" },
+    prefix: { type: "String", description: "The first characters of the value, to recognise it." },
+    createdAt: { type: "DateTime" },
+    lastUsedAt: {
+      type: "DateTime",
+      nullable: true,
+      description: "When it last authenticated a request (recorded at most once a minute).",
+    },
+    revokedAt: { type: "DateTime", nullable: true },
+  },
+  relations: {
+    createdBy: {
+      kind: "object",
+      view: () => userView,
+      localKey: "createdById",
+      nullable: true,
+      description: "The person who created it; null when an API token did or the user was deleted.",
+    },
+  },
+});
