@@ -1,16 +1,33 @@
 import { z } from "zod";
+import { enumType } from "../shared/view.ts";
 import { text } from "../shared/validation.ts";
 import { TEMPLATES } from "./template.ts";
 
-export const agentStatusSchema = z.enum(["ACTIVE", "PAUSED"]);
-export const groupingSchema = z.enum(["FAST", "MEDIUM", "SLOW"]);
+export const AgentStatus = enumType(
+  "AgentStatus",
+  ["ACTIVE", "PAUSED"],
+  "ACTIVE answers; PAUSED stores incoming messages without answering.",
+);
+
+export const AgentTemplate = enumType(
+  "AgentTemplate",
+  TEMPLATES,
+  "The template a new agent's system prompt is generated from.",
+);
+
+export const MessageGroupingTime = enumType(
+  "MessageGroupingTime",
+  ["FAST", "MEDIUM", "SLOW"],
+  "Debounce window for consecutive customer messages.",
+);
+
 const optionalText = (max: number) => z.string().max(max).nullable().optional();
 const url = z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).max(2048);
 
 /** Fields a client writes on create (spec section 4). */
 const profile = {
   name: text(200),
-  template: z.enum(TEMPLATES).optional(),
+  template: AgentTemplate.schema.optional(),
   model: z.string().trim().min(1).max(200).optional(),
   jobName: optionalText(200),
   jobSite: url.nullable().optional(),
@@ -37,7 +54,7 @@ const flags = {
   splitMessages: z.boolean().optional(),
   enabledEmoji: z.boolean().optional(),
   signMessages: z.boolean().optional(),
-  messageGroupingTime: groupingSchema.optional(),
+  messageGroupingTime: MessageGroupingTime.schema.optional(),
   maxDailyMessages: z.number().int().min(1).max(100_000).nullable().optional(),
   autoCloseMinutes: z.number().int().min(1).max(10_080).optional(),
 };
@@ -58,7 +75,7 @@ const readOnly = {
 
 export const createAgentSchema = z.strictObject({ ...profile, ...flags });
 export const replaceAgentSchema = z.strictObject({ ...profile, ...flags, ...readOnly });
-export const setStatusSchema = z.strictObject({ status: agentStatusSchema });
+export const setStatusSchema = z.strictObject({ status: AgentStatus.schema });
 export const updatePromptSchema = z.strictObject({
   systemPrompt: text(100_000),
   rationale: z.string().trim().max(10_000),

@@ -1,24 +1,8 @@
 /** The readable types of src/agents: agents, their counts and prompt versions (see shared/view.ts). */
-import { defineView, type EnumType } from "../shared/view.ts";
+import { defineView } from "../shared/view.ts";
+import { AgentStatus, AgentTemplate, MessageGroupingTime } from "./schemas.ts";
 import { intentView } from "../intents/views.ts";
 import { webhookView } from "../webhooks/views.ts";
-import { TEMPLATES } from "./template.ts";
-
-export const AgentStatus: EnumType = {
-  name: "AgentStatus",
-  values: ["ACTIVE", "PAUSED"],
-  description: "ACTIVE answers; PAUSED stores incoming messages without answering.",
-};
-export const AgentTemplate: EnumType = {
-  name: "AgentTemplate",
-  values: TEMPLATES,
-  description: "The template a new agent's system prompt is generated from.",
-};
-export const MessageGroupingTime: EnumType = {
-  name: "MessageGroupingTime",
-  values: ["FAST", "MEDIUM", "SLOW"],
-  description: "Debounce window for consecutive customer messages.",
-};
 
 const count = (table: string) => (t: string) =>
   `(SELECT count(*)::int FROM "${table}" c WHERE c."agentId" = ${t}.id)`;

@@ -1,8 +1,13 @@
 import { z } from "zod";
+import { enumType } from "../shared/view.ts";
 import { text } from "../shared/validation.ts";
+import { HttpMethod } from "../webhooks/schemas.ts";
 
-export const messageTypeSchema = z.enum(["TEXT", "AUDIO", "IMAGE", "DOCUMENT"]);
-export const INTENT_METHODS = ["POST", "PUT", "PATCH"] as const;
+export const MessageType = enumType(
+  "MessageType",
+  ["TEXT", "AUDIO", "IMAGE", "DOCUMENT"],
+  "Message types an intent can be detected in.",
+);
 
 const requiredField = z.strictObject({
   name: z.string().trim().regex(
@@ -17,7 +22,7 @@ const requiredFields = z.array(requiredField).max(50).refine(
   (fields) => new Set(fields.map((f) => f.name)).size === fields.length,
   "field names must be unique",
 );
-const triggerOnTypes = z.array(messageTypeSchema).min(1).max(4)
+const triggerOnTypes = z.array(MessageType.schema).min(1).max(4)
   .transform((types) => [...new Set(types)]);
 
 const fields = {
@@ -26,7 +31,7 @@ const fields = {
   triggerOnTypes,
   requiredFields,
   webhookUrl: z.string().trim().max(2048),
-  webhookMethod: z.enum(INTENT_METHODS),
+  webhookMethod: HttpMethod.schema,
 };
 
 export const createIntentSchema = z.strictObject({

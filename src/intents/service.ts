@@ -1,29 +1,21 @@
-/** Intents of an agent (spec section 4 "Intents", decisions.md). */
+/**
+ * Intents of an agent (spec section 4 "Intents", decisions.md): the functions behind
+ * ./capabilities.ts, with typed input.
+ */
+import type { z } from "zod";
 import type { ActorContext } from "../context.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
-import { authorize } from "../auth/permissions.ts";
 import { badRequest, conflict, notFound } from "../shared/errors.ts";
-import { assertId, parseInput } from "../shared/validation.ts";
-import { type Page, pageArgs, parsePage, toPage } from "../shared/pagination.ts";
+import { assertId } from "../shared/validation.ts";
+import { columnSelect } from "../shared/view.ts";
 import { findAgentOr404 } from "../agents/service.ts";
-import type { GraphQuery } from "../shared/graph_query.ts";
-import { createIntentSchema, type RequiredField, updateIntentSchema } from "./schemas.ts";
+import type { createIntentSchema, RequiredField, updateIntentSchema } from "./schemas.ts";
 import { intentTag, tagProblem } from "./tag.ts";
 import { visibleUrl } from "../webhooks/service.ts";
+import { intentView as intentViewDecl } from "./views.ts";
 
-export const intentSelect = {
-  id: true,
-  agentId: true,
-  name: true,
-  tag: true,
-  description: true,
-  triggerOnTypes: true,
-  requiredFields: true,
-  webhookUrl: true,
-  webhookMethod: true,
-  createdAt: true,
-  updatedAt: true,
-} as const satisfies Prisma.IntentSelect;
+/** Every stored column of an intent (the Intent view's fields). */
+export const intentSelect = columnSelect(intentViewDecl);
 export type IntentView = Omit<Prisma.IntentGetPayload<{ select: typeof intentSelect }>, "requiredFields"> & {
   requiredFields: RequiredField[];
 };
@@ -55,10 +47,12 @@ function isUniqueViolation(e: unknown): boolean {
 const duplicateTag = (tag: string) =>
   conflict("DUPLICATE_INTENT", `The agent already has an intent with the tag <${tag}>.`);
 
-/** POST /api/agents/{id}/intents (agent:write). 409 DUPLICATE_INTENT when the tag is taken. */
-export async function createIntent(ctx: ActorContext, agentId: string, input: unknown): Promise<IntentView> {
-  authorize(ctx.actor, "agent:write");
-  const data = parseInput(createIntentSchema, input);
+/** Creates an intent. 409 DUPLICATE_INTENT when the tag is taken. */
+export async function createIntent(
+  ctx: ActorContext,
+  agentId: string,
+  data: z.output<typeof createIntentSchema>,
+): Promise<IntentView> {
   const tag = checkedTag(data.name);
   await checkedWebhookUrl(ctx, data.webhookUrl);
   await findAgentOr404(ctx, agentId, { id: true });
@@ -71,22 +65,6 @@ export async function createIntent(ctx: ActorContext, agentId: string, input: un
     if (isUniqueViolation(e)) throw duplicateTag(tag);
     throw e;
   }
-}
-
-/** GET /api/agents/{id}/intents (workspace:read). */
-export async function listIntents(
-  ctx: ActorContext,
-  agentId: string,
-  query: unknown,
-): Promise<Page<IntentView>> {
-  authorize(ctx.actor, "workspace:read");
-  const page = parsePage(query);
-  await findAgentOr404(ctx, agentId, { id: true });
-  const rows = await ctx.db.intent.findMany({
-    ...pageArgs(page, "asc", { agentId }),
-    select: intentSelect,
-  });
-  return toPage(rows as IntentView[], page, (r) => intentView(ctx, r));
 }
 
 async function findIntentOr404(ctx: ActorContext, agentId: string, intentId: string): Promise<IntentView> {
@@ -102,20 +80,12 @@ async function findIntentOr404(ctx: ActorContext, agentId: string, intentId: str
   return intent as IntentView;
 }
 
-/** GET /api/agents/{id}/intents/{intentId} (workspace:read). */
-export async function getIntent(ctx: ActorContext, agentId: string, intentId: string): Promise<IntentView> {
-  authorize(ctx.actor, "workspace:read");
-  return intentView(ctx, await findIntentOr404(ctx, agentId, intentId));
-}
-
-/** PATCH /api/agents/{id}/intents/{intentId} (agent:write): changes the fields given. */
+/** Changes the fields given. */
 export async function updateIntent(
   ctx: ActorContext,
   ids: { agentId: string; intentId: string },
-  input: unknown,
+  data: z.output<typeof updateIntentSchema>,
 ): Promise<IntentView> {
-  authorize(ctx.actor, "agent:write");
-  const data = parseInput(updateIntentSchema, input);
   const tag = data.name !== undefined ? checkedTag(data.name) : undefined;
   if (data.webhookUrl !== undefined) await checkedWebhookUrl(ctx, data.webhookUrl);
   const current = await findIntentOr404(ctx, ids.agentId, ids.intentId);
@@ -134,46 +104,10 @@ export async function updateIntent(
   }
 }
 
-/** DELETE /api/agents/{id}/intents/{intentId} (agent:write). */
 export async function deleteIntent(
   ctx: ActorContext,
   ids: { agentId: string; intentId: string },
 ): Promise<void> {
-  authorize(ctx.actor, "agent:write");
   const current = await findIntentOr404(ctx, ids.agentId, ids.intentId);
   await ctx.db.intent.delete({ where: { id: current.id } });
-}
-
-// ---- GraphQL reads ----
-
-type IntentGraphQuery = GraphQuery<Prisma.IntentSelect, Prisma.IntentInclude, Prisma.IntentWhereUniqueInput>;
-
-/** GraphQL `intents(agentId)` (workspace:read): an agent's intents with the selection of `query`. */
-export async function findIntentsForGraph(ctx: ActorContext, agentId: string, query: IntentGraphQuery) {
-  authorize(ctx.actor, "workspace:read");
-  await findAgentOr404(ctx, agentId, { id: true });
-  return await ctx.db.intent.findMany({
-    ...query,
-    where: { agentId },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-  });
-}
-
-/** GraphQL `intent(agentId, id)` (workspace:read): one intent with the selection of `query`, or 404. */
-export async function findIntentForGraph(
-  ctx: ActorContext,
-  ids: { agentId: string; intentId: string },
-  query: IntentGraphQuery,
-) {
-  authorize(ctx.actor, "workspace:read");
-  const intent = await ctx.db.intent.findFirst({
-    ...query,
-    where: {
-      id: assertId(ids.intentId, "Intent"),
-      agentId: assertId(ids.agentId, "Agent"),
-      agent: { workspaceId: ctx.actor.workspaceId },
-    },
-  });
-  if (!intent) throw notFound("Intent");
-  return intent;
 }

@@ -1,12 +1,8 @@
 /** The readable type of src/intents (see shared/view.ts). */
-import { defineView, type EnumType, type JsonObjectType } from "../shared/view.ts";
+import { defineView, type JsonObjectType } from "../shared/view.ts";
+import { MessageType } from "./schemas.ts";
+import { HttpMethod } from "../webhooks/schemas.ts";
 import { presentUrl } from "../webhooks/views.ts";
-
-export const MessageType: EnumType = {
-  name: "MessageType",
-  values: ["TEXT", "AUDIO", "IMAGE", "DOCUMENT"],
-  description: "Message types an intent can be detected in.",
-};
 
 export const RequiredFieldType: JsonObjectType = {
   name: "RequiredField",
@@ -35,7 +31,7 @@ export const intentView = defineView({
       description: "Credential-like query values are masked for AGENT and VIEWER.",
       present: presentUrl,
     },
-    webhookMethod: { type: "String" },
+    webhookMethod: { type: HttpMethod },
     createdAt: { type: "DateTime" },
     updatedAt: { type: "DateTime" },
   },

@@ -83,13 +83,22 @@ export interface ReadCapability {
 /** REST's fields of a row: a field or relation name, or `[shownAs, relationOrField]`. */
 export type RestFields = ReadonlyArray<string | readonly [string, string]>;
 
-export interface OperationCapability<A extends Access = Access, P = unknown, I = unknown, O = unknown> {
+export interface OperationCapability<
+  A extends Access = Access,
+  P extends Params = Params,
+  I = unknown,
+  O = unknown,
+> {
   kind: "operation";
   name: string;
   summary: string;
   access: A;
   /** Ids from the REST path or GraphQL arguments, each with what it names ("Agent": 404 "Agent not found."). */
-  params: Params;
+  params: P;
+  /** The param naming the row the operation acts on (GraphQL calls that argument `id`). */
+  target?: string;
+  /** Runs after access is checked and before the input is parsed (abuse counters). */
+  guard?: (ctx: RunContext<A>) => Promise<void>;
   /** The body (REST) or `input` argument (GraphQL), parsed with zod after access is checked. */
   input?: z.ZodType<I>;
   /** What it answers: a row of a view (read back through the planner), or a described value. */
@@ -97,12 +106,16 @@ export interface OperationCapability<A extends Access = Access, P = unknown, I =
   http?: HttpBinding;
   /** Is it a read with no side effects (a GraphQL query rather than a mutation)? */
   query?: boolean;
-  run(ctx: RunContext<A>, params: Record<string, string>, input: I): Promise<O>;
+  run(ctx: RunContext<A>, params: IdsOf<P>, input: I): Promise<O>;
 }
 
 export type OperationOutput =
-  /** The row of `view` whose id the function returns (`{ id }`), with `extra` fields beside it. */
-  | { view: View; extra?: z.ZodObject }
+  /**
+   * A row of `view` as the function returns it, with the `extra` fields beside it (REST). `nested`
+   * names the object for transports that show the row nested beside the extras instead
+   * (`{ [rowKey]: row, ...extra }`).
+   */
+  | { view: View; extra?: z.ZodObject; nested?: { name: string; rowKey: string } }
   /** A value described by `schema` (OpenAPI), and by `typeName` for GraphQL. */
   | { schema: z.ZodType; typeName?: string }
   /** Nothing (REST 204). */
@@ -114,7 +127,7 @@ export function defineRead(cap: Omit<ReadCapability, "kind">): ReadCapability {
   return { kind: "read", ...cap };
 }
 
-export function defineOperation<A extends Access, P, I, O>(
+export function defineOperation<A extends Access, const P extends Params, I, O>(
   cap: Omit<OperationCapability<A, P, I, O>, "kind">,
 ): OperationCapability<A, P, I, O> {
   return { kind: "operation", ...cap };
@@ -122,6 +135,8 @@ export function defineOperation<A extends Access, P, I, O>(
 
 /** Id parameters by name, each with the label of what it names. */
 export type Params = Readonly<Record<string, string>>;
+/** The ids a function receives for its params. */
+export type IdsOf<P extends Params> = { [K in keyof P]: string };
 
 /** The params as ids, in declaration order; one that cannot be an id answers 404 for what it names. */
 export function checkIds(raw: Record<string, unknown>, params: Params): Record<string, string> {
@@ -141,17 +156,18 @@ export function checkIds(raw: Record<string, unknown>, params: Params): Record<s
  * Runs an operation: access first (401/400/403 before anything is read), then the ids, then the
  * input, then the function. Every transport and internal caller goes through here.
  */
-export async function invoke<A extends Access, P, I, O>(
+export async function invoke<A extends Access, P extends Params, I, O>(
   cap: OperationCapability<A, P, I, O>,
   caller: CallerContext,
   rawParams: Record<string, unknown>,
   rawInput: unknown,
 ): Promise<O> {
   const ctx = await runContext(cap.access, caller);
+  await cap.guard?.(ctx as RunContext<A>);
   const params = checkIds(rawParams, cap.params);
   // An operation without input ignores the body, as it always has.
   const input = cap.input ? parseInput(cap.input, rawInput) : undefined;
-  return await cap.run(ctx as RunContext<A>, params, input as I);
+  return await cap.run(ctx as RunContext<A>, params as IdsOf<P>, input as I);
 }
 
 /** Resolves and checks the caller for an access kind. */

@@ -5,16 +5,28 @@
  * (src/reads/), the GraphQL object types, the OpenAPI schemas and the services' Prisma selects.
  * Views say nothing about a transport; domains declare theirs in `<domain>/views.ts`.
  */
+import { z } from "zod";
 import type { Action } from "../auth/permissions.ts";
 import type { ActorContext } from "../context.ts";
 
 export type Scalar = "ID" | "String" | "Int" | "Float" | "Boolean" | "DateTime" | "JSON";
 
 /** A closed set of strings (a PostgreSQL enum or a checked text column). */
-export interface EnumType {
+export interface EnumType<V extends string = string> {
   name: string;
-  values: readonly string[];
+  values: readonly [V, ...V[]];
   description?: string;
+  /** The zod schema of a value, for inputs: its `id` names the same enum in GraphQL and OpenAPI. */
+  schema: z.ZodEnum<{ [K in V]: K }>;
+}
+
+export function enumType<const V extends string>(
+  name: string,
+  values: readonly [V, ...V[]],
+  description?: string,
+): EnumType<V> {
+  const schema = z.enum(values as [V, ...V[]]).meta({ id: name, ...(description ? { description } : {}) });
+  return { name, values, description, schema: schema as unknown as z.ZodEnum<{ [K in V]: K }> };
 }
 
 /** An object of a declared shape stored in a JSON column (intent requiredFields). */

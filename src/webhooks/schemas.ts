@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { enumType } from "../shared/view.ts";
 
 /** The events of spec section 6, as written there. */
 export const WEBHOOK_EVENTS = [
@@ -9,8 +10,12 @@ export const WEBHOOK_EVENTS = [
   "human.transferred",
   "intent.fired",
 ] as const;
+export const DeliveryStatus = enumType("WebhookDeliveryStatus", ["PENDING", "SUCCEEDED", "FAILED"]);
+
+/** How a webhook or intent URL is called. */
+export const HttpMethod = enumType("HttpMethod", ["POST", "PUT", "PATCH"], "How the URL is called.");
+
 export type WebhookEventName = typeof WEBHOOK_EVENTS[number];
-export const WEBHOOK_METHODS = ["POST", "PUT", "PATCH"] as const;
 
 // Headers the platform sets itself or that would break the HTTP exchange.
 const RESERVED_HEADERS = new Set([
@@ -54,7 +59,7 @@ const headers = z.record(z.string(), headerValue)
 const fields = {
   event: z.enum(WEBHOOK_EVENTS),
   url: z.string().trim().max(2048),
-  method: z.enum(WEBHOOK_METHODS),
+  method: HttpMethod.schema,
   headers,
 };
 

@@ -2,28 +2,20 @@
  * Event webhook registrations of an agent (spec section 4 "Event webhooks", decisions.md).
  * Delivery is the webhook delivery pipeline's job; this is the registry.
  */
+import type { z } from "zod";
 import type { ActorContext } from "../context.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
-import { authorize, can } from "../auth/permissions.ts";
+import { can } from "../auth/permissions.ts";
 import { badRequest, notFound } from "../shared/errors.ts";
-import { assertId, parseInput } from "../shared/validation.ts";
-import { type Page, pageArgs, parsePage, toPage } from "../shared/pagination.ts";
+import { assertId } from "../shared/validation.ts";
+import { columnSelect } from "../shared/view.ts";
 import { findAgentOr404 } from "../agents/service.ts";
-import type { GraphQuery } from "../shared/graph_query.ts";
-import { createWebhookSchema, updateWebhookSchema } from "./schemas.ts";
+import type { createWebhookSchema, updateWebhookSchema } from "./schemas.ts";
 import { MASK, maskUrlSecrets } from "../shared/url_secrets.ts";
+import { webhookView as webhookViewDecl } from "./views.ts";
 
-export const webhookSelect = {
-  id: true,
-  agentId: true,
-  event: true,
-  url: true,
-  method: true,
-  headers: true,
-  lastError: true,
-  createdAt: true,
-  updatedAt: true,
-} as const satisfies Prisma.EventWebhookSelect;
+/** Every stored column of a webhook's view (never the signing secrets). */
+export const webhookSelect = columnSelect(webhookViewDecl);
 type WebhookRow = Prisma.EventWebhookGetPayload<{ select: typeof webhookSelect }>;
 export type WebhookView = Omit<WebhookRow, "headers"> & { headers: Record<string, string> };
 
@@ -59,14 +51,12 @@ async function checkedUrl(ctx: ActorContext, url: string): Promise<void> {
   if (refusal) throw badRequest(`Invalid input: url: ${refusal}`, [{ path: "url", message: refusal }]);
 }
 
-/** POST /api/agents/{id}/webhooks (agent:write): 201 with the signing secret, shown this once. */
+/** Registers a webhook; the answer carries the signing secret, shown this once. */
 export async function createWebhook(
   ctx: ActorContext,
   agentId: string,
-  input: unknown,
+  data: z.output<typeof createWebhookSchema>,
 ): Promise<WebhookView & { signingSecret: string }> {
-  authorize(ctx.actor, "agent:write");
-  const data = parseInput(createWebhookSchema, input);
   await checkedUrl(ctx, data.url);
   await findAgentOr404(ctx, agentId, { id: true });
   const signingSecret = newSigningSecret();
@@ -80,22 +70,6 @@ export async function createWebhook(
     select: webhookSelect,
   });
   return { ...webhookView(ctx, row), signingSecret };
-}
-
-/** GET /api/agents/{id}/webhooks (workspace:read). */
-export async function listWebhooks(
-  ctx: ActorContext,
-  agentId: string,
-  query: unknown,
-): Promise<Page<WebhookView>> {
-  authorize(ctx.actor, "workspace:read");
-  const page = parsePage(query);
-  await findAgentOr404(ctx, agentId, { id: true });
-  const rows = await ctx.db.eventWebhook.findMany({
-    ...pageArgs(page, "asc", { agentId }),
-    select: webhookSelect,
-  });
-  return toPage(rows, page, (r) => webhookView(ctx, r));
 }
 
 /** A webhook of an agent of the actor's workspace, or 404 (also for other workspaces' ids). */
@@ -116,24 +90,12 @@ export async function findWebhookOr404(
   return row;
 }
 
-/** GET /api/agents/{id}/webhooks/{webhookId} (workspace:read). */
-export async function getWebhook(
-  ctx: ActorContext,
-  agentId: string,
-  webhookId: string,
-): Promise<WebhookView> {
-  authorize(ctx.actor, "workspace:read");
-  return webhookView(ctx, await findWebhookOr404(ctx, agentId, webhookId));
-}
-
-/** PATCH /api/agents/{id}/webhooks/{webhookId} (agent:write): changes the fields given. */
+/** Changes the fields given. */
 export async function updateWebhook(
   ctx: ActorContext,
   ids: { agentId: string; webhookId: string },
-  input: unknown,
+  data: z.output<typeof updateWebhookSchema>,
 ): Promise<WebhookView> {
-  authorize(ctx.actor, "agent:write");
-  const data = parseInput(updateWebhookSchema, input);
   if (data.url !== undefined) await checkedUrl(ctx, data.url);
   const current = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
   const row = await ctx.db.eventWebhook.update({
@@ -151,7 +113,7 @@ export async function updateWebhook(
 export const PREVIOUS_SECRET_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
- * POST /api/agents/{id}/webhooks/{webhookId}/rotate-secret (agent:write): a new secret, shown once.
+ * A new signing secret, shown once.
  * The replaced secret becomes the previous one, which also signs deliveries for PREVIOUS_SECRET_TTL_MS;
  * rotating again within that time drops the older previous secret for the then-current one.
  */
@@ -159,7 +121,6 @@ export async function rotateWebhookSecret(
   ctx: ActorContext,
   ids: { agentId: string; webhookId: string },
 ): Promise<WebhookView & { signingSecret: string }> {
-  authorize(ctx.actor, "agent:write");
   const current = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
   const signingSecret = newSigningSecret();
   const sealed = ctx.secrets.seal(signingSecret);
@@ -179,53 +140,10 @@ export async function rotateWebhookSecret(
   return { ...webhookView(ctx, row), signingSecret };
 }
 
-/** DELETE /api/agents/{id}/webhooks/{webhookId} (agent:write). */
 export async function deleteWebhook(
   ctx: ActorContext,
   ids: { agentId: string; webhookId: string },
 ): Promise<void> {
-  authorize(ctx.actor, "agent:write");
   const current = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
   await ctx.db.eventWebhook.delete({ where: { id: current.id } });
-}
-
-// ---- GraphQL reads ----
-
-type WebhookGraphQuery = GraphQuery<
-  Prisma.EventWebhookSelect,
-  Prisma.EventWebhookInclude,
-  Prisma.EventWebhookWhereUniqueInput
->;
-
-/**
- * GraphQL `webhooks(agentId)` (workspace:read): an agent's webhooks with the selection of `query`.
- * The caller masks `headers` with visibleHeaders().
- */
-export async function findWebhooksForGraph(ctx: ActorContext, agentId: string, query: WebhookGraphQuery) {
-  authorize(ctx.actor, "workspace:read");
-  await findAgentOr404(ctx, agentId, { id: true });
-  return await ctx.db.eventWebhook.findMany({
-    ...query,
-    where: { agentId },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-  });
-}
-
-/** GraphQL `webhook(agentId, id)` (workspace:read): one webhook with the selection of `query`, or 404. */
-export async function findWebhookForGraph(
-  ctx: ActorContext,
-  ids: { agentId: string; webhookId: string },
-  query: WebhookGraphQuery,
-) {
-  authorize(ctx.actor, "workspace:read");
-  const row = await ctx.db.eventWebhook.findFirst({
-    ...query,
-    where: {
-      id: assertId(ids.webhookId, "Webhook"),
-      agentId: assertId(ids.agentId, "Agent"),
-      agent: { workspaceId: ctx.actor.workspaceId },
-    },
-  });
-  if (!row) throw notFound("Webhook");
-  return row;
 }

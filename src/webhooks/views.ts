@@ -1,8 +1,8 @@
 /** The readable types of src/webhooks: registrations, their deliveries and attempts (see shared/view.ts). */
-import { defineView, type EnumType, type FieldSpec } from "../shared/view.ts";
+import { defineView, type FieldSpec } from "../shared/view.ts";
 import { MASK, maskUrlSecrets } from "../shared/url_secrets.ts";
 import { can } from "../auth/permissions.ts";
-import { WEBHOOK_EVENTS } from "./schemas.ts";
+import { DeliveryStatus, HttpMethod, WEBHOOK_EVENTS } from "./schemas.ts";
 
 /** URLs (webhook and intent): credential-like query values masked for roles without webhook:secrets. */
 export const presentUrl: FieldSpec["present"] = {
@@ -17,11 +17,6 @@ const presentHeaders: FieldSpec["present"] = {
     if (can(ctx.actor, "webhook:secrets")) return ctx.secrets.openValues(headers);
     return Object.fromEntries(Object.keys(headers).map((k) => [k, MASK]));
   },
-};
-
-export const DeliveryStatus: EnumType = {
-  name: "WebhookDeliveryStatus",
-  values: ["PENDING", "SUCCEEDED", "FAILED"],
 };
 
 export const deliveryAttemptView = defineView({
@@ -88,7 +83,7 @@ export const webhookView = defineView({
       description: "Credential-like query values are masked for AGENT and VIEWER.",
       present: presentUrl,
     },
-    method: { type: "String" },
+    method: { type: HttpMethod },
     headers: {
       type: "JSON",
       description:

@@ -2,30 +2,28 @@
  * Login, workspaces, memberships, invites and API tokens: the workspace administration of spec
  * section 4 and decisions.md.
  */
+import type { z } from "zod";
 import type { ActorContext, Deps } from "../context.ts";
 import type { Principal, Role } from "../auth/actor.ts";
 import { authorize, can } from "../auth/permissions.ts";
 import { dummyHash, hashPassword, verifyPassword } from "../auth/passwords.ts";
 import { openSession, revokeOtherSessions, revokeSession } from "../auth/sessions.ts";
-import { countAddressAttempt, guardPasswordCheck } from "../auth/rate_limit.ts";
+import { guardPasswordCheck } from "../auth/rate_limit.ts";
 import { API_TOKEN_PREFIX } from "../auth/authenticate.ts";
 import { AppError, conflict, forbidden, notFound, unauthorized } from "../shared/errors.ts";
 import { randomToken, sha256Hex } from "../shared/crypto.ts";
 import { isMissingParent } from "../shared/db_errors.ts";
 import { assertId, parseInput } from "../shared/validation.ts";
-import { type Page, pageArgs, parsePage, toPage } from "../shared/pagination.ts";
-import type { GraphQuery } from "../shared/graph_query.ts";
-import type { Prisma } from "../generated/prisma/client.ts";
 import type { Tx } from "../db/client.ts";
 import {
-  acceptInviteSchema,
-  changeMemberRoleSchema,
-  changePasswordSchema,
-  createApiTokenSchema,
-  createInviteSchema,
+  type acceptInviteSchema,
+  type changeMemberRoleSchema,
+  type changePasswordSchema,
+  type createApiTokenSchema,
+  type createInviteSchema,
   createUserSchema,
-  createWorkspaceSchema,
-  loginSchema,
+  type createWorkspaceSchema,
+  type loginSchema,
 } from "./schemas.ts";
 
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
@@ -64,19 +62,11 @@ async function sessionFor(deps: Deps, user: UserView): Promise<Session> {
   };
 }
 
-/** Where a login or invite acceptance comes from, for the abuse limits. */
-export interface AttemptSource {
-  /** The client's socket address; null when unknown (then only the per-email limit applies). */
-  clientAddress?: string | null;
-}
-
 /**
  * POST /api/auth/login: email and password -> { user, token, workspaces }. 401 INVALID_CREDENTIALS;
  * 429 RATE_LIMITED past the abuse limits (src/auth/rate_limit.ts).
  */
-export async function login(deps: Deps, input: unknown, source: AttemptSource = {}): Promise<Session> {
-  await countAddressAttempt(deps, source.clientAddress);
-  const { email, password } = parseInput(loginSchema, input);
+export async function login(deps: Deps, { email, password }: z.output<typeof loginSchema>): Promise<Session> {
   const user = await deps.db.user.findUnique({ where: { email } });
   // Verify against a dummy hash for unknown emails so the answer time does not reveal accounts.
   const ok = await guardPasswordCheck(
@@ -101,9 +91,12 @@ export async function logout(deps: Deps, principal: Principal): Promise<void> {
  * against the per-email failure limit), sets the new one and revokes every other session of the
  * user; the caller's session stays.
  */
-export async function changePassword(deps: Deps, principal: Principal, input: unknown): Promise<void> {
+export async function changePassword(
+  deps: Deps,
+  principal: Principal,
+  { currentPassword, newPassword }: z.output<typeof changePasswordSchema>,
+): Promise<void> {
   if (principal.kind !== "user") throw forbidden("Only a person (login JWT) can change a password.");
-  const { currentPassword, newPassword } = parseInput(changePasswordSchema, input);
   const user = await deps.db.user.findUnique({ where: { id: principal.userId } });
   if (!user) throw unauthorized("The user of this token no longer exists.");
   const ok = await guardPasswordCheck(
@@ -130,14 +123,13 @@ export async function listWorkspaces(deps: Deps, principal: Principal): Promise<
 export async function createWorkspace(
   deps: Deps,
   principal: Principal,
-  input: unknown,
+  { name }: z.output<typeof createWorkspaceSchema>,
 ): Promise<MembershipView> {
   if (principal.kind !== "user") throw forbidden("Only a person (login JWT) can create a workspace.");
-  return await insertWorkspace(deps, principal.userId, input);
+  return await insertWorkspace(deps, principal.userId, name);
 }
 
-async function insertWorkspace(deps: Deps, ownerId: string, input: unknown): Promise<MembershipView> {
-  const { name } = parseInput(createWorkspaceSchema, input);
+async function insertWorkspace(deps: Deps, ownerId: string, name: string): Promise<MembershipView> {
   const ws = await deps.db.workspace.create({
     data: { name, memberships: { create: { userId: ownerId, role: "OWNER" } } },
   }).catch((e) => {
@@ -149,7 +141,6 @@ async function insertWorkspace(deps: Deps, ownerId: string, input: unknown): Pro
 
 /** DELETE /api/workspaces/{id} (workspace:delete, OWNER): removes it and everything in it. */
 export async function deleteWorkspace(ctx: ActorContext): Promise<void> {
-  authorize(ctx.actor, "workspace:delete");
   await ctx.db.workspace.delete({ where: { id: ctx.actor.workspaceId } });
 }
 
@@ -167,17 +158,6 @@ const toMemberView = (m: { role: string; createdAt: Date; user: UserView }): Mem
   role: m.role as Role,
   joinedAt: m.createdAt,
 });
-
-/** The members of the workspace (workspace:read). */
-export async function listMembers(ctx: ActorContext): Promise<MemberView[]> {
-  authorize(ctx.actor, "workspace:read");
-  const rows = await ctx.db.membership.findMany({
-    where: { workspaceId: ctx.actor.workspaceId },
-    orderBy: { createdAt: "asc" },
-    select: memberSelect,
-  });
-  return rows.map(toMemberView);
-}
 
 const ORDINARY_ROLES: readonly Role[] = ["AGENT", "VIEWER"];
 
@@ -227,10 +207,8 @@ async function lockAndCheck(ctx: ActorContext, tx: Tx, targetUserId: string, new
 export async function changeMemberRole(
   ctx: ActorContext,
   userId: string,
-  input: unknown,
+  { role }: z.output<typeof changeMemberRoleSchema>,
 ): Promise<MemberView> {
-  authorize(ctx.actor, "members:manage");
-  const { role } = parseInput(changeMemberRoleSchema, input);
   if (!can(ctx.actor, "members:manage-privileged") && !ORDINARY_ROLES.includes(role)) {
     throw forbidden(`Your role (${ctx.actor.role}) may only give the roles AGENT and VIEWER.`);
   }
@@ -251,7 +229,6 @@ export async function changeMemberRole(
  * user's credentials stop working for this workspace with the next request (403).
  */
 export async function removeMember(ctx: ActorContext, userId: string): Promise<void> {
-  authorize(ctx.actor, "members:manage");
   const targetId = assertId(userId, "Member");
   await ctx.db.$transaction(async (tx) => {
     const target = await lockAndCheck(ctx, tx, targetId, null);
@@ -281,10 +258,8 @@ const inviteSelect = {
 /** POST /api/workspaces/{id}/invites (members:manage; OWNER role needs members:invite-owner). */
 export async function createInvite(
   ctx: ActorContext,
-  input: unknown,
+  { email, role }: z.output<typeof createInviteSchema>,
 ): Promise<InviteView & { inviteUrl: string }> {
-  authorize(ctx.actor, "members:manage");
-  const { email, role } = parseInput(createInviteSchema, input);
   if (role === "OWNER") authorize(ctx.actor, "members:invite-owner");
   const token = randomToken(24);
   const invite = await ctx.db.invite.create({
@@ -301,20 +276,8 @@ export async function createInvite(
   return { ...(invite as InviteView), inviteUrl: `${ctx.config.publicUrl}/invite/${token}` };
 }
 
-/** GET /api/workspaces/{id}/invites (members:manage). */
-export async function listInvites(ctx: ActorContext, query: unknown): Promise<Page<InviteView>> {
-  authorize(ctx.actor, "members:manage");
-  const page = parsePage(query);
-  const rows = await ctx.db.invite.findMany({
-    ...pageArgs(page, "asc", { workspaceId: ctx.actor.workspaceId }),
-    select: inviteSelect,
-  });
-  return toPage(rows as InviteView[], page);
-}
-
 /** DELETE /api/workspaces/{id}/invites/{inviteId} (members:manage): withdraws an invite. */
 export async function deleteInvite(ctx: ActorContext, inviteId: string): Promise<void> {
-  authorize(ctx.actor, "members:manage");
   const { count } = await ctx.db.invite.deleteMany({
     where: { id: assertId(inviteId, "Invite"), workspaceId: ctx.actor.workspaceId },
   });
@@ -355,11 +318,8 @@ export async function viewInvite(deps: Deps, token: string) {
 export async function acceptInvite(
   deps: Deps,
   token: string,
-  input: unknown,
-  source: AttemptSource = {},
+  { name, password }: z.output<typeof acceptInviteSchema>,
 ): Promise<Session> {
-  await countAddressAttempt(deps, source.clientAddress);
-  const { name, password } = parseInput(acceptInviteSchema, input);
   const invite = await usableInvite(deps, token);
   const existing = await deps.db.user.findUnique({ where: { email: invite.email } });
   if (
@@ -423,10 +383,8 @@ const tokenSelect = {
 /** POST /api/workspaces/{id}/api-tokens (members:manage): the value is in `token`, this once only. */
 export async function createApiToken(
   ctx: ActorContext,
-  input: unknown,
+  { label }: z.output<typeof createApiTokenSchema>,
 ): Promise<ApiTokenView & { token: string }> {
-  authorize(ctx.actor, "members:manage");
-  const { label } = parseInput(createApiTokenSchema, input);
   const token = API_TOKEN_PREFIX + randomToken(32);
   const row = await ctx.db.apiToken.create({
     data: {
@@ -441,20 +399,8 @@ export async function createApiToken(
   return { ...row, token };
 }
 
-/** GET /api/workspaces/{id}/api-tokens (members:manage): never includes values. */
-export async function listApiTokens(ctx: ActorContext, query: unknown): Promise<Page<ApiTokenView>> {
-  authorize(ctx.actor, "members:manage");
-  const page = parsePage(query);
-  const rows = await ctx.db.apiToken.findMany({
-    ...pageArgs(page, "asc", { workspaceId: ctx.actor.workspaceId }),
-    select: tokenSelect,
-  });
-  return toPage(rows, page);
-}
-
 /** DELETE /api/workspaces/{id}/api-tokens/{tokenId} (members:manage): the token gets 401 at once. */
 export async function revokeApiToken(ctx: ActorContext, tokenId: string): Promise<void> {
-  authorize(ctx.actor, "members:manage");
   const token = await ctx.db.apiToken.findFirst({
     where: { id: assertId(tokenId, "API token"), workspaceId: ctx.actor.workspaceId },
     select: { id: true, revokedAt: true },
@@ -480,7 +426,7 @@ export async function createUser(deps: Deps, input: unknown): Promise<UserView> 
 
 /** Makes `userId` a member of a new workspace with the given role (admin CLI and bootstrap). */
 export function createWorkspaceFor(deps: Deps, userId: string, name: string): Promise<MembershipView> {
-  return insertWorkspace(deps, userId, { name });
+  return insertWorkspace(deps, userId, name);
 }
 
 /** Throws 401 for principals that must be a person. */
@@ -501,55 +447,4 @@ export async function viewer(
   });
   if (!user) throw unauthorized("The user of this token no longer exists.");
   return { user, workspaces: await membershipsOf(deps, user.id) };
-}
-
-// ---- GraphQL reads ----
-// Each spreads the Pothos `query` (selection + take/skip/cursor) after authorizing, and scopes the
-// rows to the actor's workspace itself.
-
-const oldestFirst = [{ createdAt: "asc" as const }, { id: "asc" as const }];
-
-/** GraphQL `members` (workspace:read): memberships of the workspace with the selection of `query`. */
-export async function findMembersForGraph(
-  ctx: ActorContext,
-  query: GraphQuery<Prisma.MembershipSelect, Prisma.MembershipInclude, Prisma.MembershipWhereUniqueInput>,
-) {
-  authorize(ctx.actor, "workspace:read");
-  const where = { workspaceId: ctx.actor.workspaceId };
-  return await ctx.db.membership.findMany({ ...query, where, orderBy: oldestFirst });
-}
-
-/** GraphQL: one member (by user id) of the workspace with the selection of `query` (workspace:read). */
-export async function findMemberForGraph(
-  ctx: ActorContext,
-  userId: string,
-  query: GraphQuery<Prisma.MembershipSelect, Prisma.MembershipInclude, Prisma.MembershipWhereUniqueInput>,
-) {
-  authorize(ctx.actor, "workspace:read");
-  const row = await ctx.db.membership.findFirst({
-    ...query,
-    where: { userId: assertId(userId, "Member"), workspaceId: ctx.actor.workspaceId },
-  });
-  if (!row) throw notFound("Member");
-  return row;
-}
-
-/** GraphQL `invites` (members:manage): the workspace's invites with the selection of `query`. */
-export async function findInvitesForGraph(
-  ctx: ActorContext,
-  query: GraphQuery<Prisma.InviteSelect, Prisma.InviteInclude, Prisma.InviteWhereUniqueInput>,
-) {
-  authorize(ctx.actor, "members:manage");
-  const where = { workspaceId: ctx.actor.workspaceId };
-  return await ctx.db.invite.findMany({ ...query, where, orderBy: oldestFirst });
-}
-
-/** GraphQL `apiTokens` (members:manage): the workspace's tokens (never values), selection of `query`. */
-export async function findApiTokensForGraph(
-  ctx: ActorContext,
-  query: GraphQuery<Prisma.ApiTokenSelect, Prisma.ApiTokenInclude, Prisma.ApiTokenWhereUniqueInput>,
-) {
-  authorize(ctx.actor, "members:manage");
-  const where = { workspaceId: ctx.actor.workspaceId };
-  return await ctx.db.apiToken.findMany({ ...query, where, orderBy: oldestFirst });
 }

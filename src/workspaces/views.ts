@@ -1,11 +1,6 @@
 /** The readable types of src/workspaces: members, invites, API tokens and users (see shared/view.ts). */
-import { defineView, type EnumType } from "../shared/view.ts";
-
-export const Role: EnumType = {
-  name: "Role",
-  values: ["OWNER", "MANAGER", "AGENT", "VIEWER"],
-  description: "A role in a workspace.",
-};
+import { defineView } from "../shared/view.ts";
+import { Role } from "./schemas.ts";
 
 /** A person (never with password or hashes). */
 export const userView = defineView({
