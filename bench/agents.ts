@@ -75,6 +75,7 @@ export async function runAgentsBench(): Promise<void> {
           triggerOnTypes: ["TEXT"],
           requiredFields: [{ name: "date", type: "string", description: "the date" }],
           webhookUrl: "http://127.0.0.1:9/intent",
+          webhookMethod: "POST",
         });
       }
     }

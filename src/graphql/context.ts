@@ -4,9 +4,7 @@
  */
 import type { ActorContext, Deps } from "../context.ts";
 import type { Principal } from "../auth/actor.ts";
-import DataLoader from "dataloader";
 import { authenticate, authenticateActor, requireWorkspaceHeader } from "../auth/authenticate.ts";
-import { type AgentCounts, agentCounts } from "../agents/mod.ts";
 
 export interface GraphQLContext {
   deps: Deps;
@@ -19,8 +17,6 @@ export interface GraphQLContext {
   actor(): Promise<ActorContext>;
   /** The principal acting in a workspace named by an argument (deleteWorkspace). Not memoized. */
   actorIn(workspaceId: string): Promise<ActorContext>;
-  /** Per-request batch loaders: every agent's counts of one response in one statement. */
-  loaders: { agentCounts: DataLoader<string, AgentCounts> };
 }
 
 /** Builds the per-request context; nothing is resolved until a resolver asks for it. */
@@ -45,13 +41,6 @@ export function buildContext(
           actor: await authenticateActor(deps, request.headers.get("authorization"), workspaceId),
         };
       })(),
-    loaders: {
-      // Only ids of agents the resolver already loaded through a scoped service reach this loader.
-      agentCounts: new DataLoader(async (ids) => {
-        const counts = await agentCounts(deps.db, ids);
-        return ids.map((id) => counts.get(id) ?? { conversations: 0, intents: 0, numbers: 0 });
-      }),
-    },
     actorIn: async (workspaceId) => ({
       ...deps,
       actor: await authenticateActor(deps, request.headers.get("authorization"), () => workspaceId),

@@ -1,12 +1,11 @@
-/** The GraphQL schema: every type file registers with the builder; this builds it once. */
+/** The GraphQL schema: scalars, then every capability's fields and types (./derive.ts); built once. */
 import { builder } from "./builder.ts";
 import "./types/root.ts";
 import "./types/scalars.ts";
-import "./types/workspaces.ts";
-import "./types/intents.ts";
-import "./types/webhooks.ts";
-import "./types/webhook_deliveries.ts";
-import "./types/agents.ts";
+import { deriveFields } from "./derive.ts";
+import { CAPABILITIES } from "../capabilities.ts";
+
+deriveFields(CAPABILITIES);
 
 /** The executable schema served at /graphql and printed to schema.graphql. */
 export const schema = builder.toSchema({ sortSchema: false });

@@ -5,7 +5,7 @@
  */
 import { type Context, Hono } from "hono";
 import type { Deps } from "../context.ts";
-import type { Capability, CallerContext, OperationCapability, ReadCapability } from "../shared/capability.ts";
+import type { CallerContext, Capability, OperationCapability, ReadCapability } from "../shared/capability.ts";
 import { checkIds, invoke } from "../shared/capability.ts";
 import { authorize } from "../auth/permissions.ts";
 import { restRead } from "../reads/rest.ts";

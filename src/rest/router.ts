@@ -1,16 +1,13 @@
-/** The REST layer: the spec's paths, each a line or two around a service call. */
+/** The REST layer: the spec's paths, derived from the capability declarations (./derive.ts). */
 import { Hono } from "hono";
 import type { Deps } from "../context.ts";
+import { CAPABILITIES } from "../capabilities.ts";
 import { errorResponse } from "./errors.ts";
-import { workspaceRoutes } from "./routes/workspaces.ts";
-import { agentRoutes } from "./routes/agents.ts";
-import { webhookDeliveryRoutes } from "./routes/webhook_deliveries.ts";
+import { capabilityRoutes } from "./derive.ts";
 
 export function restRoutes(deps: Deps): Hono {
   const app = new Hono();
-  app.route("/", workspaceRoutes(deps));
-  app.route("/", agentRoutes(deps));
-  app.route("/", webhookDeliveryRoutes(deps));
+  app.route("/", capabilityRoutes(deps, CAPABILITIES));
   app.onError((err, c) => errorResponse(err, c, deps.logger));
   return app;
 }

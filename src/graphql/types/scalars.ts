@@ -1,13 +1,6 @@
-/** Scalars and enums shared by the domain types. Enum values are the REST strings, unchanged. */
+/** The custom scalars: timestamps as REST writes them, and any JSON value. */
 import { GraphQLError, Kind, type ValueNode } from "graphql";
 import { builder } from "../builder.ts";
-import {
-  AgentStatus,
-  AgentTemplate,
-  MessageGroupingTime,
-  MessageType,
-  Role,
-} from "../../generated/prisma/enums.ts";
 
 /** ISO 8601 UTC timestamps with milliseconds, as REST writes them. */
 builder.scalarType("DateTime", {
@@ -49,14 +42,3 @@ builder.scalarType("JSON", {
   parseValue: (value) => value,
   parseLiteral: (node, variables) => literalValue(node, variables),
 });
-
-/** A role in a workspace. */
-export const RoleEnum = builder.enumType(Role, { name: "Role" });
-/** ACTIVE answers; PAUSED stores incoming messages without answering. */
-export const AgentStatusEnum = builder.enumType(AgentStatus, { name: "AgentStatus" });
-/** The template a new agent's system prompt is generated from. */
-export const AgentTemplateEnum = builder.enumType(AgentTemplate, { name: "AgentTemplate" });
-/** Debounce window for consecutive customer messages. */
-export const MessageGroupingTimeEnum = builder.enumType(MessageGroupingTime, { name: "MessageGroupingTime" });
-/** Message types an intent can be detected in. */
-export const MessageTypeEnum = builder.enumType(MessageType, { name: "MessageType" });

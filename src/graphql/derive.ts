@@ -1,0 +1,458 @@
+/**
+ * The GraphQL schema derived from the declarations: an object type per view (fields, and relations
+ * as connections, lists or objects), the Query fields of the read capabilities, and a Query or
+ * Mutation field per operation with its input type generated from the operation's zod input (zod
+ * enums become GraphQL enums). Nothing here is written per type by hand.
+ *
+ * Resolvers are thin: reads and operation answers are built by the read planner (src/reads/) keyed
+ * by response key (marked in `plannedObjects`); other objects (a login's session) by field name.
+ */
+import type { GraphQLResolveInfo } from "graphql";
+import { z } from "zod";
+import { builder } from "./builder.ts";
+import type { GraphQLContext } from "./context.ts";
+import type { CallerContext, Capability, OperationCapability, ReadCapability } from "../shared/capability.ts";
+import { invoke } from "../shared/capability.ts";
+import type { EnumType, FieldSpec, JsonObjectType, RelationSpec, View } from "../shared/view.ts";
+import { graphQLOperationAnswer, graphQLRead, plannedObjects } from "../reads/graphql.ts";
+
+// deno-lint-ignore no-explicit-any
+type AnyRef = any;
+
+const enums = new Map<string, AnyRef>();
+const objects = new Map<string, AnyRef>();
+const inputs = new Map<string, AnyRef>();
+
+/** A GraphQL name can hold only letters, digits and `_`: enums of other values stay String. */
+const isGraphQLName = (s: string) => /^[_A-Za-z][_0-9A-Za-z]*$/.test(s);
+
+function enumRef(name: string, values: readonly string[], description?: string): AnyRef {
+  if (!values.every(isGraphQLName)) return "String";
+  let ref = enums.get(name);
+  if (!ref) {
+    ref = builder.enumType(name, { values: [...values] as [string, ...string[]], description });
+    enums.set(name, ref);
+  }
+  return ref;
+}
+
+/** A field's value: under its response key in a planned answer, else under its name. */
+const byResponseKey = (
+  parent: Record<string, unknown>,
+  _args: unknown,
+  _ctx: unknown,
+  info: GraphQLResolveInfo,
+) => plannedObjects.has(parent) ? parent[info.path.key as string] : parent[info.fieldName];
+
+// ---- object types of the views ----
+
+function scalarOrEnum(type: FieldSpec["type"]): AnyRef {
+  if (typeof type === "string") return type;
+  if ("values" in type) return enumRef(type.name, (type as EnumType).values, type.description);
+  return jsonObjectRef(type as JsonObjectType);
+}
+
+function jsonObjectRef(type: JsonObjectType): AnyRef {
+  let ref = objects.get(type.name);
+  if (ref) return ref;
+  ref = builder.objectRef<Record<string, unknown>>(type.name);
+  objects.set(type.name, ref);
+  ref.implement({
+    description: type.description,
+    fields: (t: AnyRef) =>
+      Object.fromEntries(
+        Object.entries(type.fields).map(([name, f]) => [
+          name,
+          t.field({ type: f.type, description: f.description, resolve: byResponseKey }),
+        ]),
+      ),
+  });
+  return ref;
+}
+
+const pageInfo = () => {
+  let ref = objects.get("PageInfo");
+  if (ref) return ref;
+  ref = builder.objectRef<Record<string, unknown>>("PageInfo");
+  objects.set("PageInfo", ref);
+  ref.implement({
+    fields: (t: AnyRef) => ({
+      hasNextPage: t.boolean({ resolve: byResponseKey }),
+      hasPreviousPage: t.boolean({ resolve: byResponseKey }),
+      startCursor: t.string({ nullable: true, resolve: byResponseKey }),
+      endCursor: t.string({ nullable: true, resolve: byResponseKey }),
+    }),
+  });
+  return ref;
+};
+
+function connectionRef(view: View): AnyRef {
+  const name = `${view.name}Connection`;
+  let ref = objects.get(name);
+  if (ref) return ref;
+  const edge = builder.objectRef<Record<string, unknown>>(`${view.name}Edge`);
+  edge.implement({
+    fields: (t: AnyRef) => ({
+      cursor: t.string({ resolve: byResponseKey }),
+      node: t.field({ type: viewRef(view), resolve: byResponseKey }),
+    }),
+  });
+  ref = builder.objectRef<Record<string, unknown>>(name);
+  objects.set(name, ref);
+  ref.implement({
+    fields: (t: AnyRef) => ({
+      edges: t.field({ type: [edge], resolve: byResponseKey }),
+      pageInfo: t.field({ type: pageInfo(), resolve: byResponseKey }),
+    }),
+  });
+  return ref;
+}
+
+/** Relay's page arguments, on every connection. */
+const pageArgs = (t: AnyRef) => ({
+  first: t.arg.int(),
+  after: t.arg.string(),
+  last: t.arg.int(),
+  before: t.arg.string(),
+});
+
+function relationField(t: AnyRef, rel: RelationSpec): AnyRef {
+  const target = rel.view();
+  switch (rel.kind) {
+    case "connection":
+      return t.field({
+        type: connectionRef(target),
+        description: rel.description,
+        args: pageArgs(t),
+        resolve: byResponseKey,
+      });
+    case "list":
+      return t.field({ type: [viewRef(target)], description: rel.description, resolve: byResponseKey });
+    case "object":
+      return t.field({
+        type: viewRef(target),
+        nullable: rel.nullable,
+        description: rel.description,
+        resolve: byResponseKey,
+      });
+    case "embedded":
+      return t.field({ type: viewRef(target), description: rel.description, resolve: byResponseKey });
+  }
+}
+
+export function viewRef(view: View): AnyRef {
+  let ref = objects.get(view.name);
+  if (ref) return ref;
+  ref = builder.objectRef<Record<string, unknown>>(view.name);
+  objects.set(view.name, ref);
+  ref.implement({
+    description: view.description,
+    fields: (t: AnyRef) => ({
+      ...Object.fromEntries(
+        Object.entries(view.fields).map(([name, spec]) => {
+          const type = scalarOrEnum(spec.type);
+          return [
+            name,
+            t.field({
+              type: spec.list ? [type] : type,
+              nullable: spec.nullable ?? false,
+              description: spec.description,
+              resolve: byResponseKey,
+            }),
+          ];
+        }),
+      ),
+      ...Object.fromEntries(
+        Object.entries(view.relations ?? {}).map(([name, rel]) => [name, relationField(t, rel)]),
+      ),
+    }),
+  });
+  return ref;
+}
+
+// ---- types from zod schemas (operation inputs and non-view answers), through JSON Schema ----
+
+interface JsonSchema {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  enum?: string[];
+  anyOf?: JsonSchema[];
+  $ref?: string;
+  $defs?: Record<string, JsonSchema>;
+  format?: string;
+  description?: string;
+  readOnly?: boolean;
+  additionalProperties?: unknown;
+}
+
+const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** JSON Schema of a zod schema as GraphQL sees it; transforms and refinements are left out. */
+const toJson = (schema: z.ZodType, io: "input" | "output") =>
+  z.toJSONSchema(schema, { io, unrepresentable: "any", reused: "inline" }) as JsonSchema;
+
+type Resolved = { ref: AnyRef; nullable: boolean };
+
+/** A JSON Schema node as a GraphQL type (input or output side); `name` names inline objects/enums. */
+function typeOf(
+  node: JsonSchema,
+  defs: Record<string, JsonSchema>,
+  name: string,
+  side: "input" | "output",
+): Resolved {
+  if (node.$ref) {
+    const id = node.$ref.replace(/^#\/\$defs\//, "");
+    return { ...typeOf(defs[id], defs, id, side), nullable: false };
+  }
+  if (node.anyOf) {
+    const rest = node.anyOf.filter((n) => n.type !== "null");
+    const nullable = rest.length < node.anyOf.length;
+    if (rest.length === 1) return { ref: typeOf(rest[0], defs, name, side).ref, nullable };
+    return { ref: "JSON", nullable };
+  }
+  if (node.enum) return { ref: enumRef(name, node.enum, node.description), nullable: false };
+  switch (node.type) {
+    case "string":
+      return { ref: node.format === "date-time" ? "DateTime" : "String", nullable: false };
+    case "integer":
+      return { ref: "Int", nullable: false };
+    case "number":
+      return { ref: "Float", nullable: false };
+    case "boolean":
+      return { ref: "Boolean", nullable: false };
+    case "array": {
+      const item = typeOf(node.items ?? {}, defs, name, side);
+      return { ref: [item.ref], nullable: false };
+    }
+    case "object":
+      if (!node.properties) return { ref: "JSON", nullable: false };
+      return {
+        ref: side === "input" ? inputObject(node, defs, name) : outputObject(node, defs, name),
+        nullable: false,
+      };
+    default:
+      return { ref: "JSON", nullable: false };
+  }
+}
+
+function inputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: string): AnyRef {
+  const typeName = name.endsWith("Input") ? name : `${name}Input`;
+  let ref = inputs.get(typeName);
+  if (ref) return ref;
+  const required = new Set(node.required ?? []);
+  ref = builder.inputType(typeName, {
+    description: node.description,
+    fields: (t: AnyRef) =>
+      Object.fromEntries(
+        Object.entries(node.properties ?? {})
+          .filter(([, prop]) => !prop.readOnly)
+          .map(([field, prop]) => {
+            const { ref: type, nullable } = typeOf(
+              prop,
+              defs,
+              `${typeName.replace(/Input$/, "")}${pascal(field)}`,
+              "input",
+            );
+            return [
+              field,
+              t.field({ type, required: required.has(field) && !nullable, description: prop.description }),
+            ];
+          }),
+      ),
+  });
+  inputs.set(typeName, ref);
+  return ref;
+}
+
+function outputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: string): AnyRef {
+  let ref = objects.get(name);
+  if (ref) return ref;
+  ref = builder.objectRef<Record<string, unknown>>(name);
+  objects.set(name, ref);
+  const required = new Set(node.required ?? []);
+  ref.implement({
+    description: node.description,
+    fields: (t: AnyRef) =>
+      Object.fromEntries(
+        Object.entries(node.properties ?? {}).map(([field, prop]) => {
+          const { ref: type, nullable } = typeOf(prop, defs, `${name}${pascal(field)}`, "output");
+          return [
+            field,
+            t.field({
+              type,
+              nullable: nullable || !required.has(field),
+              description: prop.description,
+              resolve: byResponseKey,
+            }),
+          ];
+        }),
+      ),
+  });
+  return ref;
+}
+
+/** The GraphQL type of a zod schema, named by its `id` meta or `fallback`. */
+function zodType(schema: z.ZodType, fallback: string, side: "input" | "output"): Resolved {
+  const json = toJson(schema, side);
+  return typeOf(json, json.$defs ?? {}, fallback, side);
+}
+
+// ---- fields of the capabilities ----
+
+/** The caller of a GraphQL request (the context resolves credentials lazily, once). */
+function graphQLCaller(ctx: GraphQLContext, workspaceArg?: string): CallerContext {
+  return {
+    deps: ctx.deps,
+    clientAddress: ctx.clientAddress,
+    principal: ctx.principal,
+    // An argument naming the workspace (deleteWorkspace) acts there, not in x-workspace-id.
+    actor: workspaceArg === undefined ? ctx.actor : () => ctx.actorIn(workspaceArg),
+  };
+}
+
+/** A param's GraphQL argument name: the row the capability acts on is `id`. */
+const argName = (param: string, target: string | undefined) => param === target ? "id" : param;
+const isId = (param: string) => param === "id" || param.endsWith("Id");
+
+/** The param a read's row is named by (the last step's, else the root's): GraphQL calls it `id`. */
+function readTarget(read: ReadCapability): string | undefined {
+  const last = read.path?.at(-1);
+  return read.path?.length ? last?.idParam : read.from.idParam;
+}
+
+/** Whether a read answers a page (its last step names no row). */
+export const isPaged = (read: ReadCapability) => readTarget(read) === undefined;
+
+function readField(t: AnyRef, read: ReadCapability): AnyRef {
+  const target = readTarget(read);
+  const params = Object.keys(read.params);
+  const view = lastView(read);
+  const args = Object.fromEntries(params.map((p) => [argName(p, target), t.arg.id({ required: true })]));
+  return t.field({
+    type: target ? viewRef(view) : connectionRef(view),
+    description: read.summary,
+    authScopes: { member: true },
+    args: target ? args : { ...args, ...pageArgs(t) },
+    resolve: (
+      _root: unknown,
+      rawArgs: Record<string, unknown>,
+      ctx: GraphQLContext,
+      info: GraphQLResolveInfo,
+    ) => {
+      const ids = Object.fromEntries(params.map((p) => [p, rawArgs[argName(p, target)]]));
+      return graphQLRead(ctx, read, ids, rawArgs, info);
+    },
+  });
+}
+
+/** The view a read's rows belong to: the root's, then each step's relation target. */
+export function lastView(read: ReadCapability): View {
+  let view = read.from.view;
+  for (const step of read.path ?? []) view = view.relations![step.relation].view();
+  return view;
+}
+
+function outputType(cap: OperationCapability): Resolved {
+  const out = cap.output;
+  if ("view" in out) {
+    if (!out.extra || !out.nested) return { ref: viewRef(out.view), nullable: false };
+    const nested = out.nested;
+    let ref = objects.get(nested.name);
+    if (!ref) {
+      ref = builder.objectRef<Record<string, unknown>>(nested.name);
+      objects.set(nested.name, ref);
+      const extra = toJson(out.extra, "output");
+      ref.implement({
+        fields: (t: AnyRef) => ({
+          [nested.rowKey]: t.field({ type: viewRef(out.view), resolve: byResponseKey }),
+          ...Object.fromEntries(
+            Object.entries(extra.properties ?? {}).map(([field, prop]) => [
+              field,
+              t.field({
+                type: typeOf(prop, extra.$defs ?? {}, field, "output").ref,
+                description: prop.description,
+                resolve: byResponseKey,
+              }),
+            ]),
+          ),
+        }),
+      });
+    }
+    return { ref, nullable: false };
+  }
+  if ("schema" in out) return zodType(out.schema, out.typeName ?? pascal(cap.name), "output");
+  // Nothing to answer: the id acted on, or true.
+  return { ref: noneAnswerParam(cap) ? "ID" : "Boolean", nullable: false };
+}
+
+/** The param whose value a capability without an answer returns (its target, or its last param). */
+const noneAnswerParam = (cap: OperationCapability) => cap.target ?? Object.keys(cap.params).at(-1);
+
+function operationField(t: AnyRef, cap: OperationCapability): AnyRef {
+  const params = Object.keys(cap.params);
+  const args: Record<string, AnyRef> = Object.fromEntries(
+    params.map((p) => {
+      const name = argName(p, cap.target);
+      return [name, isId(name) ? t.arg.id({ required: true }) : t.arg.string({ required: true })];
+    }),
+  );
+  if (cap.input) {
+    const input = zodType(cap.input, `${pascal(cap.name)}Input`, "input");
+    args.input = t.arg({ type: input.ref, required: !cap.input.safeParse(undefined).success });
+  }
+  const { ref, nullable } = outputType(cap);
+  return t.field({
+    type: ref,
+    nullable,
+    description: cap.summary,
+    authScopes: cap.access.kind === "public"
+      ? undefined
+      : cap.access.kind === "principal"
+      ? { authenticated: true }
+      : params.includes("workspaceId")
+      ? { authenticated: true }
+      : { member: true },
+    args,
+    resolve: async (
+      _root: unknown,
+      rawArgs: Record<string, unknown>,
+      ctx: GraphQLContext,
+      info: GraphQLResolveInfo,
+    ) => {
+      const ids = Object.fromEntries(params.map((p) => [p, rawArgs[argName(p, cap.target)]]));
+      const caller = graphQLCaller(ctx, params.includes("workspaceId") ? String(ids.workspaceId) : undefined);
+      const result = await invoke(cap, caller, ids, rawArgs.input);
+      if ("none" in cap.output) {
+        const param = noneAnswerParam(cap);
+        return param ? ids[param] : true;
+      }
+      if ("view" in cap.output) return graphQLOperationAnswer(await caller.actor(), cap, result, info);
+      return result;
+    },
+  });
+}
+
+/** Adds the fields of every capability to Query and Mutation. */
+export function deriveFields(capabilities: readonly Capability[]): void {
+  // The views' types first: an answer schema naming the same type (User) then reuses it.
+  for (const cap of capabilities) {
+    if (cap.kind === "read") viewRef(lastView(cap));
+    else if ("view" in cap.output) viewRef(cap.output.view);
+  }
+  builder.queryFields((t) =>
+    Object.fromEntries(
+      capabilities
+        .filter((cap) => cap.kind === "read" || cap.query)
+        .map((cap) => [cap.name, cap.kind === "read" ? readField(t, cap) : operationField(t, cap)]),
+    )
+  );
+  builder.mutationFields((t) =>
+    Object.fromEntries(
+      capabilities
+        .filter((cap): cap is OperationCapability => cap.kind === "operation" && !cap.query)
+        .map((cap) => [cap.name, operationField(t, cap)]),
+    )
+  );
+}
