@@ -185,7 +185,7 @@ Deno.test("errors carry the REST code in extensions.code", () =>
       ],
     );
     assert.deepEqual(
-      await gqlCodes(owner.client, `mutation($id: ID!) { setAgentStatus(id: $id, status: PAUSED) { id } }`, {
+      await gqlCodes(owner.client, `mutation($id: ID!) { setAgentStatus(id: $id, input: { status: PAUSED }) { id } }`, {
         id: foreign.id,
       }),
       ["NOT_FOUND"],
@@ -366,7 +366,7 @@ Deno.test("REST and GraphQL give the same results and the same denials for the s
     const { createAgent } = await gqlData(gql, CREATE_AGENT, { input: agentInput });
     const gqlId = createAgent.id;
     await gqlData(gql, CREATE_INTENT, { agentId: gqlId, input: INTENT_INPUT });
-    await gqlData(gql, `mutation($id: ID!) { setAgentStatus(id: $id, status: PAUSED) { status } }`, {
+    await gqlData(gql, `mutation($id: ID!) { setAgentStatus(id: $id, input: { status: PAUSED }) { status } }`, {
       id: gqlId,
     });
     await gqlData(
@@ -424,7 +424,7 @@ Deno.test("REST and GraphQL give the same results and the same denials for the s
       const gqlDenials = [
         ...await gqlCodes(member, CREATE_AGENT, { input: agentInput }),
         ...await gqlCodes(member, CREATE_INTENT, { agentId: gqlId, input: INTENT_INPUT }),
-        ...await gqlCodes(member, `mutation($id: ID!) { setAgentStatus(id: $id, status: ACTIVE) { id } }`, {
+        ...await gqlCodes(member, `mutation($id: ID!) { setAgentStatus(id: $id, input: { status: ACTIVE }) { id } }`, {
           id: gqlId,
         }),
         ...await gqlCodes(

@@ -61,6 +61,21 @@ function byIdCalls(
       a: mine.agent,
       id: T.intent,
     }],
+    ["promptVersions", "promptVersions", "query($a: ID!) { promptVersions(agentId: $a) { edges { node { id } } } }", {
+      a: T.agent,
+    }],
+    [
+      "webhookDeliveries",
+      "webhookDeliveries",
+      "query($a: ID!, $w: ID!) { webhookDeliveries(agentId: $a, webhookId: $w) { edges { node { id } } } }",
+      { a: T.agent, w: T.webhook },
+    ],
+    [
+      "webhookDeliveries via mine",
+      "webhookDeliveries",
+      "query($a: ID!, $w: ID!) { webhookDeliveries(agentId: $a, webhookId: $w) { edges { node { id } } } }",
+      { a: mine.agent, w: T.webhook },
+    ],
     ["webhooks", "webhooks", "query($a: ID!) { webhooks(agentId: $a) { edges { node { id } } } }", {
       a: T.agent,
     }],
@@ -95,7 +110,7 @@ function byIdCalls(
     [
       "setAgentStatus",
       "setAgentStatus",
-      "mutation($id: ID!) { setAgentStatus(id: $id, status: PAUSED) { id } }",
+      "mutation($id: ID!) { setAgentStatus(id: $id, input: { status: PAUSED }) { id } }",
       {
         id: T.agent,
       },
@@ -259,6 +274,7 @@ const NOT_WORKSPACE_SCOPED = [
   "logout",
   "changePassword",
   "acceptInvite",
+  "invitation",
   "createWorkspace",
 ];
 

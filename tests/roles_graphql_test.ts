@@ -192,6 +192,37 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
         rest: { ok: 200, call: (c, i) => c.get(a(i)) },
       },
       {
+        name: "promptVersions",
+        field: "promptVersions",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          "query($a: ID!) { promptVersions(agentId: $a) { edges { node { id rationale } } } }",
+          { a: i.agentId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${a(i)}/prompt-versions`) },
+      },
+      {
+        name: "webhookDeliveries",
+        field: "webhookDeliveries",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          "query($a: ID!, $w: ID!) { webhookDeliveries(agentId: $a, webhookId: $w) { edges { node { id status } } } }",
+          { a: i.agentId, w: i.webhookId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${hook(i)}/deliveries`) },
+      },
+      {
+        name: "invitation",
+        field: "invitation",
+        allowed: EVERYONE,
+        read: true,
+        setup: async (i) => ({ ...i, inviteToken: (await newInvite(i)).inviteUrl.split("/").pop() }),
+        gql: (i) => ["query($t: String!) { invitation(token: $t) { email role existingUser } }", { t: i.inviteToken }],
+        rest: { ok: 200, call: (c, i) => c.get(`/invite/${i.inviteToken}`) },
+      },
+      {
         name: "intents",
         field: "intents",
         allowed: EVERYONE,
@@ -272,7 +303,7 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
         field: "setAgentStatus",
         allowed: WRITERS,
         setup: async (i) => ({ ...i, agentId: await newAgent() }),
-        gql: (i) => ["mutation($id: ID!) { setAgentStatus(id: $id, status: PAUSED) { id status } }", {
+        gql: (i) => ["mutation($id: ID!) { setAgentStatus(id: $id, input: { status: PAUSED }) { id status } }", {
           id: i.agentId,
         }],
         rest: { ok: 200, call: (c, i) => c.patch(`${a(i)}/status`, { status: "PAUSED" }) },

@@ -16,7 +16,7 @@ const requiredField = z.strictObject({
   ),
   type: z.string().trim().min(1).max(50),
   description: z.string().trim().max(2000),
-});
+}).meta({ id: "RequiredField", description: "A field the model must fill in the intent's tag." });
 
 const requiredFields = z.array(requiredField).max(50).refine(
   (fields) => new Set(fields.map((f) => f.name)).size === fields.length,
@@ -36,7 +36,7 @@ const fields = {
 
 export const createIntentSchema = z.strictObject({
   ...fields,
-  webhookMethod: fields.webhookMethod.default("POST"),
+  webhookMethod: fields.webhookMethod.default("POST").describe("POST (default), PUT or PATCH."),
 });
 export const updateIntentSchema = z.strictObject({
   name: fields.name.optional(),

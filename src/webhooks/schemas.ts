@@ -57,7 +57,7 @@ const headers = z.record(z.string(), headerValue)
   });
 
 const fields = {
-  event: z.enum(WEBHOOK_EVENTS),
+  event: z.enum(WEBHOOK_EVENTS).describe(`One of: ${WEBHOOK_EVENTS.join(", ")}.`),
   url: z.string().trim().max(2048),
   method: HttpMethod.schema,
   headers,
@@ -65,8 +65,8 @@ const fields = {
 
 export const createWebhookSchema = z.strictObject({
   ...fields,
-  method: fields.method.default("POST"),
-  headers: fields.headers.default({}),
+  method: fields.method.default("POST").describe("POST (default), PUT or PATCH."),
+  headers: fields.headers.default({}).describe("An object of header name to value."),
 });
 export const updateWebhookSchema = z.strictObject({
   event: fields.event.optional(),

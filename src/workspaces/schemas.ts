@@ -12,16 +12,15 @@ export const loginSchema = z.strictObject({ email, password: z.string().min(1).m
 export const createWorkspaceSchema = z.strictObject({ name: text(200) });
 export const createInviteSchema = z.strictObject({ email, role: Role.schema });
 export const acceptInviteSchema = z.strictObject({
-  /** For a new user; defaults to the part of the email before the @. */
-  name: text(200).optional(),
-  password,
+  name: text(200).optional().describe("For a new account; defaults to the part of the email before the @."),
+  password: password.describe("The new account's, or the existing account's."),
 });
 export const createApiTokenSchema = z.strictObject({ label: text(200) });
 export const createUserSchema = z.strictObject({ email, password, name: text(200).optional() });
 export const changeMemberRoleSchema = z.strictObject({ role: Role.schema });
 export const changePasswordSchema = z.strictObject({
   currentPassword: z.string().min(1).max(1024),
-  newPassword: password,
+  newPassword: password.describe("At least 8 characters."),
 });
 
 // ---- answers that are not rows of a view ----
