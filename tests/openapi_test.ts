@@ -18,6 +18,14 @@ import { DOCS_ASSETS } from "../src/rest/openapi_routes.ts";
 import { agentView } from "../src/agents/views.ts";
 import { userView } from "../src/workspaces/views.ts";
 
+/** A recursive schema: JSON Schema can say it only by reference. */
+const TreeNode: z.ZodType<{ name: string; children: unknown[] }> = z.object({
+  name: z.string(),
+  get children() {
+    return z.array(TreeNode);
+  },
+});
+
 /** Operations of the shapes still to be declared (login, a create, a delete, a filtered GET). */
 const SAMPLE_OPERATIONS: Capability[] = [
   defineOperation({
@@ -39,6 +47,7 @@ const SAMPLE_OPERATIONS: Capability[] = [
       name: z.string().transform((s) => s.trim()),
       tags: z.array(z.string()).refine((t) => new Set(t).size === t.length).optional(),
       owner: z.object({ id: z.string() }).meta({ id: "SampleOwner" }).optional(),
+      tree: z.object({ root: TreeNode, other: TreeNode }).optional(),
     }),
     output: { view: agentView, extra: z.object({ secret: z.string() }) },
     http: { method: "POST", path: "/api/sample/agents", status: 201 },
@@ -63,6 +72,16 @@ const SAMPLE_OPERATIONS: Capability[] = [
     output: { view: userView },
     http: { method: "GET", path: "/api/sample/users" },
     run: () => Promise.resolve({ id: "u" }),
+  }),
+  defineOperation({
+    name: "sampleTree",
+    summary: "Sample: a recursive input and output.",
+    access: { kind: "principal" },
+    params: {},
+    input: TreeNode,
+    output: { schema: TreeNode, typeName: "SampleTree" },
+    http: { method: "PUT", path: "/api/sample/tree" },
+    run: () => Promise.resolve({ name: "t", children: [] }),
   }),
 ];
 
@@ -132,7 +151,7 @@ Deno.test("the document validates as OpenAPI 3.1, with the declared capabilities
   assert.equal(version, "3.1");
   assert.equal(doc.openapi, "3.1.0");
 
-  // The validator can fail: a document without info.version and with a path parameter not declared.
+  // The validator can fail: a document without info.version is refused.
   const broken = structuredClone(doc) as JsonSchema;
   delete broken.info.version;
   assert.equal((await validateOpenApi(broken)).result.valid, false);
@@ -220,7 +239,7 @@ Deno.test("reads: path ids, the workspace header, page parameters and the row sc
     type: "array",
     items: { $ref: "#/components/schemas/RequiredField" },
   });
-  assert.deepEqual(doc.components.schemas.Webhook.properties.headers.description.length > 0, true);
+  assert.ok(doc.components.schemas.Webhook.properties.headers.description);
   assert.equal(doc.components.schemas.Webhook.properties.lastError.type, undefined); // JSON: any value
   assert.equal(ops.get("GET /api/agents/{agentId}/intents")!.tags[0], "intents");
   assert.equal(ops.get("GET /api/agents/{agentId}/webhooks/{webhookId}/deliveries")!.tags[0], "webhooks");
@@ -259,6 +278,24 @@ Deno.test("operations: bodies from zod, outputs, security and errors by access k
   assert.deepEqual(body.properties.tags, { type: "array", items: { type: "string" } }); // refinement dropped
   assert.deepEqual(body.properties.owner, { $ref: "#/components/schemas/SampleOwner" });
   assert.deepEqual(doc.components.schemas.SampleOwner.required, ["id"]);
+  // Recursion: zod's generated $defs name becomes the operation's, and refs point into components.
+  assert.deepEqual(body.properties.tree.properties.root, {
+    $ref: "#/components/schemas/SampleCreateAgentInput1",
+  });
+  assert.deepEqual(doc.components.schemas.SampleCreateAgentInput1.properties.children.items, {
+    $ref: "#/components/schemas/SampleCreateAgentInput1",
+  });
+  const tree = ops.get("PUT /api/sample/tree")!;
+  assert.deepEqual(tree.requestBody.content["application/json"].schema, {
+    $ref: "#/components/schemas/SampleTreeInput",
+  });
+  assert.deepEqual(doc.components.schemas.SampleTreeInput.properties.children.items, {
+    $ref: "#/components/schemas/SampleTreeInput",
+  });
+  assert.deepEqual(tree.responses["200"].content["application/json"].schema, {
+    $ref: "#/components/schemas/SampleTree",
+  });
+  assert.doesNotMatch(JSON.stringify(doc), /"\$ref":"#(\/\$defs\/[^"]*)?"/);
   const out = create.responses["201"].content["application/json"].schema;
   assert.deepEqual(Object.keys(out.properties), [...Object.keys(agentView.fields), "secret"]);
   assert.ok(out.required.includes("secret") && out.required.includes("id"));

@@ -300,19 +300,22 @@ class Generator {
         ...this.pathParameters(path, cap.params),
         ...(workspaceHeader(path, workspace) ? [ref("WorkspaceId", "parameters")] : []),
         // A GET has no body: its input is its query string.
-        ...(cap.input && method === "GET" ? this.queryParameters(cap.input) : []),
+        ...(cap.input && method === "GET" ? this.queryParameters(cap.input, pascal(cap.name)) : []),
       ],
     };
     if (hasBody) {
       operation.requestBody = {
         required: !accepts(cap.input!, undefined),
-        content: { "application/json": { schema: this.zodSchema(cap.input!, "input") } },
+        content: {
+          "application/json": { schema: this.zodSchema(cap.input!, "input", `${pascal(cap.name)}Input`) },
+        },
       };
     }
     operation.responses = {
-      [status]: status === "204"
-        ? { description: "No content" }
-        : { description: "OK", content: { "application/json": { schema: this.outputSchema(cap.output) } } },
+      [status]: status === "204" ? { description: "No content" } : {
+        description: "OK",
+        content: { "application/json": { schema: this.outputSchema(cap.output, pascal(cap.name)) } },
+      },
       ...errorResponses({
         badRequest: cap.input !== undefined || workspaceHeader(path, workspace),
         authenticated: cap.access.kind !== "public",
@@ -326,13 +329,15 @@ class Generator {
     return operation;
   }
 
-  private outputSchema(output: OperationOutput): JsonSchema {
+  private outputSchema(output: OperationOutput, name: string): JsonSchema {
     if ("none" in output) return {};
-    if ("schema" in output) return this.zodSchema(output.schema, "output");
+    if ("schema" in output) {
+      return this.zodSchema(output.schema, "output", output.typeName ?? `${name}Output`);
+    }
     if (!output.extra) return this.viewRef(output.view);
     // The row with the extra fields beside it, as one object (strict readers see every property).
     const row = this.viewSchema(output.view);
-    const extra = this.zodSchema(output.extra, "output");
+    const extra = this.zodSchema(output.extra, "output", `${name}Extra`);
     return {
       type: "object",
       properties: { ...row.properties, ...extra.properties },
@@ -354,8 +359,8 @@ class Generator {
     })).map(dropUndefined);
   }
 
-  private queryParameters(input: z.ZodType): JsonSchema[] {
-    const schema = this.zodSchema(input, "input");
+  private queryParameters(input: z.ZodType, name: string): JsonSchema[] {
+    const schema = this.zodSchema(input, "input", `${name}Query`);
     const required = new Set<string>(schema.required ?? []);
     return Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).map(([name, s]) => ({
       name,
@@ -365,34 +370,43 @@ class Generator {
     }));
   }
 
-  /** A zod schema as JSON Schema 2020-12; what JSON Schema cannot say (transforms, refinements) becomes `{}` or is left out. */
-  zodSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
-    const { $schema: _, $defs, ...out } = z.toJSONSchema(schema, {
+  /**
+   * A zod schema as JSON Schema 2020-12; what JSON Schema cannot say (transforms, refinements, dates)
+   * becomes `{}` or is left out rather than failing. Named parts (`.meta({ id })`) and recursive ones
+   * become component schemas; zod's generated names and a root that refers to itself get `name`.
+   */
+  zodSchema(schema: z.ZodType, io: "input" | "output", name: string): JsonSchema {
+    const { $schema: _, $defs = {}, ...root } = z.toJSONSchema(schema, {
       io,
       target: "draft-2020-12",
       unrepresentable: "any",
       reused: "inline",
       cycles: "ref",
     }) as JsonSchema;
-    if (!$defs) return out;
-    // Named (`.meta({ id })`) or cyclic parts: moved to components, their refs rewritten.
-    const names = new Map<string, string>();
-    for (const key of Object.keys($defs)) names.set(`#/$defs/${key}`, `#/components/schemas/${key}`);
+    const targets = new Map<string, string>();
+    let n = 0;
+    for (const key of Object.keys($defs)) {
+      targets.set(`#/$defs/${key}`, key.startsWith("__") ? `${name}${++n}` : key);
+    }
+    const selfRef = JSON.stringify(root).includes('"$ref":"#"') ||
+      JSON.stringify($defs).includes('"$ref":"#"');
+    if (selfRef) targets.set("#", name);
     const rewrite = (v: unknown): unknown => {
       if (Array.isArray(v)) return v.map(rewrite);
-      if (v && typeof v === "object") {
-        return Object.fromEntries(
-          Object.entries(v).map((
-            [k, x],
-          ) => [k, k === "$ref" && names.has(x as string) ? names.get(x as string) : rewrite(x)]),
-        );
-      }
-      return v;
+      if (!v || typeof v !== "object") return v;
+      return Object.fromEntries(
+        Object.entries(v).map(([k, x]) => {
+          const target = k === "$ref" ? targets.get(x as string) : undefined;
+          return [k, target ? `#/components/schemas/${target}` : rewrite(x)];
+        }),
+      );
     };
     for (const [key, def] of Object.entries($defs as Record<string, JsonSchema>)) {
-      this.register(key, JSON.stringify(def), () => rewrite(def) as JsonSchema);
+      const target = targets.get(`#/$defs/${key}`)!;
+      this.register(target, JSON.stringify(def), () => rewrite(def) as JsonSchema);
     }
-    return rewrite(out) as JsonSchema;
+    const out = rewrite(root) as JsonSchema;
+    return selfRef ? this.register(name, JSON.stringify(root), () => out) : out;
   }
 
   /** `$ref` to the view's schema: REST's default shape of its rows. */
