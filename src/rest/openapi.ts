@@ -182,7 +182,8 @@ export function openApiDocument(
   };
   gen.schemas.Problem = problemSchema();
 
-  const tagOf = options.tagOf ?? ((path: string) => pathTag(path, collectionSegments(capabilities)));
+  const collections = collectionSegments(capabilities);
+  const tagOf = options.tagOf ?? ((path: string) => pathTag(path, collections));
   const tags = new Set<string>();
   const add = (method: HttpMethod, path: string, operation: JsonSchema) => {
     const item = (doc.paths[path] ??= {});
@@ -247,12 +248,13 @@ function collectionSegments(capabilities: readonly Capability[]): Set<string> {
   return out;
 }
 
-type Shape = "one" | "page" | "all";
+/** A read answers one row or a list of rows. */
+type Shape = "one" | "all";
 
 /** Builds operations and fills `schemas` with the component schemas they refer to. */
 class Generator {
   readonly schemas: Record<string, JsonSchema> = {};
-  /** The view registered under each schema name, so that two views of one name are caught. */
+  /** What each schema name was registered for, so that two different things of one name are caught. */
   private readonly owners = new Map<string, unknown>();
 
   readOperation(cap: ReadCapability, path: string): JsonSchema {
@@ -313,7 +315,7 @@ class Generator {
     }
     operation.responses = {
       [status]: status === "204" ? { description: "No content" } : {
-        description: "OK",
+        description: STATUS_TEXT[status] ?? "OK",
         content: { "application/json": { schema: this.outputSchema(cap.output, pascal(cap.name)) } },
       },
       ...errorResponses({
@@ -362,10 +364,10 @@ class Generator {
   private queryParameters(input: z.ZodType, name: string): JsonSchema[] {
     const schema = this.zodSchema(input, "input", `${name}Query`);
     const required = new Set<string>(schema.required ?? []);
-    return Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).map(([name, s]) => ({
-      name,
+    return Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).map(([field, s]) => ({
+      name: field,
       in: "query",
-      required: required.has(name),
+      required: required.has(field),
       schema: s,
     }));
   }
@@ -506,6 +508,8 @@ class Generator {
     return ref(name, "schemas");
   }
 }
+
+const STATUS_TEXT: Record<string, string> = { "200": "OK", "201": "Created", "202": "Accepted" };
 
 const SCALARS: Record<Scalar, JsonSchema> = {
   ID: { type: "string" },
