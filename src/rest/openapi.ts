@@ -16,10 +16,12 @@ import type {
   OperationCapability,
   OperationOutput,
   ReadCapability,
+  RestFields,
 } from "../shared/capability.ts";
 import type { EnumType, FieldSpec, JsonObjectType, RelationSpec, Scalar, View } from "../shared/view.ts";
 import { ERROR_CODES } from "../shared/error_codes.ts";
 import { DEFAULT_PAGE, MAX_PAGE } from "../shared/pagination.ts";
+import { restAnswer, restRow } from "./row_shape.ts";
 
 // deno-lint-ignore no-explicit-any
 export type JsonSchema = Record<string, any>;
@@ -248,9 +250,6 @@ function collectionSegments(capabilities: readonly Capability[]): Set<string> {
   return out;
 }
 
-/** A read answers one row or a list of rows. */
-type Shape = "one" | "all";
-
 /** Builds operations and fills `schemas` with the component schemas they refer to. */
 class Generator {
   readonly schemas: Record<string, JsonSchema> = {};
@@ -258,13 +257,13 @@ class Generator {
   private readonly owners = new Map<string, unknown>();
 
   readOperation(cap: ReadCapability, path: string): JsonSchema {
-    const { view, shape } = readTarget(cap);
+    const { view, answer } = restAnswer(cap);
     const row = cap.rest?.fields
       ? this.register(`${pascal(cap.name)}Item`, cap, () => this.viewSchema(view, cap.rest!.fields))
       : this.viewRef(view);
-    const paged = shape === "all" && !cap.rest?.unpaged;
-    const body = shape === "one" ? row : listSchema(row, paged);
-    const hasIds = pathParams(path).some((p) => p !== "workspaceId") || shape === "one";
+    const paged = answer === "page";
+    const body = answer === "one" ? row : listSchema(row, paged);
+    const hasIds = pathParams(path).some((p) => p !== "workspaceId") || answer === "one";
     return {
       operationId: cap.name,
       summary: cap.summary,
@@ -416,27 +415,13 @@ class Generator {
     return this.register(view.name, view, () => this.viewSchema(view));
   }
 
-  /**
-   * A row of `view` as REST shows it: with `fields`, those (renamed `[shownAs, name]`); without,
-   * every field and the object and list relations (not embedded objects nor connections, which
-   * REST leaves to their own routes or to `rest.fields`).
-   */
-  viewSchema(view: View, fields?: ReadonlyArray<string | readonly [string, string]>): JsonSchema {
-    const entries: [string, string][] = fields
-      ? fields.map((f) => (typeof f === "string" ? [f, f] : [f[0], f[1]]))
-      : [
-        ...Object.keys(view.fields).map((k): [string, string] => [k, k]),
-        ...Object.entries(view.relations ?? {})
-          .filter(([, r]) => r.kind === "object" || r.kind === "list")
-          .map(([k]): [string, string] => [k, k]),
-      ];
+  /** A row of `view` as REST shows it (rest/row_shape.ts). */
+  viewSchema(view: View, fields?: RestFields): JsonSchema {
     const properties: Record<string, JsonSchema> = {};
-    for (const [shownAs, name] of entries) {
-      const field = view.fields[name];
-      const relation = view.relations?.[name];
-      if (field) properties[shownAs] = this.fieldSchema(field);
-      else if (relation) properties[shownAs] = this.relationSchema(relation);
-      else throw new Error(`OpenAPI: ${view.name} has no field or relation ${name}`);
+    for (const entry of restRow(view, fields)) {
+      properties[entry.key] = "field" in entry
+        ? this.fieldSchema(entry.field)
+        : this.relationSchema(entry.relation);
     }
     return {
       type: "object",
@@ -520,19 +505,6 @@ const SCALARS: Record<Scalar, JsonSchema> = {
   DateTime: { type: "string", format: "date-time" },
   JSON: {},
 };
-
-/** The view a read answers with, and whether it answers one row or a list. */
-function readTarget(cap: ReadCapability): { view: View; shape: Shape } {
-  let view = cap.from.view;
-  let shape: Shape = cap.from.idParam ? "one" : "all";
-  for (const step of cap.path ?? []) {
-    const relation = view.relations?.[step.relation];
-    if (!relation) throw new Error(`OpenAPI: ${view.name} has no relation ${step.relation} (${cap.name})`);
-    view = relation.view();
-    shape = step.idParam || relation.kind === "object" || relation.kind === "embedded" ? "one" : "all";
-  }
-  return { view, shape };
-}
 
 /** REST's list answer: `{data}`, with `nextCursor` when paged. */
 function listSchema(row: JsonSchema, paged: boolean): JsonSchema {
