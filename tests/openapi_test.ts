@@ -34,7 +34,7 @@ const SAMPLE_OPERATIONS: Capability[] = [
     access: { kind: "public" },
     params: {},
     input: z.strictObject({ email: z.string().trim().toLowerCase(), password: z.string().min(1) }),
-    output: { schema: z.object({ token: z.string(), expiresAt: z.date() }) },
+    output: { schema: z.object({ token: z.string(), expiresAt: z.date() }), typeName: "SampleSession" },
     http: { method: "POST", path: "/api/sample/login" },
     run: () => Promise.resolve({ token: "t", expiresAt: new Date() }),
   }),
@@ -259,7 +259,10 @@ Deno.test("operations: bodies from zod, outputs, security and errors by access k
     additionalProperties: false,
   });
   // A Date has no JSON Schema: any value rather than a failed generation.
-  assert.deepEqual(login.responses["200"].content["application/json"].schema.properties.expiresAt, {});
+  assert.deepEqual(login.responses["200"].content["application/json"].schema, {
+    $ref: "#/components/schemas/SampleSession",
+  });
+  assert.deepEqual(doc.components.schemas.SampleSession.properties.expiresAt, {});
   assert.deepEqual(Object.keys(login.responses).sort(), [
     "200",
     "400",

@@ -333,7 +333,10 @@ class Generator {
   private outputSchema(output: OperationOutput, name: string): JsonSchema {
     if ("none" in output) return {};
     if ("schema" in output) {
-      return this.zodSchema(output.schema, "output", output.typeName ?? `${name}Output`);
+      const schema = this.zodSchema(output.schema, "output", output.typeName ?? `${name}Output`);
+      // A named value (the GraphQL type's name) is a component under that name, as in the GraphQL schema.
+      if (!output.typeName || schema.$ref) return schema;
+      return this.register(output.typeName, JSON.stringify(schema), () => schema);
     }
     if (!output.extra) return this.viewRef(output.view);
     // The row with the extra fields beside it, as one object (strict readers see every property).
