@@ -66,7 +66,12 @@ async function scenario(url: string, withSlow: boolean): Promise<Figures> {
     const setUp = async (name: string, base: string) => {
       const ctx = await seedOwner(deps, `bench-${name}-${run}@example.test`);
       const agent = await createAgent(ctx, { name, jobName: "Bench Co" });
-      await createWebhook(ctx, agent.id, { event: "message.received", url: `${base}/hook`, method: "POST", headers: {} });
+      await createWebhook(ctx, agent.id, {
+        event: "message.received",
+        url: `${base}/hook`,
+        method: "POST",
+        headers: {},
+      });
       return { workspaceId: ctx.actor.workspaceId, agentId: agent.id };
     };
     const fast = await setUp("fast", fastReceiver.base);

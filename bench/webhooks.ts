@@ -154,7 +154,12 @@ async function deliveries(
   const ctx = await seedOwner(deps, `bench-${mode}-${round}@example.test`);
   const workspaceId = ctx.actor.workspaceId;
   const agent = await createAgent(ctx, { name: `Agent ${mode}`, jobName: "Bench Co" });
-  await createWebhook(ctx, agent.id, { event: "message.received", url: receiverUrl, method: "POST", headers: {} });
+  await createWebhook(ctx, agent.id, {
+    event: "message.received",
+    url: receiverUrl,
+    method: "POST",
+    headers: {},
+  });
 
   const commits = new Map<string, number>();
   const publishOne = async (i: number) => {

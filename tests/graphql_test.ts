@@ -185,9 +185,13 @@ Deno.test("errors carry the REST code in extensions.code", () =>
       ],
     );
     assert.deepEqual(
-      await gqlCodes(owner.client, `mutation($id: ID!) { setAgentStatus(id: $id, input: { status: PAUSED }) { id } }`, {
-        id: foreign.id,
-      }),
+      await gqlCodes(
+        owner.client,
+        `mutation($id: ID!) { setAgentStatus(id: $id, input: { status: PAUSED }) { id } }`,
+        {
+          id: foreign.id,
+        },
+      ),
       ["NOT_FOUND"],
     );
 
@@ -366,9 +370,13 @@ Deno.test("REST and GraphQL give the same results and the same denials for the s
     const { createAgent } = await gqlData(gql, CREATE_AGENT, { input: agentInput });
     const gqlId = createAgent.id;
     await gqlData(gql, CREATE_INTENT, { agentId: gqlId, input: INTENT_INPUT });
-    await gqlData(gql, `mutation($id: ID!) { setAgentStatus(id: $id, input: { status: PAUSED }) { status } }`, {
-      id: gqlId,
-    });
+    await gqlData(
+      gql,
+      `mutation($id: ID!) { setAgentStatus(id: $id, input: { status: PAUSED }) { status } }`,
+      {
+        id: gqlId,
+      },
+    );
     await gqlData(
       gql,
       `mutation($id: ID!) { updateAgentPrompt(id: $id, input: { systemPrompt: "Be brief.", rationale: "shorter" }) { id } }`,
@@ -424,9 +432,13 @@ Deno.test("REST and GraphQL give the same results and the same denials for the s
       const gqlDenials = [
         ...await gqlCodes(member, CREATE_AGENT, { input: agentInput }),
         ...await gqlCodes(member, CREATE_INTENT, { agentId: gqlId, input: INTENT_INPUT }),
-        ...await gqlCodes(member, `mutation($id: ID!) { setAgentStatus(id: $id, input: { status: ACTIVE }) { id } }`, {
-          id: gqlId,
-        }),
+        ...await gqlCodes(
+          member,
+          `mutation($id: ID!) { setAgentStatus(id: $id, input: { status: ACTIVE }) { id } }`,
+          {
+            id: gqlId,
+          },
+        ),
         ...await gqlCodes(
           member,
           `mutation($id: ID!) { updateAgentPrompt(id: $id, input: { systemPrompt: "x", rationale: "" }) { id } }`,

@@ -61,9 +61,14 @@ function byIdCalls(
       a: mine.agent,
       id: T.intent,
     }],
-    ["promptVersions", "promptVersions", "query($a: ID!) { promptVersions(agentId: $a) { edges { node { id } } } }", {
-      a: T.agent,
-    }],
+    [
+      "promptVersions",
+      "promptVersions",
+      "query($a: ID!) { promptVersions(agentId: $a) { edges { node { id } } } }",
+      {
+        a: T.agent,
+      },
+    ],
     [
       "webhookDeliveries",
       "webhookDeliveries",

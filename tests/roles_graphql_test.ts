@@ -219,7 +219,11 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
         allowed: EVERYONE,
         read: true,
         setup: async (i) => ({ ...i, inviteToken: (await newInvite(i)).inviteUrl.split("/").pop() }),
-        gql: (i) => ["query($t: String!) { invitation(token: $t) { email role existingUser } }", { t: i.inviteToken }],
+        gql: (
+          i,
+        ) => ["query($t: String!) { invitation(token: $t) { email role existingUser } }", {
+          t: i.inviteToken,
+        }],
         rest: { ok: 200, call: (c, i) => c.get(`/invite/${i.inviteToken}`) },
       },
       {
@@ -303,7 +307,9 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
         field: "setAgentStatus",
         allowed: WRITERS,
         setup: async (i) => ({ ...i, agentId: await newAgent() }),
-        gql: (i) => ["mutation($id: ID!) { setAgentStatus(id: $id, input: { status: PAUSED }) { id status } }", {
+        gql: (
+          i,
+        ) => ["mutation($id: ID!) { setAgentStatus(id: $id, input: { status: PAUSED }) { id status } }", {
           id: i.agentId,
         }],
         rest: { ok: 200, call: (c, i) => c.patch(`${a(i)}/status`, { status: "PAUSED" }) },

@@ -4,10 +4,12 @@ import type { Deps } from "../context.ts";
 import { CAPABILITIES } from "../capabilities.ts";
 import { errorResponse } from "./errors.ts";
 import { capabilityRoutes } from "./derive.ts";
+import { openApiRoutes } from "./openapi_routes.ts";
 
 export function restRoutes(deps: Deps): Hono {
   const app = new Hono();
   app.route("/", capabilityRoutes(deps, CAPABILITIES));
+  app.route("/", openApiRoutes(CAPABILITIES));
   app.onError((err, c) => errorResponse(err, c, deps.logger));
   return app;
 }

@@ -75,7 +75,7 @@ export interface ReadCapability {
   http?: { path: string };
   /**
    * REST's answer: a page of `{data, nextCursor}` (default for lists) or, with `unpaged`, every row
-   * as a bare array; `fields` limits and renames what REST shows of each row (default: every field).
+   * as `{data}`; `fields` limits and renames what REST shows of each row (default: src/rest/row_shape.ts).
    */
   rest?: { unpaged?: boolean; fields?: RestFields };
 }
