@@ -160,7 +160,9 @@ interface LoadResult {
 }
 
 interface Round extends LoadResult {
-  statementsPerRequest: number;
+  /** Statements the server's role ran while the load process ran (warm-up included), and for how long. */
+  statements: number;
+  seconds: number;
 }
 
 /**
@@ -400,6 +402,7 @@ export async function runNestedBench(): Promise<void> {
 
     const load = async (s: Server): Promise<Round> => {
       const before = await db.statements(s.role);
+      const started = performance.now();
       const out = await new Deno.Command(Deno.execPath(), {
         args: [
           "run",
@@ -418,7 +421,11 @@ export async function runNestedBench(): Promise<void> {
         stderr: "inherit",
       }).output();
       const r = JSON.parse(new TextDecoder().decode(out.stdout)) as LoadResult;
-      return { ...r, statementsPerRequest: (await db.statements(s.role) - before) / r.allRequests };
+      return {
+        ...r,
+        statements: await db.statements(s.role) - before,
+        seconds: (performance.now() - started) / 1000,
+      };
     };
 
     const results: Record<string, Round[]> = Object.fromEntries(Object.keys(servers).map((k) => [k, []]));
@@ -431,11 +438,28 @@ export async function runNestedBench(): Promise<void> {
           `round ${round + 1} ${name}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(1)} ms p99 ${
             r.p99.toFixed(1)
           } ms, ${(r.cpuMs / r.requests).toFixed(2)} CPU ms/req, ${
-            r.statementsPerRequest.toFixed(2)
-          } statements/req`,
+            (r.statements / r.allRequests).toFixed(2)
+          } statements/req (background included)`,
         );
       }
     }
+
+    // What each server sends with no request in flight (Switchboard's job workers poll), per second,
+    // taken after the rounds (steady state) and deducted from the statements per request.
+    const IDLE_MS = 5000;
+    const idleBefore = await Promise.all(Object.values(servers).map((s) => db.statements(s.role)));
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    const idlePerSecond = Object.fromEntries(
+      await Promise.all(
+        Object.entries(servers).map(async ([name, s], i) => [
+          name,
+          (await db.statements(s.role) - idleBefore[i]) / (IDLE_MS / 1000),
+        ]),
+      ),
+    ) as Record<string, number>;
+
+    const perRequest = (name: string) =>
+      results[name].map((r) => Math.max(0, r.statements - idlePerSecond[name] * r.seconds) / r.allRequests);
 
     const median = (xs: number[]) => {
       const s = [...xs].sort((a, b) => a - b);
@@ -456,9 +480,7 @@ export async function runNestedBench(): Promise<void> {
         median(of(name, (r) => r.p50)).toFixed(1)
       } | ${median(of(name, (r) => r.p99)).toFixed(1)} | ${
         median(of(name, (r) => r.cpuMs / r.requests)).toFixed(2)
-      } | ${median(of(name, (r) => r.statementsPerRequest)).toFixed(2)} | ${
-        (sizes[name] / 1024).toFixed(0)
-      } |`;
+      } | ${median(perRequest(name)).toFixed(2)} | ${(sizes[name] / 1024).toFixed(0)} |`;
     };
     const perRound = (a: string, b: string) => ratios(a, b).map((x) => x.toFixed(2)).join(", ");
 
@@ -485,8 +507,12 @@ Per round, Switchboard / bare: ${perRound("switchboard", "bare")}; Switchboard /
   measured window, divided by its requests. PostgreSQL's own CPU is not in it.
 - Statements: each server logs in to PostgreSQL as its own role, and \`pg_stat_statements\`
   (preloaded) counts the top-level statements each role ran, utility ones such as BEGIN included:
-  the count over warm-up and window, divided by those requests. Nothing stands between a server and
-  PostgreSQL. Switchboard's figure includes whatever its job workers (pg-boss) ran in that time.
+  the count over warm-up and window, less what the server runs anyway in that time (its rate with no
+  request in flight, over ${IDLE_MS / 1000} s after the rounds), divided by those requests. Nothing
+  stands between a server and PostgreSQL. Idle rates (statements/s; Switchboard's are its pg-boss
+  job workers): bare ${idlePerSecond.bare.toFixed(1)}, PostGraphile ${
+      idlePerSecond.postgraphile.toFixed(1)
+    }, Switchboard ${idlePerSecond.switchboard.toFixed(1)}.
 - Same data checked before timing: the three answers carry the same 50 agent ids, each with the
   same 3 intent ids and 2 webhook ids.
 - Columns: every scalar field of Switchboard's Agent, Intent and Webhook types (schema.graphql),
