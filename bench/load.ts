@@ -2,6 +2,8 @@
  * A closed-loop HTTP load generator, run as its own process so it does not share the server's
  * event loop: `deno run -A bench/load.ts '<json options>'` prints one JSON line of results.
  */
+import { cpuTimeMs } from "./_cpu.ts";
+
 interface LoadOptions {
   url: string;
   method?: string;
@@ -15,16 +17,6 @@ interface LoadOptions {
 }
 
 const opts = JSON.parse(Deno.args[0]) as LoadOptions;
-
-/** utime + stime of process `pid` (all its threads) in ms, from /proc/<pid>/stat (fields 14, 15). */
-function cpuTimeMs(pid: number): number {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 1000 / clockTicks;
-}
-const clockTicks = opts.cpuPid
-  ? Number(new TextDecoder().decode(new Deno.Command("getconf", { args: ["CLK_TCK"] }).outputSync().stdout))
-  : 100;
 
 async function run(durationMs: number, record: boolean) {
   const latencies: number[] = [];

@@ -23,6 +23,7 @@ import { createIntent } from "../src/intents/mod.ts";
 import { createWebhook } from "../src/webhooks/mod.ts";
 import { benchEnv, seedOwner } from "./_seed.ts";
 import pg from "pg";
+import { cpuTimeMs } from "./_cpu.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 4000);
@@ -163,6 +164,8 @@ interface Round extends LoadResult {
   /** Statements the server's role ran while the load process ran (warm-up included), and for how long. */
   statements: number;
   seconds: number;
+  /** CPU of that role's PostgreSQL backends over the same time, in ms. */
+  pgCpuMs: number;
 }
 
 /**
@@ -185,6 +188,11 @@ async function startCountingPostgres(dir: string) {
     /** A superuser login for one server, so its statements can be told apart. */
     async createRole(name: string): Promise<void> {
       await stats.query(`CREATE ROLE ${name} LOGIN SUPERUSER PASSWORD 'bench'`);
+    },
+    /** CPU so far of each backend process logged in as that role (pid -> ms). */
+    async backendCpu(role: string): Promise<Map<number, number>> {
+      const { rows } = await stats.query("SELECT pid FROM pg_stat_activity WHERE usename = $1", [role]);
+      return new Map(rows.map((r: { pid: number }) => [r.pid, cpuTimeMs(r.pid)]));
     },
     /** Statements that role has run so far (top-level ones, utility statements such as BEGIN included). */
     async statements(role: string): Promise<number> {
@@ -402,6 +410,7 @@ export async function runNestedBench(): Promise<void> {
 
     const load = async (s: Server): Promise<Round> => {
       const before = await db.statements(s.role);
+      const cpuBefore = await db.backendCpu(s.role);
       const started = performance.now();
       const out = await new Deno.Command(Deno.execPath(), {
         args: [
@@ -421,11 +430,12 @@ export async function runNestedBench(): Promise<void> {
         stderr: "inherit",
       }).output();
       const r = JSON.parse(new TextDecoder().decode(out.stdout)) as LoadResult;
-      return {
-        ...r,
-        statements: await db.statements(s.role) - before,
-        seconds: (performance.now() - started) / 1000,
-      };
+      const seconds = (performance.now() - started) / 1000;
+      // Backends that ended during the run are missed; the pools keep theirs open under load.
+      const cpuAfter = await db.backendCpu(s.role);
+      let pgCpuMs = 0;
+      for (const [pid, ms] of cpuAfter) pgCpuMs += ms - (cpuBefore.get(pid) ?? 0);
+      return { ...r, statements: await db.statements(s.role) - before, seconds, pgCpuMs };
     };
 
     const results: Record<string, Round[]> = Object.fromEntries(Object.keys(servers).map((k) => [k, []]));
@@ -439,7 +449,9 @@ export async function runNestedBench(): Promise<void> {
             r.p99.toFixed(1)
           } ms, ${(r.cpuMs / r.requests).toFixed(2)} CPU ms/req, ${
             (r.statements / r.allRequests).toFixed(2)
-          } statements/req (background included)`,
+          } statements/req (background included), PostgreSQL ${
+            (r.pgCpuMs / r.allRequests).toFixed(2)
+          } CPU ms/req`,
         );
       }
     }
@@ -480,7 +492,9 @@ export async function runNestedBench(): Promise<void> {
         median(of(name, (r) => r.p50)).toFixed(1)
       } | ${median(of(name, (r) => r.p99)).toFixed(1)} | ${
         median(of(name, (r) => r.cpuMs / r.requests)).toFixed(2)
-      } | ${median(perRequest(name)).toFixed(2)} | ${(sizes[name] / 1024).toFixed(0)} |`;
+      } | ${median(of(name, (r) => r.pgCpuMs / r.allRequests)).toFixed(2)} | ${
+        median(perRequest(name)).toFixed(2)
+      } | ${(sizes[name] / 1024).toFixed(0)} |`;
     };
     const perRound = (a: string, b: string) => ratios(a, b).map((x) => x.toFixed(2)).join(", ");
 
@@ -492,8 +506,8 @@ embedded PostgreSQL 18 with the same data for all three; load from a separate pr
 ${CONCURRENCY} connections in a closed loop, ${ROUNDS} rounds of ${DURATION_MS / 1000} s per server
 (after 1 s of warm-up), alternating; medians shown, spread = lowest-highest round.
 
-| server | req/s | spread | vs bare | vs PostGraphile | p50 ms | p99 ms | server CPU ms/req | statements/req | answer KB |
-|---|---|---|---|---|---|---|---|---|---|
+| server | req/s | spread | vs bare | vs PostGraphile | p50 ms | p99 ms | server CPU ms/req | PostgreSQL CPU ms/req | statements/req | answer KB |
+|---|---|---|---|---|---|---|---|---|---|---|
 ${row("bare")}
 ${row("postgraphile")}
 ${row("switchboard")}
@@ -504,7 +518,9 @@ Per round, Switchboard / bare: ${perRound("switchboard", "bare")}; Switchboard /
 
 - Ratios are taken round by round (each pair measured within seconds), then their median.
 - Server CPU: utime + stime of the server process (all its threads) from /proc/<pid>/stat over the
-  measured window, divided by its requests. PostgreSQL's own CPU is not in it.
+  measured window, divided by its requests. PostgreSQL CPU: the same for the backend processes
+  logged in as the server's role (pg_stat_activity), over warm-up and window, divided by those
+  requests (a backend that ended meanwhile would be missed; the pools keep theirs open under load).
 - Statements: each server logs in to PostgreSQL as its own role, and \`pg_stat_statements\`
   (preloaded) counts the top-level statements each role ran, utility ones such as BEGIN included:
   the count over warm-up and window, less what the server runs anyway in that time (its rate with no
