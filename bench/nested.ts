@@ -263,12 +263,14 @@ export async function runNestedBench(): Promise<void> {
             { name: "time", type: "string", description: "the time" },
           ],
           webhookUrl: `http://127.0.0.1:9/intent/${j}?source=bench`,
+          webhookMethod: "POST",
         });
       }
       for (let k = 0; k < WEBHOOKS_PER_AGENT; k++) {
         await createWebhook(ctx, agent.id, {
           event: k === 0 ? "message.received" : "conversation.closed",
           url: `http://127.0.0.1:9/hooks/${k}`,
+          method: "POST",
           headers: k === 0
             ? { "x-api-key": "bench-key-0123456789abcdef" }
             : { "x-api-key": "bench-key-0123456789abcdef", "x-tenant": `agent-${i}` },
