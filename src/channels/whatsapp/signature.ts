@@ -34,7 +34,7 @@ export function hubSignature(rawBody: Uint8Array | string, appSecret: string): s
   return `sha256=${createHmac("sha256", appSecret).update(rawBody).digest("hex")}`;
 }
 
-/** Equal strings, compared in constant time over their SHA-256 (so lengths leak nothing either). */
+/** Equal strings, compared in constant time over fixed-length HMACs of them (so lengths leak nothing either). */
 function safeEqual(a: string, b: string): boolean {
   const digest = (s: string) => createHmac("sha256", "verify-token").update(s).digest();
   return timingSafeEqual(digest(a), digest(b));

@@ -1,0 +1,23 @@
+/** Conversations: the pure parts of the reply pipeline (prompt, intent tags, shaping). */
+export {
+  intentsForTypes,
+  type IntentTagMatch,
+  parseIntentTags,
+  renderTag,
+  replaceTags,
+  SKIPPING_INTENT,
+  type TaggedIntent,
+  type TagMatch,
+  TRANSFER_TAG,
+  type TransferTagMatch,
+} from "./intent_tags.ts";
+export { shapeReply, type ShapingFlags, signaturePrefix, splitMessages, stripEmoji } from "./shaping.ts";
+export {
+  buildReplyPrompt,
+  type ChatMessage,
+  type PromptAgent,
+  type PromptIntent,
+  type PromptMessage,
+  type ReplyPrompt,
+  type ReplyPromptInput,
+} from "./prompt.ts";
