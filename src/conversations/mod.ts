@@ -1,4 +1,4 @@
-/** Conversations: the pure parts of the reply pipeline (prompt, intent tags, shaping). */
+/** Conversations: the pure parts of the reply pipeline (prompt, intent tags and calls, shaping). */
 export {
   intentsForTypes,
   type IntentTagMatch,
@@ -11,6 +11,14 @@ export {
   TRANSFER_TAG,
   type TransferTagMatch,
 } from "./intent_tags.ts";
+export {
+  callIntentWebhook,
+  type IntentCall,
+  type IntentContext,
+  type IntentOutcome,
+  intentOutcome,
+  type IntentRequestBody,
+} from "./intent_call.ts";
 export { shapeReply, type ShapingFlags, signaturePrefix, splitMessages, stripEmoji } from "./shaping.ts";
 export {
   buildReplyPrompt,

@@ -11,6 +11,7 @@
  * which both say to branch on `error.code`, not on titles or subcodes.
  */
 import { type OutboundInit, OutboundRefused, type OutboundResponse } from "../../shared/outbound.ts";
+import { unlessAborted } from "../../shared/abort.ts";
 
 /** The shape of `OutboundPolicy.request` (pass `(url, init) => outbound.request(url, init)`). */
 export type OutboundRequest = (url: string, init: OutboundInit) => Promise<OutboundResponse>;
@@ -93,17 +94,6 @@ export function classifyGraphError(status: number, bodyText: string): GraphError
   const byStatus = status >= 500 || status === 429;
   const retryable = code === null ? byStatus : RETRYABLE_CODES.has(code) || (!permanent(code) && byStatus);
   return { status, code, message, retryable };
-}
-
-/** Rejects with the signal's reason when it aborts first; always removes its listener. */
-function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  let onAbort!: () => void;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
 }
 
 /**
