@@ -29,3 +29,14 @@ export {
   type ReplyPrompt,
   type ReplyPromptInput,
 } from "./prompt.ts";
+export {
+  autoCloseDueAt,
+  type ConversationTimes,
+  GROUPING_DELAY_MS,
+  groupingWindowEndsAt,
+  isDue,
+  mayReplyToday,
+  type MessageGroupingTime,
+  reminderDueAt,
+  utcDay,
+} from "./timing.ts";
