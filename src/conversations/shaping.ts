@@ -5,7 +5,8 @@
  * agent name). WhatsApp refuses a text over 4096 characters, so every message stays within it
  * whatever the flags; the signature is counted in. Boundaries come from Intl.Segmenter (ICU's
  * sentence and grapheme rules), so no message ends inside a sentence when a whole one fits, nor
- * inside a character. Pure.
+ * inside a character (only a single cluster longer than the limit is cut, between code points,
+ * never inside a surrogate pair). Pure.
  */
 import { WHATSAPP_TEXT_LIMIT } from "../channels/whatsapp/graph_api.ts";
 
