@@ -5,6 +5,7 @@
  * and classifies the outcome. No database access: the caller records what this returns.
  */
 import { type OutboundPolicy, OutboundRefused } from "../shared/outbound.ts";
+import { unlessAborted } from "../shared/abort.ts";
 
 /** Per attempt (decisions.md "Event delivery"). */
 export const ATTEMPT_TIMEOUT_MS = 5000;
@@ -138,17 +139,6 @@ export interface SendOptions {
   timeoutMs?: number;
   /** Aborts the call (the server is shutting down). */
   signal?: AbortSignal;
-}
-
-/** Rejects with the signal's reason when it aborts first; always removes its listener. */
-function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  let onAbort!: () => void;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
 }
 
 /**

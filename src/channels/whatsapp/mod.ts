@@ -1,0 +1,22 @@
+/** The WhatsApp Cloud API channel: request checks, the inbound payload, outbound text. */
+export { hubSignature, verifyHandshake, verifyHubSignature } from "./signature.ts";
+export {
+  type DeliveryState,
+  type InboundMedia,
+  type InboundMessage,
+  type InboundMessageType,
+  type InboundParse,
+  parseWebhookPayload,
+  type StatusUpdate,
+  type WhatsAppError,
+} from "./inbound.ts";
+export {
+  classifyGraphError,
+  GRAPH_TIMEOUT_MS,
+  type GraphError,
+  type OutboundRequest,
+  type SendResult,
+  sendText,
+  type SendTextInput,
+  WHATSAPP_TEXT_LIMIT,
+} from "./graph_api.ts";

@@ -1,0 +1,115 @@
+/**
+ * The call of an intent's webhook (spec "Intent execution" 2 and 3, section 7, section 8 timeout):
+ * the request `{ intentName, fields, context }` through the app's pinned outbound client (passed in,
+ * the shape of `OutboundPolicy.request`), and what its answer means for the tag: replaced by the
+ * response's `message`, removed silently (2xx without one), or escalated to a human (no answer,
+ * timeout, 3xx, 4xx, 5xx). No database and no logging here: the caller fires `intent.fired` before,
+ * and logs and transfers after.
+ */
+import { OutboundRefused } from "../shared/outbound.ts";
+import { unlessAborted } from "../shared/abort.ts";
+import type { OutboundRequest } from "../channels/whatsapp/graph_api.ts";
+
+/** `context` of the request (spec "Intent execution", request table). */
+export interface IntentContext {
+  agentId: string;
+  agentName: string;
+  conversationId: string;
+  contactName: string;
+  contactId: string;
+}
+
+export interface IntentRequestBody {
+  intentName: string;
+  /** One string per required field. */
+  fields: Record<string, string>;
+  context: IntentContext;
+}
+
+export type IntentOutcome =
+  /** Replace the tag with `message`. */
+  | { kind: "reply"; httpStatus: number; message: string }
+  /** A 2xx without a `message`: remove the tag. */
+  | { kind: "silent"; httpStatus: number }
+  /** A technical error: log it and transfer to a human (reason ESCALATION). `httpStatus` 0: no answer. */
+  | { kind: "escalate"; httpStatus: number; error: string };
+
+export interface IntentCall {
+  url: string;
+  /** The intent's webhookMethod (POST, PUT or PATCH). */
+  method: string;
+  body: IntentRequestBody;
+  /** Extra headers (none are stored on intents yet). */
+  headers?: Record<string, string>;
+}
+
+/** Single-line, bounded text for the log. */
+const oneLine = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, 500);
+
+/** What an answer means for the tag. A `message` must be a non-empty string to replace it. */
+export function intentOutcome(status: number, bodyText: string): IntentOutcome {
+  if (status < 200 || status >= 300) {
+    const why = status < 400 ? "redirect not followed" : oneLine(bodyText) || "no body";
+    return { kind: "escalate", httpStatus: status, error: `HTTP ${status}: ${why}` };
+  }
+  let message: unknown;
+  try {
+    message = JSON.parse(bodyText)?.message;
+  } catch { /* a 2xx that is not JSON carries no message */ }
+  return typeof message === "string" && message.trim() !== ""
+    ? { kind: "reply", httpStatus: status, message }
+    : { kind: "silent", httpStatus: status };
+}
+
+/**
+ * Calls the intent's webhook once with `timeoutMs` (config.intentWebhookTimeoutMs) covering the
+ * answer and its body. Never throws for the receiver's or the network's failures; throws only when
+ * `options.signal` aborts it.
+ */
+export async function callIntentWebhook(
+  request: OutboundRequest,
+  call: IntentCall,
+  options: { timeoutMs: number; signal?: AbortSignal },
+): Promise<IntentOutcome> {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error(`timed out after ${options.timeoutMs} ms`));
+  }, options.timeoutMs);
+  const signal = options.signal ? AbortSignal.any([controller.signal, options.signal]) : controller.signal;
+  const headers = new Headers(call.headers);
+  headers.set("content-type", "application/json");
+  const { intentName, fields, context } = call.body;
+  const body = JSON.stringify({
+    intentName,
+    fields,
+    context: {
+      agentId: context.agentId,
+      agentName: context.agentName,
+      conversationId: context.conversationId,
+      contactName: context.contactName,
+      contactId: context.contactId,
+    },
+  });
+  try {
+    const res = await unlessAborted(
+      request(call.url, { method: call.method, headers, body, signal }),
+      signal,
+    );
+    return intentOutcome(res.status, await unlessAborted(res.text(), signal));
+  } catch (error) {
+    if (options.signal?.aborted && !timedOut) throw options.signal.reason;
+    // Spec section 7 reports no answer as HTTP 0.
+    if (error instanceof OutboundRefused) {
+      return { kind: "escalate", httpStatus: 0, error: `refused: ${error.message}` };
+    }
+    if (timedOut) {
+      return { kind: "escalate", httpStatus: 0, error: `timed out after ${options.timeoutMs} ms` };
+    }
+    const text = error instanceof Error ? error.message : String(error);
+    return { kind: "escalate", httpStatus: 0, error: oneLine(text) || "connection failed" };
+  } finally {
+    clearTimeout(timer);
+  }
+}
