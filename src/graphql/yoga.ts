@@ -6,6 +6,7 @@ import { buildContext } from "./context.ts";
 import { createMaskError, useRequestErrorStatus } from "./errors.ts";
 import { useDocumentLimits } from "./limits.ts";
 import { schema } from "./schema.ts";
+import { useReadPlanner } from "../reads/graphql.ts";
 import { decodeUtf8, MAX_BODY_BYTES, readBody } from "../shared/http_body.ts";
 import { AppError } from "../shared/errors.ts";
 import { problem } from "../rest/errors.ts";
@@ -81,6 +82,8 @@ export function createGraphQLHandler(
         maxCost: deps.config.graphqlMaxCost,
         introspection: deps.config.appEnv !== "production",
       }),
+      // After the limits (they check variables first): read-only queries in one SQL statement.
+      useReadPlanner(),
       useRequestErrorStatus,
     ],
     // The 1 MiB limit of decisions.md is applied before Yoga (413 as over REST). Yoga's own limit
