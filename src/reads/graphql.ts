@@ -41,7 +41,7 @@ import type {
   Selected,
   Selection,
 } from "./selection.ts";
-import { maxPageOf, pageWindow, readOne, type Root, runReads } from "./plan.ts";
+import { isOneRow, maxPageOf, pageWindow, readOne, type Root, runReads, viewOfRead } from "./plan.ts";
 import { CAPABILITIES } from "../capabilities.ts";
 import { AppError } from "../shared/errors.ts";
 import { authorize } from "../auth/permissions.ts";
@@ -51,25 +51,6 @@ import type { GraphQLContext } from "../graphql/context.ts";
 const READS: ReadonlyMap<string, ReadCapability> = new Map(
   CAPABILITIES.flatMap((c) => c.kind === "read" ? [[c.name, c] as const] : []),
 );
-
-/** Does the read name one row (its last step is by id), rather than a page? */
-export function isOneRow(read: ReadCapability): boolean {
-  const path = read.path ?? [];
-  return path.length === 0 ? read.from.idParam !== undefined : path[path.length - 1].idParam !== undefined;
-}
-
-/** The view a read's rows are of (the page's rows, or the one row). */
-export function viewOfRead(read: ReadCapability): { view: View; order: "asc" | "desc" } {
-  let view = read.from.view;
-  let order: "asc" | "desc" = "asc";
-  for (const step of read.path ?? []) {
-    const rel = view.relations?.[step.relation];
-    if (!rel) throw new Error(`${read.name}: no relation ${step.relation}`);
-    if (rel.kind === "connection") order = rel.order;
-    view = rel.view();
-  }
-  return { view, order };
-}
 
 /**
  * The GraphQL argument of each param: a page's params by their names; for one row, the last is

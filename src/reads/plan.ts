@@ -380,6 +380,25 @@ class Compiler {
   }
 }
 
+/** Does the read name one row (its last step is by id), rather than a page? */
+export function isOneRow(read: ReadCapability): boolean {
+  const path = read.path ?? [];
+  return path.length === 0 ? read.from.idParam !== undefined : path[path.length - 1].idParam !== undefined;
+}
+
+/** The view a read's rows are of (the page's rows, or the one row). */
+export function viewOfRead(read: ReadCapability): { view: View; order: "asc" | "desc" } {
+  let view = read.from.view;
+  let order: "asc" | "desc" = "asc";
+  for (const step of read.path ?? []) {
+    const rel = view.relations?.[step.relation];
+    if (!rel) throw new Error(`${read.name}: no relation ${step.relation}`);
+    if (rel.kind === "connection") order = rel.order;
+    view = rel.view();
+  }
+  return { view, order };
+}
+
 /** The steps by id of a read: its `from` row (when by id), then each path step by id. */
 function stepsOf(read: ReadCapability): { relation?: string; idParam: string }[] {
   if (!read.from.idParam) return [];
