@@ -239,7 +239,7 @@ class Compiler {
 
   /**
    * A page of `view`'s rows matching `where`, in `order` by (createdAt, id). Parameters are taken
-   * in this order (see bindPage): cursor time, cursor id, limit, size.
+   * in this order (see bindPage): cursor time, cursor id, size.
    */
   page(view: View, order: Order, where: (b: string) => string, req: PageRequest, shape: PageShape): string {
     const b = this.alias();
@@ -264,16 +264,20 @@ class Compiler {
       const cid = this.param(w.cursor.id, "text");
       keyset = ` AND (${b}."createdAt", ${id}) ${ascending ? ">" : "<"} (${at}, ${cid})`;
     }
-    const limit = this.param(w.size + 1, "int");
     const size = this.param(w.size, "int");
+    // One more row than shown tells whether there is a next page.
+    const limit = `${size} + 1`;
     const orderBy = `${b}."createdAt" ${dir}, ${id} ${dir}`;
     const from =
       `(SELECT s.*, count(*) OVER () AS "n$" FROM (SELECT ${b}.*, row_number() OVER (ORDER BY ${orderBy}) ` +
-      `AS "rn$" FROM ${table} ${b} WHERE ${where(b)}${keyset} ORDER BY ${orderBy} LIMIT ${limit}) s) ${b}`;
+      `AS "rn$" FROM ${table} ${b} WHERE ${where(b)}${keyset} ORDER BY ${orderBy} LIMIT ${limit}) s) ${b} ` +
+      // One row even when no part aggregates (`pageInfo { __typename }`), as an aggregate gives.
+      `GROUP BY ()`;
     const kept = `FILTER (WHERE ${b}."rn$" <= ${size})`;
     const full = `(count(*) > ${size})`;
     const lastKept = `least(${b}."n$", ${size})`;
-    const cursorAt = (rn: string) => `min(${cursorSql(b, view)}) FILTER (WHERE ${b}."rn$" = ${rn})`;
+    const cursorAt = (rn: string) =>
+      `min(${cursorSql(b, view)}) FILTER (WHERE ${b}."rn$" = ${rn} AND ${b}."rn$" <= ${size})`;
     const rows = (node: string) =>
       `COALESCE(json_agg(${node} ORDER BY ${b}."rn$" ${w.backward ? "DESC" : "ASC"}) ${kept}, '[]'::json)`;
     if (shape.kind === "rest") {
@@ -457,7 +461,7 @@ function bindPage(req: PageRequest, shape: PageShape, key: string[], values: unk
     }`,
   );
   if (w.cursor) values.push(w.cursor.createdAt.getTime(), w.cursor.id);
-  values.push(w.size + 1, w.size);
+  values.push(w.size);
   if (shape.kind === "rest") {
     key.push("rest(");
     bindSelection(shape.node, key, values);
