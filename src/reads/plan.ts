@@ -114,15 +114,52 @@ function presenterId(present: NonNullable<FieldSpec["present"]>): number {
   return id;
 }
 
-/** The answer with every marked value replaced by what the actor may see of it. */
+/**
+ * The answer with every marked value replaced by what the actor may see of it. Only the marked
+ * values are parsed (the rest of the text is copied), so a page of webhooks costs its headers,
+ * not a parse and stringify of the whole answer.
+ */
 function present(ctx: ActorContext, json: string): string {
-  if (!json.includes(MARK)) return json;
-  return JSON.stringify(JSON.parse(json, (_key, value) => {
-    if (Array.isArray(value) && value.length === 2 && typeof value[0] === "string" && value[0][0] === "\0") {
-      return presenters[Number(value[0].slice(1))].apply(ctx, value[1]);
-    }
-    return value;
-  }));
+  let at = json.indexOf(MARK);
+  if (at < 0) return json;
+  const parts: string[] = [];
+  let copied = 0;
+  while (at >= 0) {
+    // json_build_array's text: `["\u0000<n>", <value>]`, the marker string at `at`.
+    const idEnd = json.indexOf('"', at + MARK.length);
+    const presenter = presenters[Number(json.slice(at + MARK.length, idEnd))];
+    const start = skipSpace(json, json.indexOf(",", idEnd) + 1);
+    const end = valueEnd(json, start);
+    const close = json.indexOf("]", end);
+    parts.push(json.slice(copied, at - 1));
+    parts.push(JSON.stringify(presenter.apply(ctx, JSON.parse(json.slice(start, end))) ?? null));
+    copied = close + 1;
+    at = json.indexOf(MARK, copied);
+  }
+  parts.push(json.slice(copied));
+  return parts.join("");
+}
+
+function skipSpace(text: string, i: number): number {
+  while (text[i] === " " || text[i] === "\n" || text[i] === "\t" || text[i] === "\r") i++;
+  return i;
+}
+
+/** Where the JSON value starting at `i` ends (exclusive). */
+function valueEnd(text: string, i: number): number {
+  let depth = 0;
+  for (; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      for (i++; text[i] !== '"'; i++) if (text[i] === "\\") i++;
+      if (depth === 0) return i + 1;
+    } else if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") {
+      if (depth === 0) return i;
+      if (--depth === 0) return i + 1;
+    } else if (depth === 0 && (c === "," || c === " ")) return i;
+  }
+  return i;
 }
 
 // ---------------------------------------------------------------------------------------------
