@@ -301,9 +301,14 @@ export async function executeReads(
 /**
  * The /graphql fast path (an envelop onExecute hook): answers read-only queries through the
  * planner; anything else (mutations, viewer, workspaces, introspection) runs in graphql-js.
- * Registered after the document limits, which check variables first.
+ * Registered after the document limits, which check variables first. Yoga's error masking does not
+ * run for a result set here, so every error goes through the same `maskError` here.
  */
-export function useReadPlanner(): Plugin {
+export function useReadPlanner(maskError: (error: unknown, message: string) => Error): Plugin {
+  const masked = (result: ExecutionResult): ExecutionResult =>
+    result.errors
+      ? { ...result, errors: result.errors.map((e) => maskError(e, "Unexpected error.") as GraphQLError) }
+      : result;
   return {
     onExecute: ({ args, setResultAndStopExecution }) => {
       const op = translateOperation(
@@ -314,13 +319,23 @@ export function useReadPlanner(): Plugin {
       );
       if (op === null) return;
       if (op instanceof GraphQLError) {
-        setResultAndStopExecution({ data: null, errors: [op] });
+        setResultAndStopExecution(masked({ data: null, errors: [op] }));
         return;
       }
       const ctx = args.contextValue as unknown as GraphQLContext;
-      return executeReads(op, () => ctx.actor()).then((result) => {
-        setResultAndStopExecution(result);
-      }) as unknown as void;
+      const first = op.roots[0].key;
+      return executeReads(op, () => ctx.actor()).then(
+        (result) => setResultAndStopExecution(masked(result)),
+        (error) => {
+          // Not the request's fault (the database, a client gone): masked and logged as graphql-js' would be.
+          const located = new GraphQLError(String((error as Error)?.message ?? error), {
+            nodes: op.nodes.get(first),
+            path: [first],
+            originalError: error as Error,
+          });
+          setResultAndStopExecution(masked({ data: null, errors: [located] }));
+        },
+      ) as unknown as void;
     },
   };
 }
