@@ -19,6 +19,9 @@ import { intent } from "../src/intents/capabilities.ts";
 import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
 import { MASK, maskUrlSecrets } from "../src/shared/url_secrets.ts";
 import { AppError } from "../src/shared/errors.ts";
+import { execute, parse } from "graphql";
+import { resolveRead } from "../src/reads/graphql.ts";
+import { referenceSchema } from "./_helpers/reference.ts";
 
 async function withApp(fn: (t: TestApp) => Promise<void>, options?: Parameters<typeof startTestApp>[1]) {
   const t = await startTestApp({}, options);
@@ -389,3 +392,34 @@ Deno.test("a GraphQL read is one data statement after the credential's, however 
     await database.drop();
   }
 });
+
+Deno.test("a root read resolved inside graphql-js (resolveRead) answers as the fast path does", () =>
+  withApp(async (t) => {
+    const { workspaceId, owner } = await t.seed.workspace();
+    for (const name of ["A", "B", "C"]) {
+      const a = await t.seed.agent(owner.client, { name });
+      await owner.client.post(`/api/agents/${a.id}/intents`, { ...INTENT_FIELDS, name: `Pedido ${name}` });
+    }
+    const query = `query($n: Int) {
+      list: agents(first: $n) { edges { cursor node { ...A } } pageInfo { hasNextPage } }
+      __typename
+    }
+    fragment A on Agent { n: name intents(last: 1) { edges { node { tag t: __typename } } } }`;
+    const ctx = await actorOf(t, owner.token, workspaceId);
+    // The planner's JSON is keyed by response keys (aliases): fields resolve by `info.path.key`.
+    const result = await execute({
+      schema: referenceSchema,
+      document: parse(query),
+      variableValues: { n: 2 },
+      fieldResolver: (source, _args, _ctx, info) => {
+        if (info.parentType.name === "Query") {
+          return info.fieldName === "agents" ? resolveRead(ctx, info, agents) : "Query";
+        }
+        return (source as Record<string, unknown>)[info.path.key as string];
+      },
+    });
+    assert.equal(result.errors, undefined, JSON.stringify(result.errors));
+    const fast = await gqlData(owner.client, query.replace("__typename", ""), { n: 2 });
+    assert.deepEqual(JSON.parse(JSON.stringify(result.data)), { ...fast, __typename: "Query" });
+    assert.deepEqual(fast.list.edges.map((e: { node: { n: string } }) => e.node.n), ["A", "B"]);
+  }));
