@@ -183,7 +183,7 @@ Deno.test("keyset pages continue after a deleted cursor row, over GraphQL and RE
       nextCursor: null,
     });
     // An unpaged list (members) and one row answer as REST does.
-    const list = JSON.parse(await restRead(ctx, members, {}, {}));
+    const list = JSON.parse(await restRead(ctx, members, {}, {})).data;
     assert.deepEqual(Object.keys(list[0]), ["id", "name", "email", "role", "joinedAt"]);
     assert.match(list[0].joinedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     await assert.rejects(
@@ -303,7 +303,8 @@ Deno.test("another workspace's ids answer as unknown ones, with the label of the
         { a: theirAgent.id, w: theirHookId },
         { a: unknown, w: unknown },
         "webhook",
-        "Agent not found.",
+        // The webhook is looked up with its agent (as the services always have).
+        "Webhook not found.",
       ],
       [
         `query($a: ID!) { webhooks(agentId: $a) { edges { cursor } } }`,
@@ -423,3 +424,60 @@ Deno.test("a root read resolved inside graphql-js (resolveRead) answers as the f
     assert.deepEqual(JSON.parse(JSON.stringify(result.data)), { ...fast, __typename: "Query" });
     assert.deepEqual(fast.list.edges.map((e: { node: { n: string } }) => e.node.n), ["A", "B"]);
   }));
+
+Deno.test("restRead answers every read exactly as today's REST routes do, 404s included", () =>
+  withApp(async (t) => {
+    // (No workers: the test delivery stays as it is between the two reads.)
+    const { workspaceId, owner } = await t.seed.workspace();
+    const c = owner.client;
+    await t.seed.member(workspaceId, "VIEWER");
+    await c.post(`/api/workspaces/${workspaceId}/invites`, { email: "x@y.test", role: "AGENT" });
+    await c.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "t" });
+    const agent = await t.seed.agent(c, { temperature: 0.25 });
+    await c.put(`/api/agents/${agent.id}/prompt`, { systemPrompt: "Nova", rationale: "r" });
+    const made = await c.post(`/api/agents/${agent.id}/intents`, {
+      ...INTENT_FIELDS,
+      name: "Pedido",
+      requiredFields: [{ name: "cpf", type: "string", description: "CPF" }],
+      triggerOnTypes: ["TEXT", "IMAGE"],
+      webhookUrl: "https://example.com/i?token=z",
+    });
+    const hook = await c.post(`/api/agents/${agent.id}/webhooks`, {
+      ...HOOK,
+      url: "https://example.com/w?key=1",
+    });
+    const hookId = hook.body.webhook?.id ?? hook.body.id;
+    const sent = await c.post(`/api/agents/${agent.id}/webhooks/${hookId}/test`);
+    const deliveryId = sent.body.id ?? sent.body.delivery?.id;
+    const ids: Record<string, string> = {
+      agentId: agent.id,
+      intentId: made.body.id,
+      webhookId: hookId,
+      deliveryId,
+      workspaceId,
+    };
+    const unknown = `c${"0".repeat(24)}`;
+    const { CAPABILITIES } = await import("../src/capabilities.ts");
+    const ctx = await actorOf(t, owner.token, workspaceId);
+    let compared = 0;
+    for (const read of CAPABILITIES) {
+      if (read.kind !== "read" || !read.http) continue;
+      const path = read.http.path.replace(/\{(\w+)\}/g, (_, name) => ids[name]);
+      const rest = await c.get(path);
+      assert.equal(rest.status, 200, `${path}: ${JSON.stringify(rest.body)}`);
+      const mine = JSON.parse(await restRead(ctx, read, ids, {}));
+      assert.deepEqual(mine, rest.body, read.name);
+      // Each id unknown in turn: the same 404 message.
+      for (const param of Object.keys(read.params)) {
+        const bad = { ...ids, [param]: unknown };
+        const res = await c.get(read.http.path.replace(/\{(\w+)\}/g, (_, name) => bad[name]));
+        await assert.rejects(
+          () => restRead(ctx, read, bad, {}),
+          (e: AppError) => e.code === "NOT_FOUND" && e.status === res.status && e.message === res.body.detail,
+          `${read.name} ${param}: ${JSON.stringify(res.body)}`,
+        );
+      }
+      compared++;
+    }
+    assert.equal(compared, 12);
+  }, { workers: false }));

@@ -592,7 +592,11 @@ export async function runReads(ctx: ActorContext, roots: readonly Root[]): Promi
     const step = row[`m${n}`];
     if (step == null || !("read" in root)) return;
     const steps = stepsOf(root.read);
-    missing.set(root.key, notFound(root.read.params[steps[Number(step)].idParam]));
+    // As the services have always answered: the agent and the row under it are one lookup, so an
+    // unknown agent of `intent(agentId, id)` is "Intent not found.", while a page under an unknown
+    // agent (`intents(agentId)`) is "Agent not found.".
+    const at = Number(step) === 0 && steps.length > 1 ? 1 : Number(step);
+    missing.set(root.key, notFound(root.read.params[steps[at].idParam]));
   });
   return { json: present(ctx, row.data), missing };
 }

@@ -30,7 +30,7 @@ export function restSelection(view: View, fields?: RestFields): Selection {
 
 /**
  * The REST answer of `read`: one row, a page `{data, nextCursor}` (`?limit=&cursor=`), or every row
- * as an array (`rest.unpaged`). Access first (403), then the query (400), then the ids (404).
+ * as `{data}` (`rest.unpaged`). Access first (403), then the query (400), then the ids (404).
  */
 export async function restRead(
   ctx: ActorContext,
@@ -57,7 +57,9 @@ export async function restRead(
     after = (query as { cursor?: string } | undefined)?.cursor;
   }
   const params = checkIds(rawParams, read.params);
-  return await readOne(ctx, { key: "v", read, params, page: { first, after }, shape });
+  const json = await readOne(ctx, { key: "v", read, params, page: { first, after }, shape });
+  // Every REST list answers `{ data: [...] }` (decisions.md), an unpaged one without nextCursor.
+  return shape.kind === "array" ? `{"data":${json}}` : json;
 }
 
 /** A row just written (the caller found it in the workspace), as REST answers it: every field. */

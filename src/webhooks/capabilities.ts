@@ -32,6 +32,20 @@ export const webhookDeliveries = defineRead({
   from: { view: agentView, idParam: "agentId" },
   path: [{ relation: "webhooks", idParam: "webhookId" }, { relation: "deliveries" }],
   http: { path: "/api/agents/{agentId}/webhooks/{webhookId}/deliveries" },
+  // REST shows each delivery with its attempts.
+  rest: {
+    fields: [
+      "id",
+      "eventId",
+      "event",
+      "status",
+      "attemptCount",
+      "idempotencyKey",
+      "createdAt",
+      "updatedAt",
+      "attempts",
+    ],
+  },
 });
 
 export const webhookDelivery = defineRead({
@@ -42,4 +56,18 @@ export const webhookDelivery = defineRead({
   from: { view: agentView, idParam: "agentId" },
   path: [{ relation: "webhooks", idParam: "webhookId" }, { relation: "deliveries", idParam: "deliveryId" }],
   http: { path: "/api/agents/{agentId}/webhooks/{webhookId}/deliveries/{deliveryId}" },
+  // REST shows each delivery with its attempts.
+  rest: {
+    fields: [
+      "id",
+      "eventId",
+      "event",
+      "status",
+      "attemptCount",
+      "idempotencyKey",
+      "createdAt",
+      "updatedAt",
+      "attempts",
+    ],
+  },
 });

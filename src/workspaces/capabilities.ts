@@ -28,4 +28,6 @@ export const apiTokens = defineRead({
   params: {},
   from: { view: apiTokenView },
   http: { path: "/api/workspaces/{workspaceId}/api-tokens" },
+  // REST has always shown who created each token.
+  rest: { fields: ["id", "label", "prefix", "createdAt", "lastUsedAt", "revokedAt", "createdBy"] },
 });

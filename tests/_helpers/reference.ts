@@ -193,13 +193,15 @@ export function referenceExecute(
     }
   }
   const ctx = { ...deps, actor };
-  const agentOf = (id: unknown) => {
+  // A row under an agent is found with its agent: an unknown agent is "<row> not found." there,
+  // as the services answer; a page under an unknown agent is "Agent not found.".
+  const agentOf = (id: unknown, label = "Agent") => {
     const agent = snap.agents.find((a) => a.id === id);
-    if (!agent) throw notFound("Agent");
+    if (!agent) throw notFound(label);
     return agent;
   };
   const webhookOf = (agentId: unknown, id: unknown) => {
-    const agent = agentOf(agentId);
+    const agent = agentOf(agentId, "Webhook");
     const hook = snap.webhooks.find((w) => w.id === id && w.agentId === agent.id);
     if (!hook) throw notFound("Webhook");
     return hook;
@@ -209,7 +211,7 @@ export function referenceExecute(
     agent: (a) => agentOf(a.id),
     intents: (a) => connection(snap.intents.filter((i) => i.agentId === agentOf(a.agentId).id), "asc", a),
     intent: (a) => {
-      const agent = agentOf(a.agentId);
+      const agent = agentOf(a.agentId, "Intent");
       const found = snap.intents.find((i) => i.id === a.id && i.agentId === agent.id);
       if (!found) throw notFound("Intent");
       return found;
