@@ -302,29 +302,46 @@ class Compiler {
       keyset = ` AND (${b}."createdAt", ${id}) ${ascending ? ">" : "<"} (${at}, ${cid})`;
     }
     const size = this.param(w.size, "int");
-    // One more row than shown tells whether there is a next page.
-    const limit = `${size} + 1`;
     const orderBy = `${b}."createdAt" ${dir}, ${id} ${dir}`;
-    const from =
-      `(SELECT s.*, count(*) OVER () AS "n$" FROM (SELECT ${b}.*, row_number() OVER (ORDER BY ${orderBy}) ` +
-      `AS "rn$" FROM ${table} ${b} WHERE ${where(b)}${keyset} ORDER BY ${orderBy} LIMIT ${limit}) s) ${b} ` +
-      // One row even when no part aggregates (`pageInfo { __typename }`), as an aggregate gives.
-      `GROUP BY ()`;
-    const kept = `FILTER (WHERE ${b}."rn$" <= ${size})`;
-    const full = `(count(*) > ${size})`;
-    const lastKept = `least(${b}."n$", ${size})`;
-    const cursorAt = (rn: string) =>
-      `min(${cursorSql(b, view)}) FILTER (WHERE ${b}."rn$" = ${rn} AND ${b}."rn$" <= ${size})`;
-    const rows = (node: string) =>
-      `COALESCE(json_agg(${node} ORDER BY ${b}."rn$" ${w.backward ? "DESC" : "ASC"}) ${kept}, '[]'::json)`;
+    // (GROUP BY (): one row even when no part aggregates, `pageInfo { __typename }`.)
+    let from: string;
+    let rows: (node: string) => string;
+    // Whether there are more rows, and the cursor of the row numbered `rn`, when `counted`.
+    let full = "NULL";
+    let cursorAt = (_rn: string) => "NULL";
+    let first = "1";
+    let last = "1";
+    if (shape.kind === "connection" && !counted(w, shape)) {
+      // Only the rows are shown: exactly `size` of them, no numbering.
+      const out = order === "asc" ? "ASC" : "DESC";
+      from = `(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)}${keyset} ORDER BY ${orderBy} ` +
+        `LIMIT ${size}) ${b} GROUP BY ()`;
+      rows = (node) =>
+        `COALESCE(json_agg(${node} ORDER BY ${b}."createdAt" ${out}, ${id} ${out}), '[]'::json)`;
+    } else {
+      // One more row than shown tells whether there is a next page; `rn$` numbers them in fetch order.
+      from =
+        `(SELECT s.*, count(*) OVER () AS "n$" FROM (SELECT ${b}.*, row_number() OVER (ORDER BY ${orderBy}) ` +
+        `AS "rn$" FROM ${table} ${b} WHERE ${
+          where(b)
+        }${keyset} ORDER BY ${orderBy} LIMIT ${size} + 1) s) ${b} ` +
+        `GROUP BY ()`;
+      const kept = `FILTER (WHERE ${b}."rn$" <= ${size})`;
+      rows = (node) =>
+        `COALESCE(json_agg(${node} ORDER BY ${b}."rn$" ${w.backward ? "DESC" : "ASC"}) ${kept}, '[]'::json)`;
+      full = `(count(*) > ${size})`;
+      cursorAt = (rn) =>
+        `min(${cursorSql(b, view)}) FILTER (WHERE ${b}."rn$" = ${rn} AND ${b}."rn$" <= ${size})`;
+      const lastKept = `least(${b}."n$", ${size})`;
+      first = w.backward ? lastKept : "1";
+      last = w.backward ? "1" : lastKept;
+    }
     if (shape.kind === "rest") {
       const data = rows(this.object(view, b, shape.node));
       return `(SELECT json_build_object('data', ${data}, 'nextCursor', CASE WHEN ${full} THEN ${
         cursorAt(size)
       } END) FROM ${from})`;
     }
-    const first = w.backward ? lastKept : "1";
-    const last = w.backward ? "1" : lastKept;
     const part = (p: ConnectionPart): string => {
       if ("constant" in p) return `${lit(p.constant)}::text`;
       if ("edges" in p) {
@@ -438,6 +455,22 @@ export function viewOfRead(read: ReadCapability): { view: View; order: "asc" | "
     view = rel.view();
   }
   return { view, order };
+}
+
+/**
+ * Does the page need its extra row and numbering: REST's nextCursor, a page-info cursor, or a
+ * hasNextPage / hasPreviousPage that the arguments alone do not decide?
+ */
+function counted(w: PageWindow, shape: PageShape): boolean {
+  if (shape.kind !== "connection") return true;
+  return shape.parts.some((p) =>
+    "pageInfo" in p && p.pageInfo.some((i) => {
+      if (!("info" in i)) return false;
+      if (i.info === "hasNextPage") return !w.hasBefore && !w.hasLast;
+      if (i.info === "hasPreviousPage") return !w.hasAfter && w.backward;
+      return true;
+    })
+  );
 }
 
 /** The steps by id of a read: its `from` row (when by id), then each path step by id. */
