@@ -360,12 +360,12 @@ Deno.test("another workspace's ids answer as unknown ones, with the label of the
     ]]);
   }));
 
-Deno.test("a GraphQL read is one data statement after the credential's, however nested", async () => {
+Deno.test("a GraphQL read is one data statement after the credential's, its text sent as PostgreSQL built it", async () => {
   const database = await createTestDatabase();
   let statements: string[] = [];
   const db = createPrisma(database.url, { onQuery: (sql) => statements.push(sql) });
   try {
-    await withApp(async ({ seed }) => {
+    await withApp(async ({ app, seed }) => {
       const { owner } = await seed.workspace();
       for (const name of ["A", "B", "C"]) {
         const a = await seed.agent(owner.client, { name });
@@ -387,6 +387,20 @@ Deno.test("a GraphQL read is one data statement after the credential's, however 
       // The credential (session and membership) and the data.
       assert.equal(statements.length, 2, statements.join("\n"));
       assert.match(statements[1], /^SELECT \(json_build_object/);
+      // Not parsed and stringified again: json_build_object's own spacing (`"key" : value`) reaches
+      // the client, in a body that is exactly {"data": <that text>}.
+      const res = await app.fetch(
+        new Request("http://test.local/graphql", {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${owner.token}`,
+            "x-workspace-id": owner.client.workspaceId!,
+            "content-type": "application/json",
+          },
+          body: JSON.stringify({ query: `{ agents(first: 1) { edges { node { name } } } }` }),
+        }),
+      );
+      assert.equal(await res.text(), `{"data":{"agents" : {"edges" : [{"node" : {"name" : "A"}}]}}}`);
     }, { db });
   } finally {
     await db.$disconnect();

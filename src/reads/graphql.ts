@@ -290,7 +290,8 @@ export async function executeReads(
   const text = `{"data":${answer.json}}`;
   let parsed: unknown;
   return {
-    // Read only by plugins that look at the data (none on this path); Yoga sends `stringify()`.
+    // Parsed only if a plugin reads it (none does on this path; useRequestErrorStatus looks at the
+    // errors first); Yoga sends `stringify()`.
     get data() {
       return (parsed ??= JSON.parse(answer.json)) as Record<string, unknown>;
     },
