@@ -11,8 +11,10 @@ import { createPrisma } from "../src/db/client.ts";
 import { authenticateActor } from "../src/auth/authenticate.ts";
 import type { ActorContext } from "../src/context.ts";
 import { plan, type Root, runReads } from "../src/reads/plan.ts";
-import { restRead } from "../src/reads/rest.ts";
-import { agents, promptVersions } from "../src/agents/capabilities.ts";
+import { restRead, restRow } from "../src/reads/rest.ts";
+import { agent as agentCap, agents, promptVersions } from "../src/agents/capabilities.ts";
+import { agentView } from "../src/agents/views.ts";
+import { webhookView } from "../src/webhooks/views.ts";
 import { webhook, webhookDelivery, webhooks } from "../src/webhooks/capabilities.ts";
 import { members } from "../src/workspaces/capabilities.ts";
 import { intent } from "../src/intents/capabilities.ts";
@@ -495,3 +497,37 @@ Deno.test("restRead answers every read exactly as today's REST routes do, 404s i
     }
     assert.equal(compared, 12);
   }, { workers: false }));
+
+Deno.test("objects of more than 50 keys (json_build_object's limit) and rows just written", () =>
+  withApp(async (t) => {
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client, { name: "Wide" });
+    const ctx = await actorOf(t, owner.token, workspaceId);
+    const names = Object.keys(agentView.fields);
+    const selection = Array.from(
+      { length: 120 },
+      (_, i) => ({ key: `k${i}`, field: names[i % names.length] }),
+    );
+    const res = await runReads(ctx, [{ key: "a", read: agentCap, params: { agentId: agent.id }, selection }]);
+    const rest = (await owner.client.get(`/api/agents/${agent.id}`)).body;
+    const expected = Object.fromEntries(selection.map((s) => [s.key, rest[s.field]]));
+    assert.deepEqual(JSON.parse(res.json), { a: expected });
+    assert.deepEqual(Object.keys(JSON.parse(res.json).a), selection.map((s) => s.key));
+
+    // A row just written, read back by id as REST answers it (every field, presented).
+    const hook = await owner.client.post(`/api/agents/${agent.id}/webhooks`, {
+      ...HOOK,
+      url: "https://e.test/?token=1",
+    });
+    const hookId = hook.body.webhook?.id ?? hook.body.id;
+    const viewer = { ...ctx, actor: { ...ctx.actor, role: "VIEWER" as const } };
+    for (const who of [ctx, viewer]) {
+      const got = JSON.parse(await restRow(who, webhookView, hookId));
+      assert.deepEqual(
+        got,
+        JSON.parse(await restRead(who, webhook, { agentId: agent.id, webhookId: hookId }, {})),
+      );
+    }
+    assert.deepEqual(JSON.parse(await restRow(ctx, webhookView, hookId)).headers, HOOK.headers);
+    assert.deepEqual(JSON.parse(await restRow(viewer, webhookView, hookId)).headers, { "X-Key": MASK });
+  }));

@@ -583,7 +583,12 @@ function compile(ctx: ActorContext, roots: readonly Root[]): { sql: string; valu
   const from = roots.map((root, n) => c.root(root, n));
   const data = jsonObject(roots.map((root, n) => [root.key, `r${n}.v`] as const));
   const missing = roots.map((_, n) => `r${n}.m AS m${n}`).join(", ");
-  return { sql: `SELECT (${data})::text AS data, ${missing} FROM ${from.join(", ")}`, values: c.values };
+  // `$1` (the workspace) is named once in the select list too: a request of rows just written
+  // alone does not use it, and PostgreSQL refuses a parameter it cannot type.
+  return {
+    sql: `SELECT (${data})::text AS data, $1::text AS ws, ${missing} FROM ${from.join(", ")}`,
+    values: c.values,
+  };
 }
 
 const MAX_PLANS = 2_000;
