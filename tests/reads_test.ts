@@ -22,7 +22,7 @@ import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
 import { MASK, maskUrlSecrets } from "../src/shared/url_secrets.ts";
 import { AppError } from "../src/shared/errors.ts";
 import { execute, parse } from "graphql";
-import { resolveRead } from "../src/reads/graphql.ts";
+import { byResponseKey, resolveRead } from "../src/reads/graphql.ts";
 import { referenceSchema } from "./_helpers/reference.ts";
 
 async function withApp(fn: (t: TestApp) => Promise<void>, options?: Parameters<typeof startTestApp>[1]) {
@@ -432,7 +432,7 @@ Deno.test("a root read resolved inside graphql-js (resolveRead) answers as the f
         if (info.parentType.name === "Query") {
           return info.fieldName === "agents" ? resolveRead(ctx, info, agents) : "Query";
         }
-        return (source as Record<string, unknown>)[info.path.key as string];
+        return byResponseKey(source, {}, undefined, info);
       },
     });
     assert.equal(result.errors, undefined, JSON.stringify(result.errors));

@@ -20,6 +20,7 @@ import {
   getOperationAST,
   getVariableValues,
   GraphQLError,
+  type GraphQLFieldResolver,
   GraphQLIncludeDirective,
   type GraphQLObjectType,
   type GraphQLResolveInfo,
@@ -340,6 +341,13 @@ export function useReadPlanner(maskError: (error: unknown, message: string) => E
     },
   };
 }
+
+/**
+ * The field resolver of every type the planner answers (the derived schema's view types): its
+ * JSON is keyed by response keys (aliases), not field names.
+ */
+export const byResponseKey: GraphQLFieldResolver<unknown, unknown> = (source, _args, _ctx, info) =>
+  (source as Record<string, unknown> | null)?.[info.path.key as string];
 
 /**
  * A root read field resolved in graphql-js (an operation that also asks for other fields): its own
