@@ -244,7 +244,8 @@ Deno.test("bad cursors are BAD_CURSOR; another workspace's cursor answers like a
     }
     const foreignIntent =
       (await theirs.owner.client.get(`/api/agents/${foreignAgent.id}/intents`)).body.data[0].id;
-    const cursor = (id: string) => btoa(`GPC:S:${id}`);
+    // Keyset cursors (shared/pagination.ts): the same position, naming a foreign row or no row.
+    const cursor = (id: string) => encodeCursor({ createdAt: new Date(0), id });
 
     const badCursors: unknown[] = [
       "",

@@ -14,6 +14,7 @@ import { gql, gqlOk, gqlRefused } from "./_helpers/roles.ts";
 import { schema } from "../src/graphql/schema.ts";
 import type { App } from "../src/app.ts";
 import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
+import { decodeCursor, encodeCursor } from "../src/shared/pagination.ts";
 
 const INTENT = { name: "Agendar Visita", ...INTENT_FIELDS };
 
@@ -493,19 +494,27 @@ Deno.test("isolation over GraphQL", async (t) => {
           webhook(agentId: $a, id: $w) { deliveries(${page}) ${conn} }
         }`;
       };
-      // One cursor variable for every connection: a foreign row of each kind, one by one.
-      const unknownCursor = btoa(`GPC:S:${UNKNOWN}`);
+      // One cursor variable for every connection: a foreign row of each kind, one by one. Cursors
+      // are keyset positions (shared/pagination.ts): a foreign row's cursor must answer exactly as
+      // the same position naming no row, and a position past every row as an empty page.
+      const unknownAt = (cursor: string) =>
+        encodeCursor({ createdAt: decodeCursor(cursor)!.createdAt, id: UNKNOWN });
       const foreignSets = [await cursorsOf(w2), await cursorsOf(w3)];
       for (const dir of ["after", "before"] as const) {
         for (const c of [w1.client, w1.tokenClient]) {
           const vars = { a: w1.agent, w: w1.webhook };
-          const expected = gqlOk(await gql(c, PAGE(dir), { ...vars, c: unknownCursor }), `unknown ${dir}`);
-          // An unknown cursor names no row: an empty page of every connection.
-          for (const conn of [expected.agents, expected.members, expected.agent.promptVersions]) {
+          const beyond = encodeCursor({ createdAt: new Date(dir === "after" ? 8.64e15 : 0), id: UNKNOWN });
+          const empty = gqlOk(await gql(c, PAGE(dir), { ...vars, c: beyond }), `unknown ${dir}`);
+          // (Oldest-first connections; prompt versions are newest first, so that position is their start.)
+          for (const conn of [empty.agents, empty.members, empty.invites, empty.apiTokens]) {
             assert.deepEqual(conn.edges, []);
           }
           for (const set of foreignSets) {
             for (const [kind, cursor] of Object.entries(set)) {
+              const expected = gqlOk(
+                await gql(c, PAGE(dir), { ...vars, c: unknownAt(cursor) }),
+                `${kind} ${dir}`,
+              );
               const got = gqlOk(await gql(c, PAGE(dir), { ...vars, c: cursor }), `${kind} ${dir}`);
               assert.deepEqual(got, expected, `${kind} cursor ${dir}`);
             }

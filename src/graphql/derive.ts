@@ -4,8 +4,8 @@
  * Mutation field per operation with its input type generated from the operation's zod input (zod
  * enums become GraphQL enums). Nothing here is written per type by hand.
  *
- * Resolvers are thin: reads and operation answers are built by the read planner (src/reads/) keyed
- * by response key (marked in `plannedObjects`); other objects (a login's session) by field name.
+ * Resolvers are thin: reads and the rows writes answer are shaped by the read planner
+ * (src/reads/graphql.ts), whose objects are keyed by response key; `byResponseKey` reads them.
  */
 import type { GraphQLResolveInfo } from "graphql";
 import { z } from "zod";
@@ -14,7 +14,8 @@ import type { GraphQLContext } from "./context.ts";
 import type { CallerContext, Capability, OperationCapability, ReadCapability } from "../shared/capability.ts";
 import { invoke } from "../shared/capability.ts";
 import type { EnumType, FieldSpec, JsonObjectType, RelationSpec, View } from "../shared/view.ts";
-import { graphQLOperationAnswer, graphQLRead, plannedObjects } from "../reads/graphql.ts";
+import { argumentNames, byResponseKey, resolveRead, rowAnswer } from "../reads/graphql.ts";
+import { isOneRow, viewOfRead } from "../reads/plan.ts";
 
 // deno-lint-ignore no-explicit-any
 type AnyRef = any;
@@ -35,14 +36,6 @@ function enumRef(name: string, values: readonly string[], description?: string):
   }
   return ref;
 }
-
-/** A field's value: under its response key in a planned answer, else under its name. */
-const byResponseKey = (
-  parent: Record<string, unknown>,
-  _args: unknown,
-  _ctx: unknown,
-  info: GraphQLResolveInfo,
-) => plannedObjects.has(parent) ? parent[info.path.key as string] : parent[info.fieldName];
 
 // ---- object types of the views ----
 
@@ -312,46 +305,24 @@ function graphQLCaller(ctx: GraphQLContext, workspaceArg?: string): CallerContex
   };
 }
 
-/** A param's GraphQL argument name: the row the capability acts on is `id`. */
+/** A param's GraphQL argument name: the row the operation acts on is `id`. */
 const argName = (param: string, target: string | undefined) => param === target ? "id" : param;
 const isId = (param: string) => param === "id" || param.endsWith("Id");
 
-/** The param a read's row is named by (the last step's, else the root's): GraphQL calls it `id`. */
-function readTarget(read: ReadCapability): string | undefined {
-  const last = read.path?.at(-1);
-  return read.path?.length ? last?.idParam : read.from.idParam;
-}
-
-/** Whether a read answers a page (its last step names no row). */
-export const isPaged = (read: ReadCapability) => readTarget(read) === undefined;
-
 function readField(t: AnyRef, read: ReadCapability): AnyRef {
-  const target = readTarget(read);
-  const params = Object.keys(read.params);
-  const view = lastView(read);
-  const args = Object.fromEntries(params.map((p) => [argName(p, target), t.arg.id({ required: true })]));
+  const one = isOneRow(read);
+  const { view } = viewOfRead(read);
+  const args = Object.fromEntries(
+    Object.values(argumentNames(read)).map((a) => [a, t.arg.id({ required: true })]),
+  );
   return t.field({
-    type: target ? viewRef(view) : connectionRef(view),
+    type: one ? viewRef(view) : connectionRef(view),
     description: read.summary,
     authScopes: { member: true },
-    args: target ? args : { ...args, ...pageArgs(t) },
-    resolve: (
-      _root: unknown,
-      rawArgs: Record<string, unknown>,
-      ctx: GraphQLContext,
-      info: GraphQLResolveInfo,
-    ) => {
-      const ids = Object.fromEntries(params.map((p) => [p, rawArgs[argName(p, target)]]));
-      return graphQLRead(ctx, read, ids, rawArgs, info);
-    },
+    args: one ? args : { ...args, ...pageArgs(t) },
+    resolve: async (_root: unknown, _args: unknown, ctx: GraphQLContext, info: GraphQLResolveInfo) =>
+      resolveRead(await ctx.actor(), info, read),
   });
-}
-
-/** The view a read's rows belong to: the root's, then each step's relation target. */
-export function lastView(read: ReadCapability): View {
-  let view = read.from.view;
-  for (const step of read.path ?? []) view = view.relations![step.relation].view();
-  return view;
 }
 
 function outputType(cap: OperationCapability): Resolved {
@@ -366,7 +337,15 @@ function outputType(cap: OperationCapability): Resolved {
       const extra = toJson(out.extra, "output");
       ref.implement({
         fields: (t: AnyRef) => ({
-          [nested.rowKey]: t.field({ type: viewRef(out.view), resolve: byResponseKey }),
+          [nested.rowKey]: t.field({
+            type: viewRef(out.view),
+            resolve: async (
+              p: Record<string, unknown>,
+              _args: unknown,
+              ctx: GraphQLContext,
+              info: GraphQLResolveInfo,
+            ) => rowAnswer(await ctx.actor(), out.view, p[nested.rowKey] as Record<string, unknown>, info),
+          }),
           ...Object.fromEntries(
             Object.entries(extra.properties ?? {}).map(([field, prop]) => [
               field,
@@ -428,8 +407,14 @@ function operationField(t: AnyRef, cap: OperationCapability): AnyRef {
         const param = noneAnswerParam(cap);
         return param ? ids[param] : true;
       }
-      if ("view" in cap.output) return graphQLOperationAnswer(await caller.actor(), cap, result, info);
-      return result;
+      const out = cap.output;
+      if (!("view" in out)) return result;
+      const row = result as Record<string, unknown>;
+      if (!out.nested) return rowAnswer(await caller.actor(), out.view, row, info);
+      // The row beside the extras (createInvite: { invite, inviteUrl }).
+      const extras = Object.keys(out.extra?.shape ?? {});
+      const only = Object.fromEntries(Object.entries(row).filter(([k]) => !extras.includes(k)));
+      return { ...Object.fromEntries(extras.map((k) => [k, row[k]])), [out.nested.rowKey]: only };
     },
   });
 }
@@ -438,7 +423,7 @@ function operationField(t: AnyRef, cap: OperationCapability): AnyRef {
 export function deriveFields(capabilities: readonly Capability[]): void {
   // The views' types first: an answer schema naming the same type (User) then reuses it.
   for (const cap of capabilities) {
-    if (cap.kind === "read") viewRef(lastView(cap));
+    if (cap.kind === "read") viewRef(viewOfRead(cap).view);
     else if ("view" in cap.output) viewRef(cap.output.view);
   }
   builder.queryFields((t) =>

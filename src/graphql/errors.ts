@@ -105,7 +105,8 @@ export const useRequestErrorStatus: Plugin = {
   onResultProcess: ({ result, setResult }) => {
     if (Array.isArray(result) || Symbol.asyncIterator in result) return;
     const errors = result.errors ?? [];
-    if (result.data != null || errors.length === 0) return;
+    // Errors first: the read planner's results parse their data only when it is read.
+    if (errors.length === 0 || result.data != null) return;
     if (!errors.every((e) => REQUEST_ERROR_CODES.has(String(e.extensions?.code)))) return;
     setResult({ ...result, extensions: { ...result.extensions, http: { status: 400 } } });
   },

@@ -25,7 +25,7 @@ import {
   type ValueNode,
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import { isRowId } from "../shared/pagination.ts";
+import { decodeCursor } from "../shared/pagination.ts";
 import type { ErrorCode } from "../shared/error_codes.ts";
 
 export const LIMITS = {
@@ -71,17 +71,11 @@ export function refusal(code: ErrorCode, message: string): GraphQLError {
 }
 
 /**
- * Our connection cursors are base64 of `GPC:S:<id>` (@pothos/plugin-prisma on an `id` column);
- * anything else (numbers, objects, other encodings, NUL) is refused before it reaches Prisma.
+ * Our connection cursors are shared/pagination.ts keysets (the same as REST's); anything else
+ * (numbers, objects, other encodings, NUL) is refused before execution.
  */
 export function isCursor(value: unknown): boolean {
-  if (typeof value !== "string" || value.length > 128) return false;
-  try {
-    const decoded = atob(value);
-    return decoded.startsWith("GPC:S:") && isRowId(decoded.slice(6));
-  } catch {
-    return false;
-  }
+  return typeof value === "string" && decodeCursor(value) !== undefined;
 }
 
 /** graphql-js parse, stopped after LIMITS.maxTokens; running over it is QUERY_TOO_COMPLEX. */

@@ -6,6 +6,7 @@ import { buildContext } from "./context.ts";
 import { createMaskError, useRequestErrorStatus } from "./errors.ts";
 import { useDocumentLimits } from "./limits.ts";
 import { schema } from "./schema.ts";
+import { useReadPlanner } from "../reads/graphql.ts";
 import { decodeUtf8, MAX_BODY_BYTES, readBody } from "../shared/http_body.ts";
 import { AppError } from "../shared/errors.ts";
 import { problem } from "../rest/errors.ts";
@@ -62,6 +63,7 @@ function declaredWithinLimit(req: Request): boolean {
 export function createGraphQLHandler(
   deps: Deps,
 ): (req: Request, clientAddress?: string | null) => Promise<Response> {
+  const maskError = createMaskError(deps.logger);
   const yoga = createYoga<{ clientAddress?: string | null }>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -71,7 +73,7 @@ export function createGraphQLHandler(
     cors: false,
     // Errors are logged by maskError (unexpected ones only), with the app's logger.
     logging: false,
-    maskedErrors: { maskError: createMaskError(deps.logger), isDev: false },
+    maskedErrors: { maskError, isDev: false },
     context: ({ request, clientAddress }) => buildContext(deps, request, clientAddress ?? null),
     plugins: [
       useGraphQLJsExecute,
@@ -81,6 +83,8 @@ export function createGraphQLHandler(
         maxCost: deps.config.graphqlMaxCost,
         introspection: deps.config.appEnv !== "production",
       }),
+      // After the limits (they check variables first): read-only queries in one SQL statement.
+      useReadPlanner(maskError),
       useRequestErrorStatus,
     ],
     // The 1 MiB limit of decisions.md is applied before Yoga (413 as over REST). Yoga's own limit

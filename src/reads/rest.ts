@@ -1,11 +1,66 @@
-// TEMPORARY shim until the planner branch lands (h/planner).
+/**
+ * REST reads through the planner: a read capability's answer as JSON text, one statement. What a
+ * row shows is `read.rest.fields` (names, or `[shownAs, name]`), else src/rest/row_shape.ts' default
+ * (every field, and the object and list relations).
+ */
 import type { ActorContext } from "../context.ts";
-import type { ReadCapability } from "../shared/capability.ts";
-export function restRead(
-  _ctx: ActorContext,
-  _read: ReadCapability,
-  _params: Record<string, string>,
-  _query: Record<string, string>,
+import { checkIds, type ReadCapability, type RestFields } from "../shared/capability.ts";
+import type { View } from "../shared/view.ts";
+import type { PageShape, Selected, Selection } from "./selection.ts";
+import { restRow as restRowEntries } from "../rest/row_shape.ts";
+import { authorize } from "../auth/permissions.ts";
+import { parsePage } from "../shared/pagination.ts";
+import { isOneRow, readOne, viewOfRead } from "./plan.ts";
+
+/** A row of `view` as REST shows it (src/rest/row_shape.ts, the rule the OpenAPI schemas use too). */
+export function restSelection(view: View, fields?: RestFields): Selection {
+  return restRowEntries(view, fields).map((entry): Selected =>
+    "field" in entry
+      ? { key: entry.key, field: entry.name }
+      : { key: entry.key, relation: entry.name, selection: restSelection(entry.relation.view()) }
+  );
+}
+
+/**
+ * The REST answer of `read`: one row, a page `{data, nextCursor}` (`?limit=&cursor=`), or every row
+ * as `{data}` (`rest.unpaged`). Access first (403), then the query (400), then the ids (404).
+ */
+export async function restRead(
+  ctx: ActorContext,
+  read: ReadCapability,
+  rawParams: Record<string, unknown>,
+  query: unknown,
 ): Promise<string> {
-  throw new Error("planner not merged");
+  authorize(ctx.actor, read.action);
+  const { view } = viewOfRead(read);
+  const node = restSelection(view, read.rest?.fields);
+  if (isOneRow(read)) {
+    const params = checkIds(rawParams, read.params);
+    return await readOne(ctx, { key: "v", read, params, selection: node });
+  }
+  let shape: PageShape;
+  let first: number | undefined;
+  let after: string | undefined;
+  if (read.rest?.unpaged) {
+    shape = { kind: "array", node };
+  } else {
+    const page = parsePage(query);
+    shape = { kind: "rest", node };
+    first = page.limit;
+    after = (query as { cursor?: string } | undefined)?.cursor;
+  }
+  const params = checkIds(rawParams, read.params);
+  const json = await readOne(ctx, { key: "v", read, params, page: { first, after }, shape });
+  // Every REST list answers `{ data: [...] }` (decisions.md), an unpaged one without nextCursor.
+  return shape.kind === "array" ? `{"data":${json}}` : json;
+}
+
+/** A row just written (the caller found it in the workspace), as REST answers it: every field. */
+export async function restRow(
+  ctx: ActorContext,
+  view: View,
+  id: string,
+  fields?: RestFields,
+): Promise<string> {
+  return await readOne(ctx, { key: "v", view, id, selection: restSelection(view, fields) });
 }

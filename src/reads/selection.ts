@@ -30,7 +30,9 @@ export type PageShape =
   /** GraphQL connection: `{edges: [{cursor, node}], pageInfo: {...}}`, any subset, any keys. */
   | { kind: "connection"; parts: readonly ConnectionPart[] }
   /** REST: `{data: [row...], nextCursor}`. */
-  | { kind: "rest"; node: Selection };
+  | { kind: "rest"; node: Selection }
+  /** REST's unpaged lists (members): every row, as a bare array, oldest first. */
+  | { kind: "array"; node: Selection };
 
 export type ConnectionPart =
   | { key: string; constant: string }

@@ -46,6 +46,7 @@ export const apiTokens = defineRead({
   params: {},
   from: { view: apiTokenView },
   http: { path: "/api/workspaces/{workspaceId}/api-tokens" },
+  // REST has always shown who created each token.
 });
 
 const workspaceAccess = (action: Action) => ({ kind: "workspace", action }) as const;

@@ -1,0 +1,444 @@
+/**
+ * Differential test of the read planner: generated GraphQL queries (random selections, nested
+ * connections with first/after/last/before, aliases, named and inline fragments, variables,
+ * @include/@skip, __typename, the same field twice, ids of the workspace, of another one and
+ * unknown, cursors taken from earlier answers) answered by /graphql (one SQL statement) must equal
+ * a plain reference execution (tests/_helpers/reference.ts) on the same seeded data, for each role.
+ */
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { parse } from "graphql";
+import { type Client, startTestApp, type TestApp } from "./_helpers/app.ts";
+import { loadSnapshot, referenceExecute, type Snapshot } from "./_helpers/reference.ts";
+import { authenticateActor } from "../src/auth/authenticate.ts";
+import type { Actor } from "../src/auth/actor.ts";
+import type { View } from "../src/shared/view.ts";
+import { agentView } from "../src/agents/views.ts";
+import { apiTokenView, inviteView, memberView } from "../src/workspaces/views.ts";
+import { INTENT_FIELDS } from "./_helpers/fixtures.ts";
+
+const UNKNOWN = `c${"0".repeat(24)}`;
+
+interface Ids {
+  agents: string[];
+  intents: Map<string, string[]>;
+  webhooks: Map<string, string[]>;
+  deliveries: Map<string, string[]>;
+}
+
+/** One workspace's data: agents with intents, webhooks, deliveries and attempts, prompt versions. */
+async function seedWorkspace(t: TestApp, owner: Client, workspaceId: string, agents: number): Promise<Ids> {
+  const db = t.app.deps.db;
+  const ids: Ids = { agents: [], intents: new Map(), webhooks: new Map(), deliveries: new Map() };
+  for (let a = 0; a < agents; a++) {
+    const agent = await t.seed.agent(owner, { name: `Agent ${a}`, temperature: a === 0 ? 0.7 : null });
+    ids.agents.push(agent.id);
+    const intents: string[] = [];
+    for (let i = 0; i < 3 - a; i++) {
+      const res = await owner.post(`/api/agents/${agent.id}/intents`, {
+        ...INTENT_FIELDS,
+        name: `Intent ${i}`,
+        triggerOnTypes: i === 0 ? ["TEXT", "AUDIO"] : ["TEXT"],
+        requiredFields: i === 1 ? [{ name: "cpf", type: "string", description: "CPF" }] : [],
+        webhookUrl: `https://example.com/i${i}?api_key=k${i}&x=1`,
+      });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      intents.push(res.body.id);
+    }
+    ids.intents.set(agent.id, intents);
+    const hooks: string[] = [];
+    for (let w = 0; w < 2 - Math.min(a, 2); w++) {
+      const res = await owner.post(`/api/agents/${agent.id}/webhooks`, {
+        event: w === 0 ? "message.sent" : "intent.fired",
+        url: `https://example.com/w${w}?token=t${w}`,
+        headers: w === 0 ? { "X-Key": "k", Authorization: "Bearer s" } : {},
+      });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      const hookId: string = res.body.webhook?.id ?? res.body.id;
+      hooks.push(hookId);
+      const deliveries = Array.from({ length: 4 - w * 2 }, (_, i) => `${hookId.slice(0, 12)}-d${i}`);
+      await db.domainEvent.createMany({
+        data: deliveries.map((id, i) => ({
+          id,
+          workspaceId,
+          agentId: agent.id,
+          type: i % 2 ? "message.sent" : "webhook.test",
+          payload: {},
+        })),
+      });
+      await db.webhookDelivery.createMany({
+        data: deliveries.map((id, i) => ({
+          id,
+          webhookId: hookId,
+          eventId: id,
+          status: i === 0 ? "PENDING" as const : "FAILED" as const,
+          attemptCount: i,
+          idempotencyKey: `k${i}`,
+          // Two deliveries at the same instant: the id breaks the tie.
+          createdAt: new Date(Date.UTC(2026, 0, 1) + Math.min(i, 2) * 1000),
+        })),
+      });
+      await db.deliveryAttempt.createMany({
+        data: deliveries.flatMap((deliveryId, i) =>
+          Array.from({ length: i }, (_, n) => ({
+            deliveryId,
+            number: n + 1,
+            startedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, n)),
+            durationMs: 10 + n,
+            httpStatus: n % 2 ? null : 500,
+            error: n % 2 ? "timeout" : null,
+          }))
+        ),
+      });
+      ids.deliveries.set(hookId, deliveries);
+    }
+    ids.webhooks.set(agent.id, hooks);
+    await db.promptVersion.createMany({
+      data: Array.from({ length: 4 }, (_, i) => ({
+        agentId: agent.id,
+        systemPrompt: `prompt ${i}`,
+        rationale: `why ${i}`,
+        authorLabel: "seed",
+        authorUserId: i % 2 ? null : undefined,
+        createdAt: new Date(Date.UTC(2026, 0, 2) + Math.min(i, 2) * 1000),
+      })),
+    });
+  }
+  return ids;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The query generator: imperative (fc.gen), rendering the document text as it goes.
+
+type G = fc.GeneratorValue;
+
+class Writer {
+  variables: string[] = [];
+  values: Record<string, unknown> = {};
+  fragments: string[] = [];
+  private n = 0;
+  constructor(readonly g: G, readonly cursors: string[]) {}
+
+  chance(p: number): boolean {
+    // Shrinks towards 0, that is towards "no": smaller queries.
+    return this.g(fc.double, { min: 0, max: 1, noNaN: true }) > 1 - p;
+  }
+  pick<T>(items: readonly T[]): T {
+    return items[this.g(fc.nat, { max: items.length - 1 })];
+  }
+  name(prefix: string): string {
+    return `${prefix}${this.n++}`;
+  }
+
+  /** A value as a literal or through a variable of `type`. */
+  value(type: string, value: unknown): string {
+    if (!this.chance(0.4)) return JSON.stringify(value);
+    const v = this.name("v");
+    this.variables.push(`$${v}: ${type}`);
+    this.values[v] = value;
+    return `$${v}`;
+  }
+
+  pageArgs(): string {
+    const size = () => this.g(fc.nat, { max: 4 });
+    const cursor = () => this.cursors.length && this.chance(0.8) ? this.pick(this.cursors) : undefined;
+    const args: string[] = [];
+    switch (this.g(fc.nat, { max: 6 })) {
+      case 1:
+        args.push(`first: ${this.value("Int", size())}`);
+        break;
+      case 2: {
+        args.push(`first: ${this.value("Int", size())}`);
+        const c = cursor();
+        if (c) args.push(`after: ${this.value("String", c)}`);
+        break;
+      }
+      case 3:
+        args.push(`last: ${this.value("Int", size())}`);
+        break;
+      case 4: {
+        args.push(`last: ${this.value("Int", size())}`);
+        const c = cursor();
+        if (c) args.push(`before: ${this.value("String", c)}`);
+        break;
+      }
+      case 5: {
+        const c = cursor();
+        if (c) args.push(`after: ${this.value("String", c)}`);
+        break;
+      }
+      case 6: {
+        const c = cursor();
+        if (c) args.push(`before: ${this.value("String", c)}`);
+        break;
+      }
+    }
+    return args.length ? `(${args.join(", ")})` : "";
+  }
+
+  directive(): string {
+    if (!this.chance(0.1)) return "";
+    const v = this.name("b");
+    this.variables.push(`$${v}: Boolean!`);
+    this.values[v] = this.chance(0.5);
+    return this.chance(0.5) ? ` @include(if: $${v})` : ` @skip(if: $${v})`;
+  }
+
+  /** The selection set of a row of `view`, at `depth`. */
+  object(view: View, depth: number): string {
+    const items: string[] = [];
+    const names = Object.keys(view.fields);
+    for (const name of this.g(fc.subarray, names, { minLength: 1, maxLength: Math.min(6, names.length) })) {
+      const spec = view.fields[name];
+      const alias = this.chance(0.1) ? `${this.name("a")}: ` : "";
+      let item = `${alias}${name}`;
+      const directive = this.directive();
+      if (typeof spec.type === "object" && "fields" in spec.type) {
+        item += `${directive} { ${
+          this.g(fc.subarray, Object.keys(spec.type.fields), { minLength: 1 }).join(" ")
+        } }`;
+      } else {
+        item += directive;
+      }
+      items.push(item);
+      // The same field twice merges.
+      if (!alias && this.chance(0.05)) items.push(item);
+    }
+    if (this.chance(0.2)) items.push("__typename");
+    for (const [name, rel] of Object.entries(view.relations ?? {})) {
+      if (depth >= 3 || !this.chance(0.35)) continue;
+      const target = rel.view();
+      const alias = this.chance(0.1) ? `${this.name("a")}: ` : "";
+      if (rel.kind === "connection") {
+        items.push(`${alias}${name}${this.pageArgs()} ${this.connection(target, depth + 1)}`);
+      } else items.push(`${alias}${name} { ${this.object(target, depth + 1)} }`);
+    }
+    return this.wrap(view.name, items);
+  }
+
+  /** Some items moved into an inline or a named fragment. */
+  wrap(typeName: string, items: string[]): string {
+    if (items.length > 1 && this.chance(0.25)) {
+      const cut = this.g(fc.nat, { max: items.length - 1 });
+      const moved = items.splice(cut);
+      if (this.chance(0.5)) items.push(`... on ${typeName} { ${moved.join(" ")} }`);
+      else {
+        const f = this.name("F");
+        this.fragments.push(`fragment ${f} on ${typeName} { ${moved.join(" ")} }`);
+        items.push(`...${f}`);
+      }
+    }
+    return items.join(" ");
+  }
+
+  connection(view: View, depth: number): string {
+    const parts: string[] = [];
+    if (this.chance(0.85)) {
+      const edge: string[] = [];
+      if (this.chance(0.6)) edge.push("cursor");
+      if (this.chance(0.9) || edge.length === 0) edge.push(`node { ${this.object(view, depth)} }`);
+      if (this.chance(0.1)) edge.push("__typename");
+      parts.push(`edges { ${edge.join(" ")} }`);
+    }
+    if (this.chance(0.6) || parts.length === 0) {
+      const info = this.g(fc.subarray, [
+        "hasNextPage",
+        "hasPreviousPage",
+        "startCursor",
+        "endCursor",
+        "__typename",
+      ], {
+        minLength: 1,
+      });
+      parts.push(`pageInfo { ${info.join(" ")} }`);
+    }
+    if (this.chance(0.1)) parts.push("__typename");
+    return `{ ${this.wrap(`${view.name}Connection`, parts)} }`;
+  }
+}
+
+interface Pools {
+  mine: Ids;
+  theirs: Ids;
+}
+
+function generateQuery(
+  g: G,
+  pools: Pools,
+  cursors: string[],
+): { text: string; variables: Record<string, unknown> } {
+  const w = new Writer(g, cursors);
+  const { mine, theirs } = pools;
+  const any = (list: string[]) => list.length ? w.pick(list) : UNKNOWN;
+  const agentId = () => w.chance(0.8) ? w.pick(mine.agents) : w.chance(0.5) ? theirs.agents[0] : UNKNOWN;
+  const roots: string[] = [];
+  const count = w.g(fc.integer, { min: 1, max: 3 });
+  for (let i = 0; i < count; i++) {
+    const key = `r${i}: `;
+    switch (
+      w.pick([
+        "agents",
+        "agent",
+        "intents",
+        "intent",
+        "webhooks",
+        "webhook",
+        "delivery",
+        "members",
+        "invites",
+        "apiTokens",
+      ])
+    ) {
+      case "agents":
+        roots.push(`${key}agents${w.pageArgs()} ${w.connection(agentView, 1)}`);
+        break;
+      case "members":
+        roots.push(`${key}members${w.pageArgs()} ${w.connection(memberView, 1)}`);
+        break;
+      case "invites":
+        roots.push(`${key}invites${w.pageArgs()} ${w.connection(inviteView, 1)}`);
+        break;
+      case "apiTokens":
+        roots.push(`${key}apiTokens${w.pageArgs()} ${w.connection(apiTokenView, 1)}`);
+        break;
+      case "agent":
+        roots.push(`${key}agent(id: ${w.value("ID!", agentId())}) { ${w.object(agentView, 1)} }`);
+        break;
+      case "intents": {
+        const args = w.pageArgs();
+        const more = args ? `, ${args.slice(1, -1)}` : "";
+        const view = agentView.relations.intents.view();
+        roots.push(`${key}intents(agentId: ${w.value("ID!", agentId())}${more}) ${w.connection(view, 1)}`);
+        break;
+      }
+      case "webhooks": {
+        const args = w.pageArgs();
+        const more = args ? `, ${args.slice(1, -1)}` : "";
+        const view = agentView.relations.webhooks.view();
+        roots.push(`${key}webhooks(agentId: ${w.value("ID!", agentId())}${more}) ${w.connection(view, 1)}`);
+        break;
+      }
+      case "intent": {
+        const a = agentId();
+        const id = w.chance(0.8) ? any(mine.intents.get(a) ?? []) : any([...theirs.intents.values()].flat());
+        const view = agentView.relations.intents.view();
+        roots.push(
+          `${key}intent(agentId: ${w.value("ID!", a)}, id: ${w.value("ID!", id)}) { ${w.object(view, 1)} }`,
+        );
+        break;
+      }
+      case "webhook": {
+        const a = agentId();
+        const id = w.chance(0.8)
+          ? any(mine.webhooks.get(a) ?? [])
+          : any([...theirs.webhooks.values()].flat());
+        const view = agentView.relations.webhooks.view();
+        roots.push(
+          `${key}webhook(agentId: ${w.value("ID!", a)}, id: ${w.value("ID!", id)}) { ${w.object(view, 1)} }`,
+        );
+        break;
+      }
+      case "delivery": {
+        const a = agentId();
+        const hook = w.chance(0.85)
+          ? any(mine.webhooks.get(a) ?? [])
+          : any([...theirs.webhooks.values()].flat());
+        const id = w.chance(0.85) ? any(mine.deliveries.get(hook) ?? []) : UNKNOWN;
+        const view = agentView.relations.webhooks.view().relations!.deliveries.view();
+        roots.push(
+          `${key}webhookDelivery(agentId: ${w.value("ID!", a)}, webhookId: ${w.value("ID!", hook)}, id: ${
+            w.value("ID!", id)
+          }) { ${w.object(view, 1)} }`,
+        );
+        break;
+      }
+    }
+  }
+  const vars = w.variables.length ? `(${w.variables.join(", ")})` : "";
+  const text = [`query Q${vars} { ${roots.join(" ")} }`, ...w.fragments].join("\n");
+  return { text, variables: w.values };
+}
+
+/** Every cursor of an answer (edges and pageInfo), for later queries. */
+function collectCursors(value: unknown, out: Set<string>) {
+  if (Array.isArray(value)) { for (const v of value) collectCursors(v, out); }
+  else if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      if (typeof v === "string" && /cursor/i.test(k)) out.add(v);
+      else collectCursors(v, out);
+    }
+  }
+}
+
+/** Errors as both sides are compared: message, path, code. */
+const errorsOf = (errors: unknown) =>
+  (errors as { message: string; path?: unknown; extensions?: { code?: string } }[] | undefined)?.map((e) => ({
+    message: e.message,
+    path: e.path,
+    code: e.extensions?.code,
+  }));
+
+Deno.test("generated read queries answer exactly as a plain reference execution, for each role", async () => {
+  const t = await startTestApp({ GRAPHQL_MAX_COST: "100000000" });
+  try {
+    const mine = await t.seed.workspace("Mine");
+    const theirs = await t.seed.workspace("Theirs");
+    const c = mine.owner.client;
+    const users = {
+      OWNER: mine.owner,
+      MANAGER: await t.seed.member(mine.workspaceId, "MANAGER"),
+      AGENT: await t.seed.member(mine.workspaceId, "AGENT"),
+      VIEWER: await t.seed.member(mine.workspaceId, "VIEWER"),
+    };
+    for (const [i, role] of (["AGENT", "VIEWER"] as const).entries()) {
+      assert.equal(
+        (await c.post(`/api/workspaces/${mine.workspaceId}/invites`, { email: `i${i}@x.test`, role })).status,
+        201,
+      );
+      assert.equal(
+        (await c.post(`/api/workspaces/${mine.workspaceId}/api-tokens`, { label: `t${i}` })).status,
+        201,
+      );
+    }
+    const pools: Pools = {
+      mine: await seedWorkspace(t, c, mine.workspaceId, 3),
+      theirs: await seedWorkspace(t, theirs.owner.client, theirs.workspaceId, 1),
+    };
+    const snap: Snapshot = await loadSnapshot(t.app.deps, mine.workspaceId);
+    const cursors = new Set<string>();
+    // Positions of the other workspace's rows are cursors too (a position, never their rows).
+    const foreign = await theirs.owner.client.graphql(`{ agents { edges { cursor node {
+      intents { edges { cursor } } webhooks { edges { cursor node { deliveries { edges { cursor } } } } }
+      promptVersions { edges { cursor } } } } } }`);
+    collectCursors(foreign.body.data, cursors);
+    assert.ok(cursors.size >= 5, JSON.stringify(foreign.body));
+    let compared = 0;
+    for (const [role, user] of Object.entries(users)) {
+      const actor: Actor = await authenticateActor(
+        t.app.deps,
+        `Bearer ${user.token}`,
+        () => mine.workspaceId,
+      );
+      await fc.assert(
+        fc.asyncProperty(fc.gen(), async (g) => {
+          const { text, variables } = generateQuery(g, pools, [...cursors].slice(-40));
+          const res = await user.client.graphql(text, variables);
+          const where = `${role}\n${text}\n${JSON.stringify(variables)}\n${JSON.stringify(res.body)}`;
+          assert.equal(res.status, 200, where);
+          const expected = referenceExecute(t.app.deps, actor, snap, parse(text), variables);
+          const plain = JSON.parse(
+            JSON.stringify({ data: expected.data, errors: errorsOf(expected.errors) }),
+          );
+          const got = JSON.parse(JSON.stringify({ data: res.body.data, errors: errorsOf(res.body.errors) }));
+          assert.deepEqual(got, plain, where);
+          collectCursors(res.body.data, cursors);
+          compared++;
+        }),
+        { numRuns: Number(Deno.env.get("DIFF_RUNS") ?? 100) },
+      );
+    }
+    console.log(`differential: ${compared} queries compared, ${cursors.size} cursors reused`);
+  } finally {
+    await t.close();
+  }
+});
