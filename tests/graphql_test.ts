@@ -599,7 +599,7 @@ Deno.test("the remaining agent, intent and webhook writes behave as their REST t
     );
     const { updateIntent } = await gqlData(
       c,
-      `mutation($a: ID!, $id: ID!) { updateIntent(agentId: $a, id: $id, input: { name: "Schedule Call", webhookMethod: "PUT" }) {
+      `mutation($a: ID!, $id: ID!) { updateIntent(agentId: $a, id: $id, input: { name: "Schedule Call", webhookMethod: PUT }) {
         name tag webhookMethod description } }`,
       { a: agent.id, id: intent.id },
     );
@@ -635,7 +635,7 @@ Deno.test("the remaining agent, intent and webhook writes behave as their REST t
     const hookId = createWebhook.webhook.id;
     const { updateWebhook } = await gqlData(
       c,
-      `mutation($a: ID!, $id: ID!) { updateWebhook(agentId: $a, id: $id, input: { method: "PUT", headers: { Authorization: "Bearer x" } }) {
+      `mutation($a: ID!, $id: ID!) { updateWebhook(agentId: $a, id: $id, input: { method: PUT, headers: { Authorization: "Bearer x" } }) {
         event method headers } }`,
       { a: agent.id, id: hookId },
     );

@@ -44,7 +44,7 @@ import type {
 } from "./selection.ts";
 import { isOneRow, maxPageOf, pageWindow, readOne, type Root, runReads, viewOfRead } from "./plan.ts";
 import { CAPABILITIES } from "../capabilities.ts";
-import { AppError } from "../shared/errors.ts";
+import { AppError, notFound } from "../shared/errors.ts";
 import { authorize } from "../auth/permissions.ts";
 import type { GraphQLContext } from "../graphql/context.ts";
 
@@ -396,6 +396,8 @@ export async function rowAnswer(
   const answer = fromRow(view, row, selection, missing);
   if (missing.length) {
     const read = parsePlanned(await readOne(ctx, { key: "v", view, id: String(row.id), selection: missing }));
+    // Deleted since the write (a concurrent delete): gone, as a read of it would say.
+    if (read === null) throw notFound(view.label);
     Object.assign(answer, read);
   }
   return answer;

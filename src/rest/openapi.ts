@@ -334,6 +334,10 @@ class Generator {
     if ("none" in output) return {};
     if ("schema" in output) {
       const schema = this.zodSchema(output.schema, "output", output.typeName ?? `${name}Output`);
+      // A list answers { data: [...] } (src/rest/derive.ts, decisions.md "HTTP conventions").
+      if (schema.type === "array") {
+        return { type: "object", properties: { data: schema }, required: ["data"] };
+      }
       // A named value (the GraphQL type's name) is a component under that name, as in the GraphQL schema.
       if (!output.typeName || schema.$ref) return schema;
       return this.register(output.typeName, JSON.stringify(schema), () => schema);
@@ -483,14 +487,20 @@ class Generator {
     });
   }
 
-  /** Registers a component schema once per owner and answers a `$ref` to it. */
+  /**
+   * Registers a component schema once per owner and answers a `$ref` to it. A zod schema's `id`
+   * (owner: its JSON text) that names a view or enum (owner: the declaration) is that type: the
+   * declaration's schema wins. Two different declarations, or two different zod schemas, under one
+   * name are an error.
+   */
   private register(name: string, owner: unknown, build: () => JsonSchema): JsonSchema {
     const known = this.owners.get(name);
-    if (known === undefined) {
+    const fromZod = (o: unknown) => typeof o === "string";
+    if (known === undefined || (fromZod(known) && !fromZod(owner))) {
       this.owners.set(name, owner);
       this.schemas[name] = {}; // reserved first: a view may refer to itself through a relation
       this.schemas[name] = build();
-    } else if (known !== owner) {
+    } else if (known !== owner && !(fromZod(owner) && !fromZod(known))) {
       throw new Error(`OpenAPI: two different schemas are named ${name}`);
     }
     return ref(name, "schemas");
