@@ -166,13 +166,13 @@ function byIdCalls(
     [
       "updateWebhook",
       "updateWebhook",
-      'mutation($a: ID!, $id: ID!) { updateWebhook(agentId: $a, id: $id, input: { method: PUT }) { id } }',
+      "mutation($a: ID!, $id: ID!) { updateWebhook(agentId: $a, id: $id, input: { method: PUT }) { id } }",
       { a: T.agent, id: T.webhook },
     ],
     [
       "updateWebhook via mine",
       "updateWebhook",
-      'mutation($a: ID!, $id: ID!) { updateWebhook(agentId: $a, id: $id, input: { method: PUT }) { id } }',
+      "mutation($a: ID!, $id: ID!) { updateWebhook(agentId: $a, id: $id, input: { method: PUT }) { id } }",
       { a: mine.agent, id: T.webhook },
     ],
     [

@@ -3,6 +3,8 @@ import { defineView } from "../shared/view.ts";
 import { AgentStatus, AgentTemplate, MessageGroupingTime } from "./schemas.ts";
 import { intentView } from "../intents/views.ts";
 import { webhookView } from "../webhooks/views.ts";
+import { channelView } from "../channels/views.ts";
+import { conversationView } from "../conversations/views.ts";
 
 const count = (table: string) => (t: string) =>
   `(SELECT count(*)::int FROM "${table}" c WHERE c."agentId" = ${t}.id)`;
@@ -76,6 +78,14 @@ export const agentView = defineView({
       view: () => promptVersionView,
       foreignKey: "agentId",
       order: "desc",
+    },
+    channels: { kind: "connection", view: () => channelView, foreignKey: "agentId", order: "asc" },
+    conversations: {
+      kind: "connection",
+      view: () => conversationView,
+      foreignKey: "agentId",
+      order: "desc",
+      description: "Newest first.",
     },
   },
 });

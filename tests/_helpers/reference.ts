@@ -43,6 +43,8 @@ export interface Snapshot {
   invites: Row[];
   tokens: Row[];
   users: Map<string, Record<string, unknown>>;
+  channels: Row[];
+  conversations: Row[];
   counts: Map<string, { conversations: number; intents: number; numbers: number }>;
 }
 
@@ -75,6 +77,8 @@ export async function loadSnapshot(deps: Deps, workspaceId: string): Promise<Sna
   for (const u of await db.user.findMany({ select: { id: true, name: true, email: true } })) {
     users.set(u.id, u);
   }
+  const channels = await db.channel.findMany({ where: { agentId: { in: agentIds } } }) as Row[];
+  const conversations = await db.conversation.findMany({ where: { agentId: { in: agentIds } } }) as Row[];
   const counts = new Map<string, { conversations: number; intents: number; numbers: number }>();
   for (const id of agentIds) {
     counts.set(id, {
@@ -94,6 +98,8 @@ export async function loadSnapshot(deps: Deps, workspaceId: string): Promise<Sna
     invites,
     tokens,
     users,
+    channels,
+    conversations,
     counts,
   };
 }
@@ -233,6 +239,9 @@ export function referenceExecute(
     "Agent.intents": (p, a) => connection(snap.intents.filter((i) => i.agentId === p.id), "asc", a),
     "Agent.webhooks": (p, a) => connection(snap.webhooks.filter((w) => w.agentId === p.id), "asc", a),
     "Agent.promptVersions": (p, a) => connection(snap.versions.filter((v) => v.agentId === p.id), "desc", a),
+    "Agent.channels": (p, a) => connection(snap.channels.filter((c) => c.agentId === p.id), "asc", a),
+    "Agent.conversations": (p, a) =>
+      connection(snap.conversations.filter((c) => c.agentId === p.id), "desc", a),
     "Webhook.deliveries": (p, a) =>
       connection(snap.deliveries.filter((d) => d.webhookId === p.id), "desc", a),
     "WebhookDelivery.event": (p) => (p.event as { type: string }).type,

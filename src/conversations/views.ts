@@ -1,0 +1,94 @@
+/** The readable types of src/conversations: conversations, their messages and contacts (see shared/view.ts). */
+import { defineView, enumType } from "../shared/view.ts";
+import { channelView } from "../channels/views.ts";
+
+export const ConversationStatus = enumType(
+  "ConversationStatus",
+  ["OPEN", "HUMAN", "CLOSED"],
+  "OPEN: the agent answers; HUMAN: transferred or taken over, the agent is silent; CLOSED.",
+);
+export const Sender = enumType("Sender", ["CUSTOMER", "AI", "HUMAN", "SYSTEM"], "Who wrote a message.");
+export const MessageStatus = enumType(
+  "MessageStatus",
+  ["RECEIVED", "PENDING", "SENT", "DELIVERED", "READ", "FAILED"],
+  "RECEIVED: a customer's; PENDING, SENT, DELIVERED, READ as the channel reports, or FAILED with `error`.",
+);
+export const MessageContentType = enumType(
+  "MessageContentType",
+  ["TEXT", "AUDIO", "IMAGE", "DOCUMENT", "LOCATION", "OTHER"],
+  "What a message carries; media are kept as their channel ids and mime types.",
+);
+
+export const contactView = defineView({
+  name: "Contact",
+  label: "Contact",
+  table: "Contact",
+  workspaceColumn: "workspaceId",
+  fields: {
+    id: { type: "ID" },
+    externalId: {
+      type: "String",
+      description: "The customer's address on the channel (WhatsApp: the phone number).",
+    },
+    name: { type: "String" },
+    createdAt: { type: "DateTime" },
+  },
+});
+
+export const messageView = defineView({
+  name: "Message",
+  label: "Message",
+  table: "Message",
+  fields: {
+    id: { type: "ID" },
+    conversationId: { type: "ID" },
+    sender: { type: Sender, column: "senderKind" },
+    senderUserId: { type: "ID", nullable: true, description: "The person who wrote a HUMAN message." },
+    type: { type: MessageContentType },
+    content: { type: "String" },
+    status: { type: MessageStatus },
+    error: { type: "JSON", nullable: true },
+    mediaId: { type: "String", nullable: true },
+    mediaMimeType: { type: "String", nullable: true },
+    payload: { type: "JSON", nullable: true, description: "A location, or the option a reply chose." },
+    inputTokens: { type: "Int", nullable: true, description: "Model usage of an AI message." },
+    outputTokens: { type: "Int", nullable: true },
+    createdAt: { type: "DateTime" },
+  },
+});
+
+export const conversationView = defineView({
+  name: "Conversation",
+  label: "Conversation",
+  table: "Conversation",
+  workspaceColumn: "workspaceId",
+  fields: {
+    id: { type: "ID" },
+    agentId: { type: "ID" },
+    status: { type: ConversationStatus },
+    contactId: { type: "ID" },
+    contactName: {
+      type: "String",
+      sql: (t) => `(SELECT c.name FROM "Contact" c WHERE c.id = ${t}."contactId")`,
+    },
+    closeReason: { type: "String", nullable: true, description: "INACTIVITY or MANUAL." },
+    humanReason: { type: "String", nullable: true, description: "TAG, ESCALATION or MANUAL." },
+    transferSummary: { type: "String", nullable: true },
+    assignedUserId: { type: "ID", nullable: true, description: "The person who took it over." },
+    lastMessageAt: { type: "DateTime", nullable: true },
+    closedAt: { type: "DateTime", nullable: true },
+    createdAt: { type: "DateTime" },
+    updatedAt: { type: "DateTime" },
+  },
+  relations: {
+    contact: { kind: "object", view: () => contactView, localKey: "contactId", nullable: false },
+    channel: { kind: "object", view: () => channelView, localKey: "channelId", nullable: false },
+    messages: {
+      kind: "connection",
+      view: () => messageView,
+      foreignKey: "conversationId",
+      order: "asc",
+      description: "Oldest first.",
+    },
+  },
+});
