@@ -101,7 +101,7 @@ export interface OperationCapability<
   guard?: (ctx: RunContext<A>) => Promise<void>;
   /** The body (REST) or `input` argument (GraphQL), parsed with zod after access is checked. */
   input?: z.ZodType<I>;
-  /** What it answers: a row of a view (read back through the planner), or a described value. */
+  /** What it answers: a row of a view as the function returns it, a described value, or nothing. */
   output: OperationOutput;
   http?: HttpBinding;
   /** Is it a read with no side effects (a GraphQL query rather than a mutation)? */
@@ -171,7 +171,7 @@ export async function invoke<A extends Access, P extends Params, I, O>(
 }
 
 /** Resolves and checks the caller for an access kind. */
-export async function runContext(access: Access, caller: CallerContext): Promise<unknown> {
+async function runContext(access: Access, caller: CallerContext): Promise<unknown> {
   switch (access.kind) {
     case "public":
       return { deps: caller.deps, clientAddress: caller.clientAddress };
