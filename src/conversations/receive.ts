@@ -184,7 +184,7 @@ export async function receiveApiMessage(
 }
 
 // Delivery states only move forward (Meta may report `read` before `delivered`); FAILED always lands.
-const RANK: Record<string, number> = { PENDING: 0, SENT: 1, DELIVERED: 2, READ: 3 };
+const FORWARD = ["PENDING", "SENT", "DELIVERED", "READ"] as const;
 
 /**
  * A status callback: the outbound message of the channel with this externalId takes the new status
@@ -199,19 +199,12 @@ export async function applyStatus(
     error?: Prisma.InputJsonValue | null;
   },
 ): Promise<boolean> {
-  const lower = Object.entries(RANK).filter(([, r]) => r < (RANK[update.status] ?? 99)).map(([s]) => s);
-  const from = update.status === "FAILED" ? ["PENDING", "SENT", "DELIVERED", "READ"] : lower;
+  const { status } = update;
+  const failed = status === "FAILED";
+  const from: MessageStatus[] = failed ? [...FORWARD] : FORWARD.slice(0, FORWARD.indexOf(status));
   const { count } = await deps.db.message.updateMany({
-    where: {
-      channelId,
-      externalId: update.externalId,
-      direction: "OUTBOUND",
-      status: { in: from as MessageStatus[] },
-    },
-    data: {
-      status: update.status,
-      ...(update.status === "FAILED" ? { error: update.error ?? undefined } : {}),
-    },
+    where: { channelId, externalId: update.externalId, direction: "OUTBOUND", status: { in: from } },
+    data: { status, ...(failed ? { error: update.error ?? undefined } : {}) },
   });
   return count > 0;
 }

@@ -67,7 +67,7 @@ export async function processInbound(deps: Deps, job: InboundJob): Promise<void>
     await applyStatus(deps, channel.id, {
       externalId: s.waMessageId,
       status: STATUS[s.status],
-      error: s.errors.length ? { errors: s.errors } as never : null,
+      error: s.errors.length ? { errors: s.errors.map((e) => ({ ...e })) } : null,
     });
   }
 }
