@@ -21,7 +21,10 @@ import pg from "pg";
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 4000);
 const CONCURRENCY = Number(Deno.env.get("BENCH_CONCURRENCY") ?? 8);
-const RESULTS = "bench/results/inbound.md";
+// BENCH_WORKERS=0 measures the accept path alone, into a file of its own.
+const RESULTS = Deno.env.get("BENCH_WORKERS") === "0"
+  ? "bench/results/inbound-accept-only.md"
+  : "bench/results/inbound.md";
 const APP_SECRET = "bench-app-secret";
 const RATES = [50, 200];
 
@@ -37,6 +40,8 @@ async function query(databaseUrl: string, sql: string): Promise<number> {
 
 /** Waits until the worker has taken every queued inbound job (so each scenario starts from rest). */
 async function drained(databaseUrl: string): Promise<void> {
+  // BENCH_WORKERS=0 (bench/serve_app.ts): no worker, the accept path alone; nothing drains.
+  if (Deno.env.get("BENCH_WORKERS") === "0") return;
   const pending = `SELECT count(*)::int AS n FROM pgboss.job
     WHERE name = 'whatsapp-inbound' AND state IN ('created', 'retry', 'active')`;
   while (await query(databaseUrl, pending) > 0) await new Promise((r) => setTimeout(r, 200));
@@ -218,7 +223,9 @@ export async function runInboundBench(): Promise<void> {
     const md = `# POST /webhooks/whatsapp/{channelId}: the inbound 200
 
 Measured ${new Date().toISOString()} by \`deno task bench inbound\` on ${navigator.hardwareConcurrency} cores,
-Deno ${Deno.version.deno}; one server process (workers on), load from a separate process,
+Deno ${Deno.version.deno}; one server process (workers ${
+      Deno.env.get("BENCH_WORKERS") === "0" ? "OFF: the accept path alone" : "on"
+    }), load from a separate process,
 ${CONCURRENCY} connections in a closed loop, ${ROUNDS} rounds of ${DURATION_MS / 1000} s per side,
 alternating; medians shown.
 
