@@ -13,7 +13,9 @@ import { silentLogger } from "../src/shared/logger.ts";
 import { Client, RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
 import { assertProblem } from "./_helpers/problem.ts";
 import { eventually } from "./_helpers/receiver.ts";
+import { hubSignature } from "../src/channels/whatsapp/signature.ts";
 import {
+  APP_SECRET,
   createWhatsAppChannel,
   customerMessage,
   envelope,
@@ -89,10 +91,9 @@ Deno.test("inbound WhatsApp: handshake, signatures, every type, dedup, statuses,
       assertProblem(await postSigned(anon, channel.id, payload, "another-secret"), 401, "UNAUTHENTICATED");
       // Signed over other bytes (the same JSON, spaced): the raw bytes are what count.
       const raw = JSON.stringify(payload);
-      const { hubSignature } = await import("../src/channels/whatsapp/signature.ts");
       const res = await anon.post(`/webhooks/whatsapp/${channel.id}`, JSON.stringify(payload, null, 1), {
         "content-type": "application/json",
-        "x-hub-signature-256": hubSignature(raw, "test-app-secret-0123456789"),
+        "x-hub-signature-256": hubSignature(raw, APP_SECRET),
       });
       assertProblem(res, 401, "UNAUTHENTICATED");
       assertProblem(await postSigned(anon, "unknown-channel", payload), 404, "NOT_FOUND");
