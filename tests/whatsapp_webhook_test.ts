@@ -103,7 +103,7 @@ Deno.test("inbound WhatsApp: handshake, signatures, every type, dedup, statuses,
     });
 
     await t.step(
-      "signed but malformed: 400 MALFORMED_JSON or VALIDATION_FAILED, nothing queued",
+      "malformed or over 1 MiB: 400 MALFORMED_JSON, 400 VALIDATION_FAILED, 413; nothing queued",
       async () => {
         assertProblem(await postSigned(anon, channel.id, "{not json"), 400, "MALFORMED_JSON");
         assertProblem(
@@ -111,6 +111,8 @@ Deno.test("inbound WhatsApp: handshake, signatures, every type, dedup, statuses,
           400,
           "VALIDATION_FAILED",
         );
+        const huge = textMessage(phone, "wamid.huge", "x".repeat(1024 * 1024));
+        assertProblem(await postSigned(anon, channel.id, huge), 413, "PAYLOAD_TOO_LARGE");
         assert.equal(await queued(ta), 0);
       },
     );
