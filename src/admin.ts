@@ -72,8 +72,8 @@ try {
       break;
     }
     case "rotate-secrets": {
-      const webhooks = await sealStoredSecrets(db, app.deps.secrets, "rotate");
-      console.log(JSON.stringify({ kid: app.deps.secrets.kid, resealed: { webhooks } }));
+      const resealed = await sealStoredSecrets(db, app.deps.secrets, "rotate");
+      console.log(JSON.stringify({ kid: app.deps.secrets.kid, resealed }));
       break;
     }
     default:

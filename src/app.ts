@@ -26,6 +26,7 @@ import { startWebhookDeliveryWorker, webhookDeliveryQueue } from "./jobs/workers
 import { startWebhookDeadLetterWorker, webhookDeadLetterQueue } from "./jobs/workers/webhook_dead_letter.ts";
 import { maintenanceQueues, startMaintenanceWorkers } from "./jobs/workers/maintenance.ts";
 import { firstAttemptsMade, webhookListener } from "./webhooks/listener.ts";
+import { startWhatsAppInboundWorker, whatsappInboundQueue } from "./jobs/workers/whatsapp_inbound.ts";
 
 const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
@@ -82,11 +83,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The data migration of the secret box: rows stored before it existed are sealed now.
   const secrets = await resolveSecretBox(config);
   const sealed = await sealStoredSecrets(db, secrets, "plaintext");
-  if (sealed) logger.info("sealed stored secrets", { webhooks: sealed });
+  if (sealed.webhooks || sealed.channels) logger.info("sealed stored secrets", sealed);
   const clock = options.clock ?? systemClock;
   const jobs = new Jobs(databaseUrl, logger);
   // The dead letter first: the delivery queue names it.
-  await jobs.start([webhookDeadLetterQueue, webhookDeliveryQueue, ...maintenanceQueues]);
+  await jobs.start([
+    webhookDeadLetterQueue,
+    webhookDeliveryQueue,
+    ...maintenanceQueues,
+    whatsappInboundQueue,
+  ]);
   const events = new EventBus(() => clock.now());
   events.subscribe(webhookListener(jobs), firstAttemptsMade(db));
   const deps: Deps = {
@@ -104,6 +110,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await startWebhookDeliveryWorker(jobs, deps);
     await startWebhookDeadLetterWorker(jobs, deps);
     await startMaintenanceWorkers(jobs, deps, { retentionDays: config.retentionDays });
+    await startWhatsAppInboundWorker(jobs, deps);
   }
   if (options.bootstrap !== false) await bootstrapFirstOwner(deps);
 

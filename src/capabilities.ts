@@ -7,10 +7,14 @@ import * as workspaces from "./workspaces/capabilities.ts";
 import * as agents from "./agents/capabilities.ts";
 import * as intents from "./intents/capabilities.ts";
 import * as webhooks from "./webhooks/capabilities.ts";
+import * as channels from "./channels/capabilities.ts";
+import * as conversations from "./conversations/capabilities.ts";
 
 export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(workspaces),
   ...Object.values(agents),
   ...Object.values(intents),
   ...Object.values(webhooks),
+  ...Object.values(channels),
+  ...Object.values(conversations),
 ];

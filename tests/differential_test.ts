@@ -24,12 +24,19 @@ interface Ids {
   intents: Map<string, string[]>;
   webhooks: Map<string, string[]>;
   deliveries: Map<string, string[]>;
+  conversations: string[];
 }
 
 /** One workspace's data: agents with intents, webhooks, deliveries and attempts, prompt versions. */
 async function seedWorkspace(t: TestApp, owner: Client, workspaceId: string, agents: number): Promise<Ids> {
   const db = t.app.deps.db;
-  const ids: Ids = { agents: [], intents: new Map(), webhooks: new Map(), deliveries: new Map() };
+  const ids: Ids = {
+    agents: [],
+    intents: new Map(),
+    webhooks: new Map(),
+    deliveries: new Map(),
+    conversations: [],
+  };
   for (let a = 0; a < agents; a++) {
     const agent = await t.seed.agent(owner, { name: `Agent ${a}`, temperature: a === 0 ? 0.7 : null });
     ids.agents.push(agent.id);
@@ -93,6 +100,7 @@ async function seedWorkspace(t: TestApp, owner: Client, workspaceId: string, age
       ids.deliveries.set(hookId, deliveries);
     }
     ids.webhooks.set(agent.id, hooks);
+    await seedConversations(t, workspaceId, agent.id, a, ids);
     await db.promptVersion.createMany({
       data: Array.from({ length: 4 }, (_, i) => ({
         agentId: agent.id,
@@ -105,6 +113,56 @@ async function seedWorkspace(t: TestApp, owner: Client, workspaceId: string, age
     });
   }
   return ids;
+}
+
+let phones = 0;
+
+/**
+ * Channels (WHATSAPP and API), contacts, conversations in each state and their messages of every
+ * sender, written directly with instants that tie (the id breaks the tie).
+ */
+async function seedConversations(t: TestApp, workspaceId: string, agentId: string, a: number, ids: Ids) {
+  const db = t.app.deps.db;
+  const channels = [
+    await db.channel.create({
+      data: { workspaceId, agentId, type: "WHATSAPP", label: `WA ${a}`, phoneNumberId: `7${++phones}` },
+    }),
+    await db.channel.create({ data: { workspaceId, agentId, type: "API", label: `App ${a}` } }),
+  ];
+  const statuses = ["OPEN", "HUMAN", "CLOSED", "OPEN"] as const;
+  const senders = ["CUSTOMER", "AI", "HUMAN", "SYSTEM"] as const;
+  for (let i = 0; i < 4 - a; i++) {
+    const contact = await db.contact.create({
+      data: { workspaceId, externalId: `${agentId}-${i}`, name: `Contact ${a}.${i}` },
+    });
+    const conversation = await db.conversation.create({
+      data: {
+        workspaceId,
+        agentId,
+        channelId: channels[i % 2].id,
+        contactId: contact.id,
+        status: statuses[i],
+        lastMessageAt: i === 3 ? null : new Date(Date.UTC(2026, 1, 1, 0, i)),
+        createdAt: new Date(Date.UTC(2026, 1, 1) + Math.min(i, 2) * 1000),
+      },
+    });
+    ids.conversations.push(conversation.id);
+    await db.message.createMany({
+      data: Array.from({ length: 5 - i }, (_, m) => ({
+        conversationId: conversation.id,
+        channelId: channels[i % 2].id,
+        direction: m % 2 ? "OUTBOUND" as const : "INBOUND" as const,
+        senderKind: senders[m % 4],
+        type: m === 1 ? "AUDIO" as const : "TEXT" as const,
+        content: `message ${m}`,
+        status: m % 2 ? "SENT" as const : "RECEIVED" as const,
+        mediaId: m === 1 ? "media-1" : null,
+        payload: m === 2 ? { reply: { id: "r", title: "T" } } : undefined,
+        error: m === 3 ? { errors: [{ code: 131026 }] } : undefined,
+        createdAt: new Date(Date.UTC(2026, 1, 2) + Math.min(m, 3) * 1000),
+      })),
+    });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -287,8 +345,53 @@ function generateQuery(
         "members",
         "invites",
         "apiTokens",
+        "channels",
+        "conversations",
+        "conversation",
+        "conversationMessages",
       ])
     ) {
+      case "channels": {
+        const args = w.pageArgs();
+        const more = args ? `, ${args.slice(1, -1)}` : "";
+        const view = agentView.relations.channels.view();
+        roots.push(`${key}channels(agentId: ${w.value("ID!", agentId())}${more}) ${w.connection(view, 1)}`);
+        break;
+      }
+      case "conversations": {
+        const args = w.pageArgs();
+        let more = args ? `, ${args.slice(1, -1)}` : "";
+        if (w.chance(0.5)) more += `, status: ${w.pick(["OPEN", "HUMAN", "CLOSED"])}`;
+        const view = agentView.relations.conversations.view();
+        roots.push(
+          `${key}conversations(agentId: ${w.value("ID!", agentId())}${more}) ${w.connection(view, 1)}`,
+        );
+        break;
+      }
+      case "conversation": {
+        const id = w.chance(0.8)
+          ? any(mine.conversations)
+          : w.chance(0.5)
+          ? any(theirs.conversations)
+          : UNKNOWN;
+        const view = agentView.relations.conversations.view();
+        roots.push(`${key}conversation(id: ${w.value("ID!", id)}) { ${w.object(view, 1)} }`);
+        break;
+      }
+      case "conversationMessages": {
+        const id = w.chance(0.8)
+          ? any(mine.conversations)
+          : w.chance(0.5)
+          ? any(theirs.conversations)
+          : UNKNOWN;
+        const args = w.pageArgs();
+        const more = args ? `, ${args.slice(1, -1)}` : "";
+        const view = agentView.relations.conversations.view().relations!.messages.view();
+        roots.push(
+          `${key}conversationMessages(conversationId: ${w.value("ID!", id)}${more}) ${w.connection(view, 1)}`,
+        );
+        break;
+      }
       case "agents":
         roots.push(`${key}agents${w.pageArgs()} ${w.connection(agentView, 1)}`);
         break;

@@ -42,7 +42,9 @@ type Ref =
   | "inviteId"
   | "tokenId"
   | "inviteToken"
-  | "memberId";
+  | "memberId"
+  | "channelId"
+  | "conversationId";
 type Fixtures = Record<Ref, string>;
 const REFS: Ref[] = [
   "workspaceId",
@@ -55,6 +57,8 @@ const REFS: Ref[] = [
   "tokenId",
   "inviteToken",
   "memberId",
+  "channelId",
+  "conversationId",
 ];
 
 const INTENT = {
@@ -85,6 +89,13 @@ const VALID: Record<string, unknown> = {
   "PATCH /api/agents/:agentId/intents/:intentId": { description: "x", requiredFields: [] },
   "POST /api/agents/:agentId/webhooks": HOOK,
   "PATCH /api/agents/:agentId/webhooks/:webhookId": { method: "PUT", headers: {} },
+  "POST /api/agents/:agentId/channels": { type: "API", label: "App" },
+  "PATCH /api/agents/:agentId/channels/:channelId": { label: "Renamed" },
+  "POST /api/channels/:channelId/messages": {
+    contact: { externalId: "f1", name: "F" },
+    type: "TEXT",
+    content: "hi",
+  },
 };
 
 async function created(res: Promise<Reply>, status = 201): Promise<string> {
@@ -146,6 +157,21 @@ async function ensureFixtures(ta: TestApp, token: string, fx: Partial<Fixtures>)
     !(await db.apiToken.findFirst({ where: { id: fx.tokenId, workspaceId: ws, revokedAt: null } }))
   ) {
     fx.tokenId = await created(c.post(`/api/workspaces/${ws}/api-tokens`, { label: "t" }));
+  }
+  if (!fx.channelId || !(await db.channel.findFirst({ where: { id: fx.channelId, agentId } }))) {
+    fx.channelId = await created(c.post(`/api/agents/${agentId}/channels`, { type: "API", label: "App" }));
+  }
+  const channelId = fx.channelId;
+  if (
+    !fx.conversationId || !(await db.conversation.findFirst({ where: { id: fx.conversationId, channelId } }))
+  ) {
+    const res = await c.post(`/api/channels/${channelId}/messages`, {
+      contact: { externalId: "fuzz" },
+      type: "TEXT",
+      content: "hi",
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    fx.conversationId = res.body.conversationId;
   }
   return fx as Fixtures;
 }
@@ -306,6 +332,8 @@ const PARAM_REF: Record<string, Ref> = {
   tokenId: "tokenId",
   token: "inviteToken",
   userId: "memberId",
+  channelId: "channelId",
+  conversationId: "conversationId",
 };
 const resolve = (s: Segment, fx: Fixtures) => "ref" in s ? encodeURIComponent(fx[s.ref]) : s.raw;
 
@@ -324,7 +352,8 @@ const queryString = fc.option(
 );
 
 /** The lists that take ?cursor= and ?limit=. */
-const PAGED = /\/(agents|intents|webhooks|prompt-versions|deliveries|invites|api-tokens)$/;
+const PAGED =
+  /\/(agents|intents|webhooks|prompt-versions|deliveries|invites|api-tokens|channels|conversations|messages)$/;
 
 // ---- assertions ----
 
@@ -403,6 +432,7 @@ function idRefOf(mutation: string, arg: string): Ref | undefined {
   if (/Delivery/.test(mutation)) return "deliveryId";
   if (/Intent/.test(mutation)) return "intentId";
   if (/Webhook/.test(mutation)) return "webhookId";
+  if (/Channel/.test(mutation)) return "channelId";
   if (/Invite/.test(mutation)) return "inviteId";
   if (/ApiToken/.test(mutation)) return "tokenId";
   if (/Workspace/.test(mutation)) return "workspaceId";

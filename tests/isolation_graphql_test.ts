@@ -32,6 +32,10 @@ interface Fixture {
   apiToken: string;
   /** The user id of an AGENT member. */
   member: string;
+  /** A WHATSAPP channel, an API channel and a conversation on it. */
+  channel: string;
+  apiChannel: string;
+  conversation: string;
 }
 
 /** One GraphQL call: the root field it exercises, the document and its variables. */
@@ -242,6 +246,61 @@ function byIdCalls(
         id: T.webhook,
       },
     ],
+    ["channels", "channels", "query($a: ID!) { channels(agentId: $a) { edges { node { id } } } }", {
+      a: T.agent,
+    }],
+    [
+      "createChannel",
+      "createChannel",
+      'mutation($a: ID!) { createChannel(agentId: $a, input: { type: API, label: "x" }) { id } }',
+      { a: T.agent },
+    ],
+    [
+      "updateChannel",
+      "updateChannel",
+      'mutation($a: ID!, $id: ID!) { updateChannel(agentId: $a, id: $id, input: { label: "Taken" }) { id } }',
+      { a: T.agent, id: T.channel },
+    ],
+    [
+      "updateChannel via mine",
+      "updateChannel",
+      'mutation($a: ID!, $id: ID!) { updateChannel(agentId: $a, id: $id, input: { label: "Taken" }) { id } }',
+      { a: mine.agent, id: T.channel },
+    ],
+    [
+      "postChannelMessage",
+      "postChannelMessage",
+      `mutation($ch: ID!) { postChannelMessage(channelId: $ch,
+        input: { contact: { externalId: "x" }, type: "TEXT", content: "taken" }) { id } }`,
+      { ch: T.apiChannel },
+    ],
+    [
+      "conversations",
+      "conversations",
+      "query($a: ID!) { conversations(agentId: $a) { edges { node { id } } } }",
+      { a: T.agent },
+    ],
+    ["conversation", "conversation", "query($id: ID!) { conversation(id: $id) { id } }", {
+      id: T.conversation,
+    }],
+    [
+      "conversationMessages",
+      "conversationMessages",
+      "query($id: ID!) { conversationMessages(conversationId: $id) { edges { node { id } } } }",
+      { id: T.conversation },
+    ],
+    [
+      "deleteChannel via mine",
+      "deleteChannel",
+      "mutation($a: ID!, $id: ID!) { deleteChannel(agentId: $a, id: $id) }",
+      { a: mine.agent, id: T.channel },
+    ],
+    [
+      "deleteChannel",
+      "deleteChannel",
+      "mutation($a: ID!, $id: ID!) { deleteChannel(agentId: $a, id: $id) }",
+      { a: T.agent, id: T.channel },
+    ],
     ["deleteAgent", "deleteAgent", "mutation($id: ID!) { deleteAgent(id: $id) }", { id: T.agent }],
     ["deleteInvite", "deleteInvite", "mutation($id: ID!) { deleteInvite(id: $id) }", { id: T.invite }],
     ["revokeApiToken", "revokeApiToken", "mutation($id: ID!) { revokeApiToken(id: $id) }", {
@@ -317,6 +376,7 @@ Deno.test("isolation over GraphQL", async (t) => {
     const uTwo = await u.owner.client.post("/api/workspaces", { name: "U two" });
     assertStatus(uTwo, 201);
 
+    let phones = 555000;
     const fill = async (client: Client, workspaceId: string): Promise<Fixture> => {
       const agent = (await client.post("/api/agents", { name: "Ana" })).body.id;
       const intent = (await client.post(`/api/agents/${agent}/intents`, INTENT)).body.id;
@@ -341,7 +401,22 @@ Deno.test("isolation over GraphQL", async (t) => {
       });
       const tok = await client.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "same" });
       const member = await seed.member(workspaceId, "AGENT");
+      const channel = (await client.post(`/api/agents/${agent}/channels`, {
+        type: "WHATSAPP",
+        label: "Sales",
+        config: { phoneNumberId: String(++phones), accessToken: "t", appSecret: "s", verifyToken: "v" },
+      })).body.id;
+      const apiChannel =
+        (await client.post(`/api/agents/${agent}/channels`, { type: "API", label: "App" })).body.id;
+      const conversation = (await client.post(`/api/channels/${apiChannel}/messages`, {
+        contact: { externalId: "same" },
+        type: "TEXT",
+        content: "hi",
+      })).body.conversationId;
       return {
+        channel,
+        apiChannel,
+        conversation,
         workspaceId,
         client,
         tokenClient: new Client(app, tok.body.token, workspaceId),
@@ -369,6 +444,9 @@ Deno.test("isolation over GraphQL", async (t) => {
       invite: UNKNOWN,
       apiToken: UNKNOWN,
       member: UNKNOWN,
+      channel: UNKNOWN,
+      apiChannel: UNKNOWN,
+      conversation: UNKNOWN,
     };
 
     await t.step(

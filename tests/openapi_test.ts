@@ -406,12 +406,21 @@ Deno.test("real answers of every documented read conform to the documented schem
       role: "AGENT",
     });
     assert.equal(invite.status, 201);
+    const channel = await c.post(`/api/agents/${agentId}/channels`, { type: "API", label: "App" });
+    assert.equal(channel.status, 201);
+    const message = await c.post(`/api/channels/${channel.body.id}/messages`, {
+      contact: { externalId: "u1", name: "Ana" },
+      type: "TEXT",
+      content: "hi",
+    });
+    assert.equal(message.status, 201);
     const ids: Record<string, string> = {
       workspaceId,
       agentId,
       intentId: intent.body.id,
       webhookId,
       deliveryId,
+      conversationId: message.body.conversationId,
     };
 
     const doc = (await ta.anon.get("/api/openapi.json")).body;

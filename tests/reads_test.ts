@@ -464,12 +464,19 @@ Deno.test("restRead answers every read exactly as today's REST routes do, 404s i
     const hookId = hook.body.webhook?.id ?? hook.body.id;
     const sent = await c.post(`/api/agents/${agent.id}/webhooks/${hookId}/test`);
     const deliveryId = sent.body.id ?? sent.body.delivery?.id;
+    const channel = await c.post(`/api/agents/${agent.id}/channels`, { type: "API", label: "App" });
+    const message = await c.post(`/api/channels/${channel.body.id}/messages`, {
+      contact: { externalId: "u1" },
+      type: "TEXT",
+      content: "hi",
+    });
     const ids: Record<string, string> = {
       agentId: agent.id,
       intentId: made.body.id,
       webhookId: hookId,
       deliveryId,
       workspaceId,
+      conversationId: message.body.conversationId,
     };
     const unknown = `c${"0".repeat(24)}`;
     const { CAPABILITIES } = await import("../src/capabilities.ts");
@@ -494,7 +501,7 @@ Deno.test("restRead answers every read exactly as today's REST routes do, 404s i
       }
       compared++;
     }
-    assert.equal(compared, 12);
+    assert.equal(compared, 16);
   }, { workers: false }));
 
 Deno.test("objects of more than 50 keys (json_build_object's limit) and rows just written", () =>

@@ -32,6 +32,10 @@ interface Ids {
   deliveryId: string;
   inviteId: string;
   tokenId: string;
+  /** A WHATSAPP channel, an API channel and a conversation of the agent. */
+  channelId: string;
+  apiChannelId: string;
+  conversationId: string;
   /** The user id of a member a row changes or removes. */
   memberId?: string;
   /** Login of a user (login row) or the token of an invite (acceptInvite row). */
@@ -104,6 +108,12 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
       });
       return d.id;
     };
+    const newChannel = async (agentId: string) =>
+      (await o.post(`/api/agents/${agentId}/channels`, {
+        type: "WHATSAPP",
+        label: "Sales",
+        config: { phoneNumberId: `900${++n}`, accessToken: "t", appSecret: "s", verifyToken: "v" },
+      })).body.id as string;
     const newInvite = async (ids: Ids, role = "VIEWER") =>
       (await o.post(`/api/workspaces/${ids.workspaceId}/invites`, { email: `x${++n}@example.test`, role }))
         .body;
@@ -120,7 +130,15 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
       deliveryId: await newFailedDelivery(agentId, webhookId),
       inviteId: (await newInvite({ workspaceId } as Ids, "AGENT")).id,
       tokenId: (await o.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "fixture" })).body.id,
+      channelId: await newChannel(agentId),
+      apiChannelId: (await o.post(`/api/agents/${agentId}/channels`, { type: "API", label: "App" })).body.id,
+      conversationId: "",
     };
+    fixture.conversationId = (await o.post(`/api/channels/${fixture.apiChannelId}/messages`, {
+      contact: { externalId: "roles-1" },
+      type: "TEXT",
+      content: "hi",
+    })).body.conversationId;
     const a = (i: Ids) => `/api/agents/${i.agentId}`;
     const ws = (i: Ids) => `/api/workspaces/${i.workspaceId}`;
     const hook = (i: Ids) => `${a(i)}/webhooks/${i.webhookId}`;
@@ -447,6 +465,102 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
           { a: i.agentId, w: i.webhookId, id: i.deliveryId },
         ],
         rest: { ok: 202, call: (c, i) => c.post(`${hook(i)}/deliveries/${i.deliveryId}/redeliver`) },
+      },
+
+      // Channels (agent:write; reads for everyone), the API channel's messages, conversation reads.
+      {
+        name: "channels",
+        field: "channels",
+        allowed: EVERYONE,
+        read: true,
+        gql: (
+          i,
+        ) => ["query($a: ID!) { channels(agentId: $a) { edges { node { id inboundUrl } } } }", {
+          a: i.agentId,
+        }],
+        rest: { ok: 200, call: (c, i) => c.get(`${a(i)}/channels`) },
+      },
+      {
+        name: "createChannel",
+        field: "createChannel",
+        allowed: WRITERS,
+        gql: (i) => [
+          `mutation($a: ID!) { createChannel(agentId: $a, input: { type: API, label: "x" }) { id } }`,
+          { a: i.agentId },
+        ],
+        rest: { ok: 201, call: (c, i) => c.post(`${a(i)}/channels`, { type: "API", label: "x" }) },
+      },
+      {
+        name: "updateChannel",
+        field: "updateChannel",
+        allowed: WRITERS,
+        gql: (i) => [
+          `mutation($a: ID!, $id: ID!, $l: String!) { updateChannel(agentId: $a, id: $id, input: { label: $l }) { id } }`,
+          { a: i.agentId, id: i.channelId, l: `L${++n}` },
+        ],
+        rest: { ok: 200, call: (c, i) => c.patch(`${a(i)}/channels/${i.channelId}`, { label: `L${++n}` }) },
+      },
+      {
+        name: "deleteChannel",
+        field: "deleteChannel",
+        allowed: WRITERS,
+        setup: async (i) => ({ ...i, channelId: await newChannel(i.agentId) }),
+        gql: (i) => ["mutation($a: ID!, $id: ID!) { deleteChannel(agentId: $a, id: $id) }", {
+          a: i.agentId,
+          id: i.channelId,
+        }],
+        rest: { ok: 204, call: (c, i) => c.delete(`${a(i)}/channels/${i.channelId}`) },
+      },
+      {
+        name: "postChannelMessage",
+        field: "postChannelMessage",
+        allowed: WRITERS,
+        gql: (i) => [
+          `mutation($ch: ID!) { postChannelMessage(channelId: $ch,
+            input: { contact: { externalId: "c1" }, type: "TEXT", content: "hi" }) { id sender } }`,
+          { ch: i.apiChannelId },
+        ],
+        rest: {
+          ok: 201,
+          call: (c, i) =>
+            c.post(`/api/channels/${i.apiChannelId}/messages`, {
+              contact: { externalId: "c1" },
+              type: "TEXT",
+              content: "hi",
+            }),
+        },
+      },
+      {
+        name: "conversations",
+        field: "conversations",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          "query($a: ID!) { conversations(agentId: $a, status: OPEN) { edges { node { id status } } } }",
+          { a: i.agentId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${a(i)}/conversations?status=OPEN`) },
+      },
+      {
+        name: "conversation",
+        field: "conversation",
+        allowed: EVERYONE,
+        read: true,
+        gql: (
+          i,
+        ) => ["query($id: ID!) { conversation(id: $id) { id contact { name } } }", { id: i.conversationId }],
+        rest: { ok: 200, call: (c, i) => c.get(`/api/conversations/${i.conversationId}`) },
+      },
+      {
+        name: "conversationMessages",
+        field: "conversationMessages",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          "query($id: ID!) { conversationMessages(conversationId: $id) { edges { node { id content } } } }",
+          { id: i.conversationId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`/api/conversations/${i.conversationId}/messages`) },
       },
 
       // Invites and API tokens: members:manage; only an OWNER invites an OWNER.

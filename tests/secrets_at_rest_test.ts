@@ -163,7 +163,51 @@ Deno.test("every kind of webhook secret is stored sealed: a dump of every table 
       "X-Patched": "********",
     });
 
+    // Channel secrets: created over REST and GraphQL, one replaced by a PATCH; never answered.
+    const channelSecrets = [unique("access-token"), unique("app-secret"), unique("verify-token")];
+    const channel = await c.post(`/api/agents/${agent.id}/channels`, {
+      type: "WHATSAPP",
+      label: "Sales",
+      config: {
+        phoneNumberId: "5551001",
+        accessToken: channelSecrets[0],
+        appSecret: channelSecrets[1],
+        verifyToken: channelSecrets[2],
+      },
+    });
+    assertStatus(channel, 201);
+    const newToken = unique("patched-access-token");
+    const channelPatch = await c.patch(`/api/agents/${agent.id}/channels/${channel.body.id}`, {
+      config: { accessToken: newToken },
+    });
+    assertStatus(channelPatch, 200);
+    const gqlChannelSecret = unique("gql-app-secret");
+    const gqlChannel = await c.graphql(
+      `mutation($a: ID!, $input: CreateChannelInput!) { createChannel(agentId: $a, input: $input) { id inboundUrl } }`,
+      {
+        a: agent.id,
+        input: {
+          type: "WHATSAPP",
+          label: "Gql",
+          config: {
+            phoneNumberId: "5551002",
+            accessToken: "gql-token-1",
+            appSecret: gqlChannelSecret,
+            verifyToken: "v-1",
+          },
+        },
+      },
+    );
+    assert.equal(gqlChannel.body.errors, undefined, JSON.stringify(gqlChannel.body.errors));
+    secrets.push(...channelSecrets, newToken, gqlChannelSecret, "gql-token-1");
+    for (const answer of [channel, channelPatch, await c.get(`/api/agents/${agent.id}/channels`)]) {
+      assertAbsent("a channel answer", JSON.stringify(answer.body), secrets);
+    }
+
     const sealed = sealedPattern(TEST_SECRETS_KEY);
+    for (const ch of await t.app.deps.db.channel.findMany({ where: { agentId: agent.id } })) {
+      assert.match(ch.credentials!, sealed);
+    }
     const row = await storedWebhook(t, created.body.id);
     assert.match(row.signingSecret, sealed);
     assert.match(row.previousSigningSecret!, sealed);
@@ -219,8 +263,19 @@ Deno.test("rows stored in plaintext are sealed at start, and still sign with the
               now() + interval '1 hour', now()),
              ('legacy-2', ${agent.id}, 'message.sent', ${receiver.url()}, 'POST', '{}', ${secret}, NULL,
               NULL, now())`;
+    const channelToken = unique("legacy-channel-token");
+    const channelCredentials = JSON.stringify({
+      accessToken: channelToken,
+      appSecret: "s",
+      verifyToken: "v",
+    });
+    await t.app.deps.db.$executeRaw`
+      INSERT INTO "Channel" (id, "workspaceId", "agentId", type, label, "phoneNumberId", credentials)
+      SELECT 'legacy-channel', "workspaceId", id, 'WHATSAPP', 'Legacy', '5550001',
+              ${channelCredentials} FROM "Agent" WHERE id = ${agent.id}`;
     const before = await dumpDatabase(t.db.url);
     assert.ok(before.includes(secret) && before.includes(headerValue), "the rows are in plaintext");
+    assert.ok(before.includes(channelToken), "the channel's credentials are in plaintext");
 
     // A new start on the same database runs the data migration.
     const config = loadConfig({
@@ -237,7 +292,10 @@ Deno.test("rows stored in plaintext are sealed at start, and still sign with the
     assert.match(row.previousSigningSecret!, sealed);
     assert.match((row.headers as Record<string, string>)["X-Legacy"], sealed);
     assert.match((await storedWebhook(t, "legacy-2")).signingSecret, sealed);
-    assertAbsent("the database", await dumpDatabase(t.db.url), [secret, previous, headerValue]);
+    const channel = await t.app.deps.db.channel.findUniqueOrThrow({ where: { id: "legacy-channel" } });
+    assert.match(channel.credentials!, sealed);
+    assert.equal(t.app.deps.secrets.open(channel.credentials!), channelCredentials);
+    assertAbsent("the database", await dumpDatabase(t.db.url), [secret, previous, headerValue, channelToken]);
 
     // The owner still sees the header value; a delivery is signed by both original secrets.
     const hookBase = `/api/agents/${agent.id}/webhooks/legacy-1`;
@@ -251,8 +309,9 @@ Deno.test("rows stored in plaintext are sealed at start, and still sign with the
     assert.equal(call.headers.get("x-legacy"), headerValue);
 
     // Idempotent: nothing left to seal.
-    assert.equal(await sealStoredSecrets(t.app.deps.db, t.app.deps.secrets, "plaintext"), 0);
-    assert.equal(await sealStoredSecrets(t.app.deps.db, t.app.deps.secrets, "rotate"), 0);
+    const none = { webhooks: 0, channels: 0 };
+    assert.deepEqual(await sealStoredSecrets(t.app.deps.db, t.app.deps.secrets, "plaintext"), none);
+    assert.deepEqual(await sealStoredSecrets(t.app.deps.db, t.app.deps.secrets, "rotate"), none);
   } finally {
     await second?.stop();
     await receiver.close();
@@ -274,7 +333,11 @@ Deno.test("two processes sealing at once seal each row once, and every value ope
         FROM generate_series(1, ${N}::int) AS i`;
     const box = t.app.deps.secrets;
     const counts = await Promise.all(dbs.map((db) => sealStoredSecrets(db, box, "plaintext")));
-    assert.equal(counts[0] + counts[1], N, `each row sealed once: ${counts}`);
+    assert.equal(
+      counts[0].webhooks + counts[1].webhooks,
+      N,
+      `each row sealed once: ${JSON.stringify(counts)}`,
+    );
     const rows = await t.app.deps.db.eventWebhook.findMany({
       where: { id: { startsWith: "plain-" } },
       select: { id: true, signingSecret: true, headers: true },
@@ -329,11 +392,23 @@ Deno.test("admin rotate-secrets reseals everything under the new key; the old ke
     assertStatus(rotated, 200);
     const other = await owner.client.post(base, { event: "message.received", url: receiver.url() });
     assertStatus(other, 201);
+    const channelToken = unique("rotated-channel-token");
+    const channel = await owner.client.post(`/api/agents/${agent.id}/channels`, {
+      type: "WHATSAPP",
+      label: "Sales",
+      config: {
+        phoneNumberId: "5550002",
+        accessToken: channelToken,
+        appSecret: "app",
+        verifyToken: "verify",
+      },
+    });
+    assertStatus(channel, 201);
 
     const env = { DATABASE_URL: t.db.url, SECRETS_KEY: key, SECRETS_KEY_PREVIOUS: oldKey };
     const run = await rotateSecretsCommand(env);
     assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(JSON.parse(run.stdout), { kid: kidOf(key), resealed: { webhooks: 2 } });
+    assert.deepEqual(JSON.parse(run.stdout), { kid: kidOf(key), resealed: { webhooks: 2, channels: 1 } });
     const dump = await dumpDatabase(t.db.url);
     assert.ok(!dump.includes(`sb1:${kidOf(oldKey)}:`), "no value left under the old key");
     const sealed = sealedPattern(key);
@@ -342,12 +417,19 @@ Deno.test("admin rotate-secrets reseals everything under the new key; the old ke
     assert.match(row.previousSigningSecret!, sealed);
     assert.match((row.headers as Record<string, string>)["X-Key"], sealed);
     assert.match((await storedWebhook(t, other.body.id)).signingSecret, sealed);
-    assertAbsent("the database", dump, [created.body.signingSecret, rotated.body.signingSecret, headerValue]);
+    const channelRow = await t.app.deps.db.channel.findUniqueOrThrow({ where: { id: channel.body.id } });
+    assert.match(channelRow.credentials!, sealed);
+    assertAbsent("the database", dump, [
+      created.body.signingSecret,
+      rotated.body.signingSecret,
+      headerValue,
+      channelToken,
+    ]);
 
     // Again: nothing to do.
     const again = await rotateSecretsCommand(env);
     assert.equal(again.code, 0, again.stderr);
-    assert.deepEqual(JSON.parse(again.stdout).resealed, { webhooks: 0 });
+    assert.deepEqual(JSON.parse(again.stdout).resealed, { webhooks: 0, channels: 0 });
 
     // The old key dropped: an app with the new key alone opens everything.
     later = await buildApp(

@@ -19,15 +19,16 @@ type Row = {
   headers: unknown;
 };
 
-/** Seals (or reseals) the webhook secrets that need it; returns how many webhooks were changed. */
+/** Seals (or reseals) the webhook and channel secrets that need it; returns how many rows of each changed. */
 export async function sealStoredSecrets(
   db: Db,
   box: SecretBox,
   mode: "plaintext" | "rotate",
-): Promise<number> {
+): Promise<{ webhooks: number; channels: number }> {
   // A value needs work unless it starts with this.
   const done = mode === "plaintext" ? SEALED_PREFIX : `${SEALED_PREFIX}${box.kid}:`;
   const fix = (v: string) => v.startsWith(done) ? v : box.reseal(v);
+  const channels = await sealChannels(db, done, fix);
   let changed = 0;
   for (;;) {
     const n = await db.$transaction(async (tx) => {
@@ -57,6 +58,27 @@ export async function sealStoredSecrets(
     });
     changed += n;
     // Not `n < BATCH`: rows resealed by another process while we waited drop out of a batch.
+    if (n === 0) return { webhooks: changed, channels };
+  }
+}
+
+/** Channel.credentials: one sealed JSON per channel (channels/service.ts), same batches and locks. */
+async function sealChannels(db: Db, done: string, fix: (v: string) => string): Promise<number> {
+  let changed = 0;
+  for (;;) {
+    const n = await db.$transaction(async (tx) => {
+      const rows = await tx.$queryRaw<Array<{ id: string; credentials: string }>>`
+        SELECT id, credentials FROM "Channel"
+         WHERE credentials IS NOT NULL AND NOT starts_with(credentials, ${done})
+         ORDER BY id
+         LIMIT ${BATCH}
+           FOR UPDATE`;
+      for (const row of rows) {
+        await tx.$executeRaw`UPDATE "Channel" SET credentials = ${fix(row.credentials)} WHERE id = ${row.id}`;
+      }
+      return rows.length;
+    });
+    changed += n;
     if (n === 0) return changed;
   }
 }

@@ -309,6 +309,12 @@ function graphQLCaller(ctx: GraphQLContext, workspaceArg?: string): CallerContex
 const argName = (param: string, target: string | undefined) => param === target ? "id" : param;
 const isId = (param: string) => param === "id" || param.endsWith("Id");
 
+/** A page read's declared filters, each an optional argument of its field's type. */
+const filterArgs = (t: AnyRef, read: ReadCapability, view: View) =>
+  Object.fromEntries(
+    (read.filters ?? []).map((name) => [name, t.arg({ type: scalarOrEnum(view.fields[name].type) })]),
+  );
+
 function readField(t: AnyRef, read: ReadCapability): AnyRef {
   const one = isOneRow(read);
   const { view } = viewOfRead(read);
@@ -319,7 +325,7 @@ function readField(t: AnyRef, read: ReadCapability): AnyRef {
     type: one ? viewRef(view) : connectionRef(view),
     description: read.summary,
     authScopes: { member: true },
-    args: one ? args : { ...args, ...pageArgs(t) },
+    args: one ? args : { ...args, ...pageArgs(t), ...filterArgs(t, read, view) },
     resolve: async (_root: unknown, _args: unknown, ctx: GraphQLContext, info: GraphQLResolveInfo) =>
       resolveRead(await ctx.actor(), info, read),
   });

@@ -213,7 +213,11 @@ class Translator {
     const sets = this.subSets(nodes);
     if (isOneRow(read)) return { key, read, params, selection: this.object(view, sets, [key]) };
     const shape = this.connection(view, sets, [key]);
-    return { key, read, params, page: this.pageRequest(args, shape, nodes, [key]), shape };
+    const page = this.pageRequest(args, shape, nodes, [key]);
+    const where: Record<string, string> = {};
+    for (const name of read.filters ?? []) if (args[name] != null) where[name] = String(args[name]);
+    if (Object.keys(where).length) page.where = where;
+    return { key, read, params, page, shape };
   }
 }
 

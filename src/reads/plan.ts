@@ -302,6 +302,8 @@ class Compiler {
       keyset = ` AND (${b}."createdAt", ${id}) ${ascending ? ">" : "<"} (${at}, ${cid})`;
     }
     const size = this.param(w.size, "int");
+    // The declared filters narrow the rows like the keyset does (after the size: see bindPage).
+    keyset += this.filters(view, b, req);
     const orderBy = `${b}."createdAt" ${dir}, ${id} ${dir}`;
     // (GROUP BY (): one row even when no part aggregates, `pageInfo { __typename }`.)
     let from: string;
@@ -366,6 +368,17 @@ class Compiler {
       }));
     };
     return `(SELECT ${jsonObject(shape.parts.map((p) => [p.key, part(p)] as const))} FROM ${from})`;
+  }
+
+  /** The page's equality filters, in field-name order (bindPage binds them so). */
+  filters(view: View, b: string, req: PageRequest): string {
+    let sql = "";
+    for (const name of Object.keys(req.where ?? {}).sort()) {
+      const spec = view.fields[name];
+      if (!spec || spec.sql) throw new Error(`${view.name} has no stored field ${name} to filter on`);
+      sql += ` AND ${b}.${q(spec.column ?? name)}::text = ${this.param(req.where![name], "text")}`;
+    }
+    return sql;
   }
 
   /** One root as a FROM item yielding one row: `v` its JSON, `m` the index of its first missing step. */
@@ -532,6 +545,10 @@ function bindPage(req: PageRequest, shape: PageShape, key: string[], values: unk
   );
   if (w.cursor) values.push(w.cursor.createdAt.getTime(), w.cursor.id);
   values.push(w.size);
+  for (const name of Object.keys(req.where ?? {}).sort()) {
+    key.push(`w:${name}`);
+    values.push(req.where![name]);
+  }
   if (shape.kind === "rest") {
     key.push("rest(");
     bindSelection(shape.node, key, values);

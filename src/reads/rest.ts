@@ -10,6 +10,7 @@ import type { PageShape, Selected, Selection } from "./selection.ts";
 import { restRow as restRowEntries } from "../rest/row_shape.ts";
 import { authorize } from "../auth/permissions.ts";
 import { parsePage } from "../shared/pagination.ts";
+import { AppError } from "../shared/errors.ts";
 import { isOneRow, readOne, viewOfRead } from "./plan.ts";
 
 /** A row of `view` as REST shows it (src/rest/row_shape.ts, the rule the OpenAPI schemas use too). */
@@ -41,6 +42,7 @@ export async function restRead(
   let shape: PageShape;
   let first: number | undefined;
   let after: string | undefined;
+  let where: Record<string, string> | undefined;
   if (read.rest?.unpaged) {
     shape = { kind: "array", node };
   } else {
@@ -48,9 +50,10 @@ export async function restRead(
     shape = { kind: "rest", node };
     first = page.limit;
     after = (query as { cursor?: string } | undefined)?.cursor;
+    where = restFilters(read, view, query);
   }
   const params = checkIds(rawParams, read.params);
-  const json = await readOne(ctx, { key: "v", read, params, page: { first, after }, shape });
+  const json = await readOne(ctx, { key: "v", read, params, page: { first, after, where }, shape });
   // Every REST list answers `{ data: [...] }` (decisions.md), an unpaged one without nextCursor.
   return shape.kind === "array" ? `{"data":${json}}` : json;
 }
@@ -63,4 +66,25 @@ export async function restRow(
   fields?: RestFields,
 ): Promise<string> {
   return await readOne(ctx, { key: "v", view, id, selection: restSelection(view, fields) });
+}
+
+/** The read's declared filters given in the query, each checked against its enum (400 otherwise). */
+function restFilters(read: ReadCapability, view: View, query: unknown): Record<string, string> | undefined {
+  if (!read.filters?.length) return undefined;
+  const q = (query ?? {}) as Record<string, unknown>;
+  const where: Record<string, string> = {};
+  for (const name of read.filters) {
+    const value = q[name];
+    if (value === undefined || value === "") continue;
+    const type = view.fields[name].type;
+    const allowed = typeof type === "object" && "values" in type ? type.values : undefined;
+    if (typeof value !== "string" || (allowed && !allowed.includes(value))) {
+      const message = allowed ? `must be one of ${allowed.join(", ")}` : "must be one value";
+      throw new AppError("VALIDATION_FAILED", 400, `Invalid input: ${name}: ${message}`, [
+        { path: name, message },
+      ]);
+    }
+    where[name] = value;
+  }
+  return where;
 }

@@ -23,6 +23,8 @@ export interface PageRequest {
   after?: string;
   last?: number;
   before?: string;
+  /** Equality filters (a read's declared `filters`): field name -> value. */
+  where?: Readonly<Record<string, string>>;
 }
 
 /** How a page is shown. */

@@ -89,6 +89,26 @@ export const NON_CAPABILITY_ROUTES: readonly ExtraRoute[] = [
   },
   {
     method: "GET",
+    path: "/webhooks/whatsapp/{channelId}",
+    operationId: "whatsappVerify",
+    summary:
+      "Meta's verify handshake: `hub.mode=subscribe`, `hub.verify_token` (the channel's) and `hub.challenge`, echoed as text/plain; a wrong token answers 403.",
+    tag: "whatsapp",
+    content: { "text/plain": { schema: { type: "string" } } },
+    errors: ["Forbidden", "NotFound"],
+  },
+  {
+    method: "POST",
+    path: "/webhooks/whatsapp/{channelId}",
+    operationId: "whatsappInbound",
+    summary:
+      "Meta's messages webhook: `X-Hub-Signature-256` over the raw body with the channel's app secret (missing or wrong: 401, nothing stored); answered 200 at once, the messages and status callbacks are stored by a queued job.",
+    tag: "whatsapp",
+    content: { "application/json": { schema: {} } },
+    errors: ["BadRequest", "Unauthorized", "NotFound"],
+  },
+  {
+    method: "GET",
     path: "/api/docs",
     operationId: "apiReference",
     summary: "A reference page rendering this document (Swagger UI, served from this server).",
@@ -272,6 +292,13 @@ class Generator {
         ...this.pathParameters(path, cap.params),
         ...(workspaceHeader(path, true) ? [ref("WorkspaceId", "parameters")] : []),
         ...(paged ? [ref("Limit", "parameters"), ref("Cursor", "parameters")] : []),
+        ...(cap.filters ?? []).map((name) => ({
+          name,
+          in: "query",
+          required: false,
+          description: `Only rows whose \`${name}\` is this value.`,
+          schema: this.fieldSchema(view.fields[name]),
+        })),
       ],
       responses: {
         "200": { description: "OK", content: { "application/json": { schema: body } } },

@@ -84,6 +84,10 @@ export async function snapshot(app: App): Promise<string> {
     db.promptVersion.findMany(byId),
     db.intent.findMany(byId),
     db.eventWebhook.findMany(byId),
+    db.channel.findMany(byId),
+    db.contact.findMany(byId),
+    db.conversation.findMany(byId),
+    db.message.findMany(byId),
   ]);
   return JSON.stringify(tables);
 }

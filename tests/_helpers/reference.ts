@@ -45,6 +45,8 @@ export interface Snapshot {
   users: Map<string, Record<string, unknown>>;
   channels: Row[];
   conversations: Row[];
+  contacts: Row[];
+  messages: Row[];
   counts: Map<string, { conversations: number; intents: number; numbers: number }>;
 }
 
@@ -79,6 +81,10 @@ export async function loadSnapshot(deps: Deps, workspaceId: string): Promise<Sna
   }
   const channels = await db.channel.findMany({ where: { agentId: { in: agentIds } } }) as Row[];
   const conversations = await db.conversation.findMany({ where: { agentId: { in: agentIds } } }) as Row[];
+  const contacts = await db.contact.findMany({ where: { workspaceId } }) as Row[];
+  const messages = await db.message.findMany({
+    where: { conversationId: { in: conversations.map((c) => c.id) } },
+  }) as Row[];
   const counts = new Map<string, { conversations: number; intents: number; numbers: number }>();
   for (const id of agentIds) {
     counts.set(id, {
@@ -100,6 +106,8 @@ export async function loadSnapshot(deps: Deps, workspaceId: string): Promise<Sna
     users,
     channels,
     conversations,
+    contacts,
+    messages,
     counts,
   };
 }
@@ -165,6 +173,10 @@ const ROOT_ACTIONS: Record<string, "workspace:read" | "members:manage"> = {
   members: "workspace:read",
   invites: "members:manage",
   apiTokens: "members:manage",
+  channels: "workspace:read",
+  conversations: "workspace:read",
+  conversation: "workspace:read",
+  conversationMessages: "workspace:read",
 };
 
 const presented: Record<string, Record<string, FieldSpec | undefined>> = {
@@ -212,6 +224,12 @@ export function referenceExecute(
     if (!hook) throw notFound("Webhook");
     return hook;
   };
+  const conversationOf = (id: unknown) => {
+    const found = snap.conversations.find((c) => c.id === id);
+    if (!found) throw notFound("Conversation");
+    return found;
+  };
+  const byId = (rows: Row[], id: unknown) => rows.find((r) => r.id === id) ?? null;
   const roots: Record<string, (args: Record<string, unknown>) => unknown> = {
     agents: (a) => connection(snap.agents, "asc", a),
     agent: (a) => agentOf(a.id),
@@ -230,6 +248,19 @@ export function referenceExecute(
       if (!found) throw notFound("Delivery");
       return found;
     },
+    channels: (a) => connection(snap.channels.filter((c) => c.agentId === agentOf(a.agentId).id), "asc", a),
+    conversations: (a) => {
+      const agent = agentOf(a.agentId);
+      const rows = snap.conversations.filter((c) =>
+        c.agentId === agent.id && (a.status == null || c.status === a.status)
+      );
+      return connection(rows, "desc", a);
+    },
+    conversation: (a) => conversationOf(a.id),
+    conversationMessages: (a) => {
+      const conversation = conversationOf(a.conversationId);
+      return connection(snap.messages.filter((m) => m.conversationId === conversation.id), "asc", a);
+    },
     members: (a) => connection(snap.members, "asc", a),
     invites: (a) => connection(snap.invites, "asc", a),
     apiTokens: (a) => connection(snap.tokens, "asc", a),
@@ -247,6 +278,16 @@ export function referenceExecute(
     "WebhookDelivery.event": (p) => (p.event as { type: string }).type,
     "WebhookDelivery.attempts": (p) =>
       snap.attempts.filter((t) => t.deliveryId === p.id).sort((a, b) => Number(a.number) - Number(b.number)),
+    "Conversation.contact": (p) => byId(snap.contacts, p.contactId),
+    "Conversation.contactName": (p) => byId(snap.contacts, p.contactId)?.name ?? null,
+    "Conversation.channel": (p) => byId(snap.channels, p.channelId),
+    "Conversation.messages": (p, a) =>
+      connection(snap.messages.filter((m) => m.conversationId === p.id), "asc", a),
+    "Message.sender": (p) => p.senderKind,
+    "Channel.inboundUrl": (p) =>
+      p.type === "API"
+        ? `${deps.config.publicUrl}/api/channels/${p.id}/messages`
+        : `${deps.config.publicUrl}/webhooks/whatsapp/${p.id}`,
     "ApiToken.createdBy": (p) => p.createdById ? snap.users.get(String(p.createdById)) ?? null : null,
   };
   const resolver: GraphQLFieldResolver<unknown, unknown> = (source, args, _context, info) => {

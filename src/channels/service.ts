@@ -1,0 +1,141 @@
+/**
+ * An agent's channels (decisions.md "Channels (paths)"): WHATSAPP numbers and API channels.
+ * Secrets (access token, app secret, verify token) are write-only: sealed together as one JSON in
+ * Channel.credentials (shared/secret_box.ts) and never part of an answer or a log line.
+ */
+import type { z } from "zod";
+import type { ActorContext, Deps } from "../context.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+import { badRequest, conflict, notFound } from "../shared/errors.ts";
+import { assertId } from "../shared/validation.ts";
+import { dbAppError } from "../shared/db_errors.ts";
+import { findAgentOr404 } from "../agents/service.ts";
+import type { ChannelSecrets, createChannelSchema, updateChannelSchema } from "./schemas.ts";
+
+/** Every stored column of the Channel view (inboundUrl is computed; credentials never). */
+export const channelSelect = {
+  id: true,
+  agentId: true,
+  type: true,
+  label: true,
+  phoneNumberId: true,
+  createdAt: true,
+  updatedAt: true,
+} as const satisfies Prisma.ChannelSelect;
+type ChannelRow = Prisma.ChannelGetPayload<{ select: typeof channelSelect }>;
+export type ChannelView = ChannelRow & { inboundUrl: string };
+
+/** Where the channel's messages arrive (the view's `inboundUrl`, for answers built from a row). */
+export function channelView(deps: Pick<Deps, "config">, row: ChannelRow): ChannelView {
+  const base = deps.config.publicUrl;
+  const inboundUrl = row.type === "API"
+    ? `${base}/api/channels/${row.id}/messages`
+    : `${base}/webhooks/whatsapp/${row.id}`;
+  return { ...row, inboundUrl };
+}
+
+const phoneTaken = () =>
+  conflict(
+    "DUPLICATE",
+    "A channel with this phoneNumberId already exists (one channel per WhatsApp number).",
+  );
+
+/** Runs a write that may hit the phoneNumberId unique index: 409 DUPLICATE naming it. */
+async function uniquePhone<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (e) {
+    if (dbAppError(e)?.code === "DUPLICATE") throw phoneTaken();
+    throw e;
+  }
+}
+
+export async function createChannel(
+  ctx: ActorContext,
+  agentId: string,
+  data: z.output<typeof createChannelSchema>,
+): Promise<ChannelView> {
+  const agent = await findAgentOr404(ctx, agentId, { id: true, workspaceId: true });
+  const secrets: ChannelSecrets | null = data.config
+    ? {
+      accessToken: data.config.accessToken,
+      appSecret: data.config.appSecret,
+      verifyToken: data.config.verifyToken,
+    }
+    : null;
+  const row = await uniquePhone(() =>
+    ctx.db.channel.create({
+      data: {
+        workspaceId: agent.workspaceId,
+        agentId: agent.id,
+        type: data.type,
+        label: data.label,
+        phoneNumberId: data.config?.phoneNumberId ?? null,
+        credentials: secrets && ctx.secrets.seal(JSON.stringify(secrets)),
+      },
+      select: channelSelect,
+    })
+  );
+  return channelView(ctx, row);
+}
+
+/** A channel of an agent of the actor's workspace, or 404 (also for other workspaces' ids). */
+async function findChannelOr404(ctx: ActorContext, agentId: string, channelId: string) {
+  const row = await ctx.db.channel.findFirst({
+    where: {
+      id: assertId(channelId, "Channel"),
+      agentId: assertId(agentId, "Agent"),
+      workspaceId: ctx.actor.workspaceId,
+    },
+    select: { ...channelSelect, credentials: true },
+  });
+  if (!row) throw notFound("Channel");
+  return row;
+}
+
+export async function updateChannel(
+  ctx: ActorContext,
+  ids: { agentId: string; channelId: string },
+  data: z.output<typeof updateChannelSchema>,
+): Promise<ChannelView> {
+  const current = await findChannelOr404(ctx, ids.agentId, ids.channelId);
+  const { phoneNumberId, ...changed } = data.config ?? {};
+  if (current.type === "API" && data.config && Object.keys(data.config).length) {
+    throw badRequest("Invalid input: config: an API channel has no config", [
+      { path: "config", message: "an API channel has no config" },
+    ]);
+  }
+  let credentials: string | undefined;
+  if (Object.keys(changed).length) {
+    const stored = current.credentials ? openSecrets(ctx, current.credentials) : {};
+    credentials = ctx.secrets.seal(JSON.stringify({ ...stored, ...changed }));
+  }
+  // Compare-and-set on the sealed value: two PATCHes of different keys at once cannot lose one.
+  const row = await uniquePhone(async () => {
+    const n = await ctx.db.channel.updateMany({
+      where: { id: current.id, credentials: current.credentials },
+      data: { label: data.label, phoneNumberId, credentials },
+    });
+    if (n.count !== 1) {
+      throw conflict(
+        "CONCURRENT_CHANGE",
+        "A concurrent change got in the way; nothing was changed. Try again.",
+      );
+    }
+    return await ctx.db.channel.findUniqueOrThrow({ where: { id: current.id }, select: channelSelect });
+  });
+  return channelView(ctx, row);
+}
+
+export async function deleteChannel(
+  ctx: ActorContext,
+  ids: { agentId: string; channelId: string },
+): Promise<void> {
+  const current = await findChannelOr404(ctx, ids.agentId, ids.channelId);
+  await ctx.db.channel.deleteMany({ where: { id: current.id } });
+}
+
+/** The sealed secrets of a channel, opened. */
+export function openSecrets(deps: Pick<Deps, "secrets">, sealed: string): Partial<ChannelSecrets> {
+  return JSON.parse(deps.secrets.open(sealed)) as Partial<ChannelSecrets>;
+}

@@ -1,0 +1,34 @@
+/** Reading conversations and their messages, declared once (see shared/capability.ts). */
+import { defineRead } from "../shared/capability.ts";
+import { agentView } from "../agents/views.ts";
+import { conversationView } from "./views.ts";
+
+export const conversations = defineRead({
+  name: "conversations",
+  summary: "The agent's conversations, newest first; `status` keeps those in that state.",
+  action: "workspace:read",
+  params: { agentId: "Agent" },
+  from: { view: agentView, idParam: "agentId" },
+  path: [{ relation: "conversations" }],
+  filters: ["status"],
+  http: { path: "/api/agents/{agentId}/conversations" },
+});
+
+export const conversation = defineRead({
+  name: "conversation",
+  summary: "One conversation with its contact and channel.",
+  action: "workspace:read",
+  params: { conversationId: "Conversation" },
+  from: { view: conversationView, idParam: "conversationId" },
+  http: { path: "/api/conversations/{conversationId}" },
+});
+
+export const conversationMessages = defineRead({
+  name: "conversationMessages",
+  summary: "The conversation's messages, oldest first.",
+  action: "workspace:read",
+  params: { conversationId: "Conversation" },
+  from: { view: conversationView, idParam: "conversationId" },
+  path: [{ relation: "messages" }],
+  http: { path: "/api/conversations/{conversationId}/messages" },
+});

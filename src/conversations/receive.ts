@@ -1,0 +1,210 @@
+/**
+ * Storing a customer message, the one way every channel does it (WhatsApp's worker, the API
+ * channel): the contact by (workspace, externalId), the contact's OPEN or HUMAN conversation on the
+ * channel or a new one (a CLOSED one is never reopened), the message, and in the same transaction
+ * `conversation.opened` (new conversation) and `message.received`.
+ *
+ * Deduplication on (channelId, externalId): the contact upsert locks the contact's row, so two
+ * deliveries of the same WhatsApp message (same sender) serialize there, and the second sees the
+ * first's message and stores nothing. The unique index is the backstop; events are published only
+ * for a row this call inserted. The same lock keeps two messages of one contact from opening two
+ * conversations at once.
+ */
+import type { z } from "zod";
+import type { ActorContext, Deps } from "../context.ts";
+import type { Tx } from "../db/client.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+import type { MessageStatus, MessageType } from "../generated/prisma/enums.ts";
+import { notFound } from "../shared/errors.ts";
+import { assertId } from "../shared/validation.ts";
+import type { apiMessageSchema } from "../channels/schemas.ts";
+
+/** Every stored column of the Message view (its `sender` is the senderKind column). */
+export const messageSelect = {
+  id: true,
+  conversationId: true,
+  senderKind: true,
+  senderUserId: true,
+  type: true,
+  content: true,
+  status: true,
+  error: true,
+  mediaId: true,
+  mediaMimeType: true,
+  payload: true,
+  inputTokens: true,
+  outputTokens: true,
+  createdAt: true,
+} as const satisfies Prisma.MessageSelect;
+type MessageRow = Prisma.MessageGetPayload<{ select: typeof messageSelect }>;
+/** A message as the Message view names its fields (`sender` is stored as senderKind). */
+export type MessageView = Omit<MessageRow, "senderKind"> & { sender: MessageRow["senderKind"] };
+
+export function messageViewOf(row: MessageRow): MessageView {
+  const { senderKind, ...rest } = row;
+  return { ...rest, sender: senderKind };
+}
+
+/** The channel a message arrived on. */
+export interface ChannelRef {
+  id: string;
+  workspaceId: string;
+  agentId: string;
+}
+
+/** A customer message as a channel hands it over. */
+export interface CustomerMessage {
+  /** The channel's own id of the message (WhatsApp wamid): the deduplication key; null: none. */
+  externalId: string | null;
+  contact: { externalId: string; name: string | null };
+  type: MessageType;
+  content: string;
+  mediaId?: string | null;
+  mediaMimeType?: string | null;
+  payload?: Prisma.InputJsonValue | null;
+}
+
+export type Received =
+  | { inserted: true; message: MessageView; conversationId: string; opened: boolean }
+  | { inserted: false };
+
+/** Thrown inside the transaction to roll it back when the message turns out to be stored already. */
+class AlreadyStored extends Error {}
+
+export async function receiveCustomerMessage(
+  deps: Deps,
+  channel: ChannelRef,
+  m: CustomerMessage,
+): Promise<Received> {
+  try {
+    return await deps.db.$transaction((tx) => store(deps, tx, channel, m));
+  } catch (e) {
+    if (e instanceof AlreadyStored) return { inserted: false };
+    throw e;
+  }
+}
+
+async function isStored(tx: Tx, channelId: string, externalId: string | null): Promise<boolean> {
+  if (externalId === null) return false;
+  const found = await tx.message.findFirst({ where: { channelId, externalId }, select: { id: true } });
+  return found !== null;
+}
+
+async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage): Promise<Received> {
+  const now = deps.clock.now();
+  const name = m.contact.name?.trim() || null;
+  // The upsert always takes the contact's row lock (DO UPDATE), even when the name is unchanged.
+  const [contact] = await tx.$queryRaw<Array<{ id: string }>>`
+    INSERT INTO "Contact" (id, "workspaceId", "externalId", name, "createdAt")
+    VALUES (${crypto.randomUUID()}, ${channel.workspaceId}, ${m.contact.externalId},
+            ${name ?? m.contact.externalId}, ${now})
+    ON CONFLICT ("workspaceId", "externalId")
+    DO UPDATE SET name = COALESCE(${name}::text, "Contact".name)
+    RETURNING id`;
+  if (await isStored(tx, channel.id, m.externalId)) throw new AlreadyStored();
+
+  const open = await tx.conversation.findFirst({
+    where: { channelId: channel.id, contactId: contact.id, status: { in: ["OPEN", "HUMAN"] } },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    select: { id: true },
+  });
+  const conversationId = open?.id ?? (await tx.conversation.create({
+    data: {
+      workspaceId: channel.workspaceId,
+      agentId: channel.agentId,
+      channelId: channel.id,
+      contactId: contact.id,
+      status: "OPEN",
+      openedAt: now,
+      lastMessageAt: now,
+      lastContactMessageAt: now,
+    },
+    select: { id: true },
+  })).id;
+
+  const [row] = await tx.message.createManyAndReturn({
+    data: [{
+      conversationId,
+      channelId: channel.id,
+      direction: "INBOUND",
+      senderKind: "CUSTOMER",
+      type: m.type,
+      content: m.content,
+      mediaId: m.mediaId ?? null,
+      mediaMimeType: m.mediaMimeType ?? null,
+      payload: m.payload ?? undefined,
+      status: "RECEIVED",
+      externalId: m.externalId,
+    }],
+    skipDuplicates: true,
+    select: messageSelect,
+  });
+  if (!row) throw new AlreadyStored();
+  if (open) {
+    await tx.conversation.update({
+      where: { id: conversationId },
+      data: { lastMessageAt: now, lastContactMessageAt: now },
+      select: { id: true },
+    });
+  }
+
+  const base = { workspaceId: channel.workspaceId, agentId: channel.agentId, conversationId };
+  if (!open) await deps.events.publish(tx, { ...base, type: "conversation.opened", data: {} });
+  await deps.events.publish(tx, {
+    ...base,
+    type: "message.received",
+    data: {
+      message: { id: row.id, type: row.type, content: row.content, createdAt: row.createdAt.toISOString() },
+    },
+  });
+  return { inserted: true, message: messageViewOf(row), conversationId, opened: !open };
+}
+
+/** POST /api/channels/{channelId}/messages: a customer message on an API channel of the workspace. */
+export async function receiveApiMessage(
+  ctx: ActorContext,
+  channelId: string,
+  input: z.output<typeof apiMessageSchema>,
+): Promise<MessageView> {
+  const channel = await ctx.db.channel.findFirst({
+    where: { id: assertId(channelId, "Channel"), workspaceId: ctx.actor.workspaceId, type: "API" },
+    select: { id: true, workspaceId: true, agentId: true },
+  });
+  // A WhatsApp channel's messages come from Meta only.
+  if (!channel) throw notFound("API channel");
+  const received = await receiveCustomerMessage(ctx, channel, {
+    externalId: null,
+    contact: { externalId: input.contact.externalId, name: input.contact.name ?? null },
+    type: input.type,
+    content: input.content,
+  });
+  // Without an externalId there is nothing to deduplicate: the message is always new.
+  if (!received.inserted) throw new Error("API channel message was not stored");
+  return received.message;
+}
+
+// Delivery states only move forward (Meta may report `read` before `delivered`); FAILED always lands.
+const FORWARD = ["PENDING", "SENT", "DELIVERED", "READ"] as const;
+
+/**
+ * A status callback: the outbound message of the channel with this externalId takes the new status
+ * (and the channel's errors on FAILED). Returns whether a message was changed.
+ */
+export async function applyStatus(
+  deps: Deps,
+  channelId: string,
+  update: {
+    externalId: string;
+    status: Exclude<MessageStatus, "RECEIVED">;
+    error?: Prisma.InputJsonValue | null;
+  },
+): Promise<boolean> {
+  const { status } = update;
+  const failed = status === "FAILED";
+  const from: MessageStatus[] = failed ? [...FORWARD] : FORWARD.slice(0, FORWARD.indexOf(status));
+  const { count } = await deps.db.message.updateMany({
+    where: { channelId, externalId: update.externalId, direction: "OUTBOUND", status: { in: from } },
+    data: { status, ...(failed ? { error: update.error ?? undefined } : {}) },
+  });
+  return count > 0;
+}

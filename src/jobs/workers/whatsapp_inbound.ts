@@ -1,0 +1,24 @@
+/** The worker of accepted inbound WhatsApp posts (src/channels/whatsapp/process.ts). */
+import type { Deps } from "../../context.ts";
+import type { Jobs, QueueSpec } from "../boss.ts";
+import { type InboundJob, processInbound, WHATSAPP_INBOUND_QUEUE } from "../../channels/whatsapp/process.ts";
+
+export const whatsappInboundQueue: QueueSpec = {
+  name: WHATSAPP_INBOUND_QUEUE,
+  notify: true,
+  expireInSeconds: 60,
+  // Storing is idempotent (dedup on the WhatsApp id), so a crashed or failed job is simply run again.
+  retryLimit: 10,
+  retryDelay: 1,
+  deleteAfterSeconds: 24 * 3600,
+};
+
+export async function startWhatsAppInboundWorker(jobs: Jobs, deps: Deps): Promise<void> {
+  await jobs.work<InboundJob>(
+    WHATSAPP_INBOUND_QUEUE,
+    { localConcurrency: 2, batchSize: 8, notifyPollingIntervalSeconds: 1, pollingIntervalSeconds: 1 },
+    async (batch) => {
+      for (const job of batch) await processInbound(deps, job.data);
+    },
+  );
+}
