@@ -26,6 +26,10 @@ import { startWebhookDeliveryWorker, webhookDeliveryQueue } from "./jobs/workers
 import { startWebhookDeadLetterWorker, webhookDeadLetterQueue } from "./jobs/workers/webhook_dead_letter.ts";
 import { maintenanceQueues, startMaintenanceWorkers } from "./jobs/workers/maintenance.ts";
 import { firstAttemptsMade, webhookListener } from "./webhooks/listener.ts";
+import { conversationQueues, startConversationWorkers } from "./jobs/workers/conversations.ts";
+import { replyWindowListener } from "./conversations/pipeline/window.ts";
+import { openAiModel } from "./llm/openai.ts";
+import type { LanguageModel } from "./llm/client.ts";
 
 const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
@@ -59,6 +63,8 @@ export interface BuildOptions {
   workers?: boolean;
   /** Replaces DNS for outbound calls (tests script the answers). */
   resolve?: Resolver;
+  /** Replaces the language model (default: OpenAI-compatible, from config.openai). */
+  llm?: LanguageModel;
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
@@ -86,9 +92,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const clock = options.clock ?? systemClock;
   const jobs = new Jobs(databaseUrl, logger);
   // The dead letter first: the delivery queue names it.
-  await jobs.start([webhookDeadLetterQueue, webhookDeliveryQueue, ...maintenanceQueues]);
+  await jobs.start([
+    webhookDeadLetterQueue,
+    webhookDeliveryQueue,
+    ...maintenanceQueues,
+    ...conversationQueues,
+  ]);
   const events = new EventBus(() => clock.now());
   events.subscribe(webhookListener(jobs), firstAttemptsMade(db));
+  events.subscribe(replyWindowListener({ jobs, clock, config }));
   const deps: Deps = {
     db,
     config,
@@ -99,11 +111,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     events,
     jobs,
     secrets,
+    llm: options.llm ?? openAiModel(config.openai),
   };
   if (options.workers !== false) {
     await startWebhookDeliveryWorker(jobs, deps);
     await startWebhookDeadLetterWorker(jobs, deps);
     await startMaintenanceWorkers(jobs, deps, { retentionDays: config.retentionDays });
+    await startConversationWorkers(jobs, deps);
   }
   if (options.bootstrap !== false) await bootstrapFirstOwner(deps);
 

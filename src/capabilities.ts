@@ -7,10 +7,12 @@ import * as workspaces from "./workspaces/capabilities.ts";
 import * as agents from "./agents/capabilities.ts";
 import * as intents from "./intents/capabilities.ts";
 import * as webhooks from "./webhooks/capabilities.ts";
+import * as handoff from "./conversations/handoff_capabilities.ts";
 
 export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(workspaces),
   ...Object.values(agents),
   ...Object.values(intents),
   ...Object.values(webhooks),
+  ...Object.values(handoff),
 ];
