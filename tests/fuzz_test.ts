@@ -42,7 +42,8 @@ type Ref =
   | "inviteId"
   | "tokenId"
   | "inviteToken"
-  | "memberId";
+  | "memberId"
+  | "conversationId";
 type Fixtures = Record<Ref, string>;
 const REFS: Ref[] = [
   "workspaceId",
@@ -55,6 +56,7 @@ const REFS: Ref[] = [
   "tokenId",
   "inviteToken",
   "memberId",
+  "conversationId",
 ];
 
 const INTENT = {
@@ -85,6 +87,7 @@ const VALID: Record<string, unknown> = {
   "PATCH /api/agents/:agentId/intents/:intentId": { description: "x", requiredFields: [] },
   "POST /api/agents/:agentId/webhooks": HOOK,
   "PATCH /api/agents/:agentId/webhooks/:webhookId": { method: "PUT", headers: {} },
+  "POST /api/conversations/:conversationId/messages": { content: "Olá" },
 };
 
 async function created(res: Promise<Reply>, status = 201): Promise<string> {
@@ -146,6 +149,22 @@ async function ensureFixtures(ta: TestApp, token: string, fx: Partial<Fixtures>)
     !(await db.apiToken.findFirst({ where: { id: fx.tokenId, workspaceId: ws, revokedAt: null } }))
   ) {
     fx.tokenId = await created(c.post(`/api/workspaces/${ws}/api-tokens`, { label: "t" }));
+  }
+  if (
+    !fx.conversationId || !(await db.conversation.findFirst({ where: { id: fx.conversationId, agentId } }))
+  ) {
+    // Written directly: conversations start from customer messages, not from an API call.
+    const channel = await db.channel.create({
+      data: { workspaceId: ws, agentId, type: "API", label: "Fuzz" },
+    });
+    const contact = await db.contact.upsert({
+      where: { workspaceId_externalId: { workspaceId: ws, externalId: "fuzz-contact" } },
+      create: { workspaceId: ws, externalId: "fuzz-contact", name: "Fuzz" },
+      update: {},
+    });
+    fx.conversationId = (await db.conversation.create({
+      data: { workspaceId: ws, agentId, channelId: channel.id, contactId: contact.id },
+    })).id;
   }
   return fx as Fixtures;
 }
@@ -306,6 +325,7 @@ const PARAM_REF: Record<string, Ref> = {
   tokenId: "tokenId",
   token: "inviteToken",
   userId: "memberId",
+  conversationId: "conversationId",
 };
 const resolve = (s: Segment, fx: Fixtures) => "ref" in s ? encodeURIComponent(fx[s.ref]) : s.raw;
 

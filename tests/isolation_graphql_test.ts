@@ -32,6 +32,8 @@ interface Fixture {
   apiToken: string;
   /** The user id of an AGENT member. */
   member: string;
+  /** An OPEN conversation of the agent. */
+  conversation: string;
 }
 
 /** One GraphQL call: the root field it exercises, the document and its variables. */
@@ -51,6 +53,18 @@ function byIdCalls(
   const mine = from;
   return [
     ["agent", "agent", "query($id: ID!) { agent(id: $id) { id name } }", { id: T.agent }],
+    ...["takeoverConversation", "releaseConversation", "closeConversation"].map((field): Call => [
+      field,
+      field,
+      `mutation($id: ID!) { ${field}(id: $id) { id status } }`,
+      { id: T.conversation },
+    ]),
+    [
+      "replyInConversation",
+      "replyInConversation",
+      'mutation($id: ID!) { replyInConversation(id: $id, input: { content: "Oi" }) { id } }',
+      { id: T.conversation },
+    ],
     ["intents", "intents", "query($a: ID!) { intents(agentId: $a) { edges { node { id } } } }", {
       a: T.agent,
     }],
@@ -341,6 +355,13 @@ Deno.test("isolation over GraphQL", async (t) => {
       });
       const tok = await client.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "same" });
       const member = await seed.member(workspaceId, "AGENT");
+      const channel = await db.channel.create({
+        data: { workspaceId, agentId: agent, type: "API", label: "L" },
+      });
+      const contact = await db.contact.create({ data: { workspaceId, externalId: "c1", name: "Maria" } });
+      const conversation = await db.conversation.create({
+        data: { workspaceId, agentId: agent, channelId: channel.id, contactId: contact.id },
+      });
       return {
         workspaceId,
         client,
@@ -353,6 +374,7 @@ Deno.test("isolation over GraphQL", async (t) => {
         invite: inv.body.id,
         apiToken: tok.body.id,
         member: member.userId,
+        conversation: conversation.id,
       };
     };
     const w1 = await fill(u.owner.client, u.workspaceId);
@@ -369,6 +391,7 @@ Deno.test("isolation over GraphQL", async (t) => {
       invite: UNKNOWN,
       apiToken: UNKNOWN,
       member: UNKNOWN,
+      conversation: UNKNOWN,
     };
 
     await t.step(
