@@ -9,6 +9,7 @@
 import type { Deps } from "../context.ts";
 import type { Tx } from "../db/client.ts";
 import { sendText } from "../channels/whatsapp/graph_api.ts";
+import { Prisma } from "../generated/prisma/client.ts";
 
 export const MESSAGE_SEND_QUEUE = "message-send";
 /** Sends of one message, the first included, when each failure is retryable. */
@@ -114,7 +115,10 @@ export async function sendMessage(
   if (!(message.status === "PENDING" || (job.attempt > 1 && message.status === "FAILED"))) return;
   const { channel } = message;
   if (channel.type !== "WHATSAPP") {
-    await deps.db.message.update({ where: { id: message.id }, data: { status: "SENT", error: undefined } });
+    await deps.db.message.update({
+      where: { id: message.id },
+      data: { status: "SENT", error: Prisma.DbNull },
+    });
     return;
   }
   let secrets: ChannelSecrets = {};
@@ -144,7 +148,8 @@ export async function sendMessage(
   if (result.ok) {
     await deps.db.message.update({
       where: { id: message.id },
-      data: { status: "SENT", externalId: result.waMessageId, error: undefined },
+      // A retry that got through clears the earlier attempt's error.
+      data: { status: "SENT", externalId: result.waMessageId, error: Prisma.DbNull },
     });
     return;
   }
