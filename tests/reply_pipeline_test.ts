@@ -5,7 +5,10 @@
  * as inbound stores them (tests/_helpers/conversations.ts).
  */
 import assert from "node:assert/strict";
-import { startTestApp, type TestApp } from "./_helpers/app.ts";
+import { startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
+import { buildApp } from "../src/app.ts";
+import { loadConfig } from "../src/config.ts";
+import { silentLogger } from "../src/shared/logger.ts";
 import {
   customerMessage,
   eventsOf,
@@ -39,7 +42,7 @@ async function setup(
     OPENAI_BASE_URL: model.baseUrl,
     WHATSAPP_GRAPH_URL: graph.url(""),
     GROUPING_FAST_MS: "30",
-    GROUPING_MEDIUM_MS: "600",
+    GROUPING_MEDIUM_MS: "1500",
     ...env,
   });
   const { workspaceId } = await t.seed.workspace();
@@ -298,6 +301,55 @@ Deno.test("an API channel's reply is SENT at once and nothing goes to WhatsApp",
     assert.equal(ai[0].status, "SENT");
     assert.equal(s.graph.calls.length, 0);
   } finally {
+    await s.close();
+  }
+});
+
+Deno.test("two server processes on one database: every customer message answered once, one reply at a time", async () => {
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const s = await setup(async (call) => {
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    // Long enough for the other process' jobs to come due meanwhile.
+    await new Promise((r) => setTimeout(r, 50));
+    inFlight--;
+    return { content: `eco: ${lastUserMessage(call).replaceAll("\n", " + ")}` };
+  }, { GROUPING_FAST_MS: "1" });
+  const second = await buildApp(
+    loadConfig({
+      DATABASE_URL: s.t.db.url,
+      JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
+      SECRETS_KEY: TEST_SECRETS_KEY,
+      OUTBOUND_ALLOWLIST: "127.0.0.1/32",
+      OPENAI_API_KEY: "sk-test",
+      OPENAI_BASE_URL: s.model.baseUrl,
+      WHATSAPP_GRAPH_URL: s.graph.url(""),
+      GROUPING_FAST_MS: "1",
+      APP_ENV: "test",
+    }),
+    { logger: silentLogger, bootstrap: false },
+  );
+  try {
+    const { send } = await agentWithChannel(s);
+    const texts = ["m1", "m2", "m3", "m4", "m5", "m6"];
+    let conversationId = "";
+    for (const text of texts) conversationId = (await send(text)).conversationId;
+    await waitUntil(
+      () =>
+        s.t.app.deps.db.message.count({
+          where: { conversationId, senderKind: "CUSTOMER", answeredAt: null },
+        }),
+      (n) => n === 0,
+    );
+    // Each message went to the model exactly once, in order, and no two calls overlapped.
+    const asked = s.model.calls.flatMap((c) => lastUserMessage(c).split("\n"));
+    assert.deepEqual(asked, texts);
+    assert.equal(maxInFlight, 1);
+    const ai = await aiMessages(s, conversationId);
+    assert.equal(ai.length, s.model.calls.length);
+  } finally {
+    await second.stop();
     await s.close();
   }
 });
