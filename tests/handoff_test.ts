@@ -82,6 +82,34 @@ Deno.test("take over, reply, release and close a conversation, with their events
     assert.equal(released.body.status, "OPEN");
     assert.equal(released.body.assignedUserId, null);
 
+    // GraphQL: the same operation, with the conversation's nested objects.
+    const gqlTaken = await attendant.client.graphql(
+      `mutation($id: ID!) { takeoverConversation(id: $id) {
+         id status humanReason assignedUserId contact { name } channel { type label }
+         messages(first: 5) { edges { node { sender content } } } } }`,
+      { id: m.conversationId },
+    );
+    assert.equal(gqlTaken.body.errors, undefined, JSON.stringify(gqlTaken.body.errors));
+    assert.deepEqual(gqlTaken.body.data.takeoverConversation, {
+      id: m.conversationId,
+      status: "HUMAN",
+      humanReason: "MANUAL",
+      assignedUserId: attendant.userId,
+      contact: { name: "Maria Silva" },
+      channel: { type: "WHATSAPP", label: "WHATSAPP line" },
+      messages: {
+        edges: [
+          { node: { sender: "CUSTOMER", content: "oi" } },
+          { node: { sender: "HUMAN", content: "Oi Maria, aqui é o João." } },
+        ],
+      },
+    });
+    const gqlReleased = await attendant.client.graphql(
+      "mutation($id: ID!) { releaseConversation(id: $id) { status } }",
+      { id: m.conversationId },
+    );
+    assert.deepEqual(gqlReleased.body.data, { releaseConversation: { status: "OPEN" } });
+
     const closed = await owner.client.post(`${path}/close`);
     assert.equal(closed.status, 200);
     assert.equal(closed.body.status, "CLOSED");
@@ -95,6 +123,7 @@ Deno.test("take over, reply, release and close a conversation, with their events
       ["conversation.opened", undefined],
       ["human.transferred", "MANUAL"],
       ["message.sent", "HUMAN"],
+      ["human.transferred", "MANUAL"],
       ["conversation.closed", "MANUAL"],
     ]);
 
