@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { startTestApp, type TestApp } from "./_helpers/app.ts";
 import { logSink } from "./_helpers/logs.ts";
-import { type Receiver, startReceiver } from "./_helpers/receiver.ts";
+import { type Receiver, startClosingReceiver, startReceiver } from "./_helpers/receiver.ts";
 import {
   customerMessage,
   eventsOf,
@@ -38,13 +38,15 @@ interface Setup {
 }
 
 async function setup(
-  hookAnswer: (body: string, t: TestApp) => Response | Promise<Response>,
+  hookAnswer: ((body: string, t: TestApp) => Response | Promise<Response>) | "drop",
 ): Promise<Setup> {
   let app!: TestApp;
   // The customer's message names the scripted reply.
   const model = startModelServer((call) => ({ content: REPLIES[call.body.messages.at(-1).content] ?? "?" }));
   const graph = startGraph();
-  const hook = startReceiver((call) => hookAnswer(call.body, app));
+  const hook = hookAnswer === "drop"
+    ? startClosingReceiver()
+    : startReceiver((call) => hookAnswer(call.body, app));
   const logs = logSink();
   const t = await startTestApp({
     OPENAI_API_KEY: "sk-test",
@@ -243,6 +245,26 @@ Deno.test("the transfer tag with enabledHumanTransfer off is removed and the con
     assert.deepEqual(await aiContents(s, m.conversationId), ["Vou chamar alguém."]);
     const conv = await s.t.app.deps.db.conversation.findUnique({ where: { id: m.conversationId } });
     assert.equal(conv!.status, "OPEN");
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("an intent webhook that drops the connection is HTTP 0: logged and escalated", async () => {
+  const s = await setup("drop");
+  try {
+    const { send } = await agentWithIntent(s);
+    const m = await send("falha");
+    await handled(s, m.messageId);
+    const conv = await s.t.app.deps.db.conversation.findUnique({ where: { id: m.conversationId } });
+    assert.equal(conv!.status, "HUMAN");
+    assert.equal(conv!.humanReason, "ESCALATION");
+    const logged = s.logs.lines.filter((l) =>
+      l.level === "error" && l.msg.startsWith("intent webhook failed")
+    );
+    assert.equal(logged.length, 1);
+    assert.equal(logged[0].httpStatus, 0);
+    assert.equal(s.hook.calls.length, 1);
   } finally {
     await s.close();
   }

@@ -353,3 +353,23 @@ Deno.test("two server processes on one database: every customer message answered
     await s.close();
   }
 });
+
+Deno.test("a 10 000-character reply goes out as several WhatsApp messages, each within 4096 characters", async () => {
+  const sentence = "Esta é uma frase de teste com algumas palavras. ";
+  const long = sentence.repeat(Math.ceil(10_000 / sentence.length)).slice(0, 10_000).trim();
+  const s = await setup(() => ({ content: long }));
+  try {
+    const { send } = await agentWithChannel(s, { splitMessages: false });
+    const m = await send("conte tudo");
+    const ai = await waitUntil(
+      () => aiMessages(s, m.conversationId),
+      (rows) => rows.length > 0 && rows.every((r) => r.status === "SENT"),
+    );
+    assert.equal(ai.length, 3);
+    assert.ok(ai.every((r) => r.content.length <= 4096));
+    assert.equal(ai.map((r) => r.content).join(" ").replace(/\s+/g, " "), long.replace(/\s+/g, " "));
+    assert.equal(s.graph.calls.length, 3);
+  } finally {
+    await s.close();
+  }
+});
