@@ -426,6 +426,7 @@ function idRefOf(mutation: string, arg: string): Ref | undefined {
   if (/Invite/.test(mutation)) return "inviteId";
   if (/ApiToken/.test(mutation)) return "tokenId";
   if (/Workspace/.test(mutation)) return "workspaceId";
+  if (/Conversation/.test(mutation)) return "conversationId";
   return "agentId";
 }
 
