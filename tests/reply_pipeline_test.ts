@@ -6,7 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
-import { buildApp } from "../src/app.ts";
+import { buildApp, type BuildOptions } from "../src/app.ts";
+import { ReplyInProgress, runReply } from "../src/conversations/pipeline/reply.ts";
+import { ManualClock } from "./_helpers/clock.ts";
 import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/shared/logger.ts";
 import {
@@ -34,6 +36,7 @@ interface Setup {
 async function setup(
   script: (call: ModelCall, index: number) => ModelAnswer,
   env: Record<string, string> = {},
+  options: BuildOptions = {},
 ): Promise<Setup> {
   const model = startModelServer(script);
   const graph = startGraph();
@@ -42,9 +45,8 @@ async function setup(
     OPENAI_BASE_URL: model.baseUrl,
     WHATSAPP_GRAPH_URL: graph.url(""),
     GROUPING_FAST_MS: "30",
-    GROUPING_MEDIUM_MS: "1500",
     ...env,
-  });
+  }, options);
   const { workspaceId } = await t.seed.workspace();
   return {
     t,
@@ -82,15 +84,37 @@ const aiMessages = async (s: Setup, conversationId: string) =>
   (await messagesOf(s.t.app, conversationId)).filter((m) => m.senderKind === "AI");
 
 Deno.test("three messages in one window are answered by one model call with all three; the reply is sent and SENT", async () => {
-  const s = await setup(() => ({
-    content: "Olá Maria! Como posso ajudar?",
-    usage: { prompt_tokens: 321, completion_tokens: 17 },
-  }));
+  // The injected clock decides when the window closes; the window's own pg-boss jobs are due in 10
+  // minutes of wall time (the test app's default), so the test runs the closing job itself, twice
+  // at once as two processes would.
+  const clock = new ManualClock();
+  const s = await setup(
+    () => ({
+      content: "Olá Maria! Como posso ajudar?",
+      usage: { prompt_tokens: 321, completion_tokens: 17 },
+    }),
+    {},
+    { clock },
+  );
   try {
     const { send } = await agentWithChannel(s, { messageGroupingTime: "MEDIUM" });
     const first = await send("Oi");
-    await send("tudo bem?");
+    clock.advance(599_999);
+    await send("tudo bem?"); // restarts the window
+    clock.advance(599_999);
     await send("quero saber do meu pedido");
+    const job = { conversationId: first.conversationId };
+    clock.advance(599_999);
+    await runReply(s.t.app.deps, job);
+    assert.equal(s.model.calls.length, 0, "a millisecond before the window closes: nothing");
+    clock.advance(1);
+    // The loser of the claim either finds nothing due any more or the reply in progress.
+    await Promise.all([
+      runReply(s.t.app.deps, job),
+      runReply(s.t.app.deps, job).catch((e) => {
+        if (!(e instanceof ReplyInProgress)) throw e;
+      }),
+    ]);
     const ai = await waitUntil(
       () => aiMessages(s, first.conversationId),
       (m) => m.length === 1 && m[0].status === "SENT",
