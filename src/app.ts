@@ -27,6 +27,10 @@ import { startWebhookDeadLetterWorker, webhookDeadLetterQueue } from "./jobs/wor
 import { maintenanceQueues, startMaintenanceWorkers } from "./jobs/workers/maintenance.ts";
 import { firstAttemptsMade, webhookListener } from "./webhooks/listener.ts";
 import { startWhatsAppInboundWorker, whatsappInboundQueue } from "./jobs/workers/whatsapp_inbound.ts";
+import { conversationQueues, startConversationWorkers } from "./jobs/workers/conversations.ts";
+import { replyWindowListener } from "./conversations/pipeline/window.ts";
+import { openAiModel } from "./llm/openai.ts";
+import type { LanguageModel } from "./llm/client.ts";
 
 const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
@@ -60,6 +64,8 @@ export interface BuildOptions {
   workers?: boolean;
   /** Replaces DNS for outbound calls (tests script the answers). */
   resolve?: Resolver;
+  /** Replaces the language model (default: OpenAI-compatible, from config.openai). */
+  llm?: LanguageModel;
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
@@ -92,9 +98,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     webhookDeliveryQueue,
     ...maintenanceQueues,
     whatsappInboundQueue,
+    ...conversationQueues,
   ]);
   const events = new EventBus(() => clock.now());
   events.subscribe(webhookListener(jobs), firstAttemptsMade(db));
+  events.subscribe(replyWindowListener({ jobs, clock, config }));
   const deps: Deps = {
     db,
     config,
@@ -105,12 +113,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     events,
     jobs,
     secrets,
+    llm: options.llm ?? openAiModel(config.openai),
   };
   if (options.workers !== false) {
     await startWebhookDeliveryWorker(jobs, deps);
     await startWebhookDeadLetterWorker(jobs, deps);
     await startMaintenanceWorkers(jobs, deps, { retentionDays: config.retentionDays });
     await startWhatsAppInboundWorker(jobs, deps);
+    await startConversationWorkers(jobs, deps);
   }
   if (options.bootstrap !== false) await bootstrapFirstOwner(deps);
 

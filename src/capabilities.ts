@@ -9,6 +9,7 @@ import * as intents from "./intents/capabilities.ts";
 import * as webhooks from "./webhooks/capabilities.ts";
 import * as channels from "./channels/capabilities.ts";
 import * as conversations from "./conversations/capabilities.ts";
+import * as handoff from "./conversations/handoff_capabilities.ts";
 
 export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(workspaces),
@@ -17,4 +18,5 @@ export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(webhooks),
   ...Object.values(channels),
   ...Object.values(conversations),
+  ...Object.values(handoff),
 ];

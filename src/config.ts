@@ -61,6 +61,11 @@ const envSchema = z.object({
     return entries;
   }),
   INTENT_WEBHOOK_TIMEOUT_MS: positiveMs.default(30000),
+  // decisions.md "Conversations": the grouping windows are operator settings (the bench shortens them).
+  GROUPING_FAST_MS: positiveMs.default(2000),
+  GROUPING_MEDIUM_MS: positiveMs.default(5000),
+  GROUPING_SLOW_MS: positiveMs.default(10000),
+  LLM_TIMEOUT_MS: positiveMs.default(60000),
   RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   APP_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -104,6 +109,10 @@ export interface Config {
   publicUrl: string;
   outboundAllowlist: string[];
   intentWebhookTimeoutMs: number;
+  /** Grouping window per messageGroupingTime, in ms (decisions.md: 2 s, 5 s, 10 s). */
+  groupingMs: { FAST: number; MEDIUM: number; SLOW: number };
+  /** One model call of the reply pipeline waits at most this long. */
+  llmTimeoutMs: number;
   /** Events and their deliveries older than this many days are removed (hourly). */
   retentionDays: number;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -155,6 +164,8 @@ export function loadConfig(env: Env): Config {
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ""),
     outboundAllowlist: e.OUTBOUND_ALLOWLIST,
     intentWebhookTimeoutMs: e.INTENT_WEBHOOK_TIMEOUT_MS,
+    groupingMs: { FAST: e.GROUPING_FAST_MS, MEDIUM: e.GROUPING_MEDIUM_MS, SLOW: e.GROUPING_SLOW_MS },
+    llmTimeoutMs: e.LLM_TIMEOUT_MS,
     retentionDays: e.RETENTION_DAYS,
     logLevel: e.LOG_LEVEL,
     appEnv: e.APP_ENV,

@@ -9,6 +9,7 @@ import type { Actor } from "./auth/actor.ts";
 import type { EventBus } from "./shared/events.ts";
 import type { JobQueue } from "./shared/jobs.ts";
 import type { SecretBox } from "./shared/secret_box.ts";
+import type { LanguageModel } from "./llm/client.ts";
 
 export interface Deps {
   db: Db;
@@ -23,6 +24,8 @@ export interface Deps {
   jobs: JobQueue;
   /** Seals secrets stored in the database (shared/secret_box.ts). */
   secrets: SecretBox;
+  /** The language model of the reply pipeline (llm/openai.ts). */
+  llm: LanguageModel;
 }
 
 /** Deps plus the actor resolved for the request's workspace. */

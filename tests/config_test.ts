@@ -12,6 +12,26 @@ Deno.test("loadConfig() applies the operator contract's defaults", () => {
   assert.equal(c.whatsappGraphUrl, "https://graph.facebook.com/v21.0");
   assert.equal(c.intentWebhookTimeoutMs, 30000);
   assert.deepEqual(c.outboundAllowlist, []);
+  assert.deepEqual(c.groupingMs, { FAST: 2000, MEDIUM: 5000, SLOW: 10000 });
+  assert.equal(c.llmTimeoutMs, 60000);
+});
+
+Deno.test("loadConfig() takes the grouping windows in ms and refuses zero or non-numbers", () => {
+  const c = loadConfig({
+    GROUPING_FAST_MS: "5",
+    GROUPING_MEDIUM_MS: "10",
+    GROUPING_SLOW_MS: "20",
+    LLM_TIMEOUT_MS: "900",
+  });
+  assert.deepEqual(c.groupingMs, { FAST: 5, MEDIUM: 10, SLOW: 20 });
+  assert.equal(c.llmTimeoutMs, 900);
+  assert.throws(
+    () => loadConfig({ GROUPING_FAST_MS: "0", GROUPING_SLOW_MS: "soon" }),
+    (e: unknown) =>
+      e instanceof ConfigError &&
+      JSON.stringify(e.problems.map((p) => p.split(":")[0]).sort()) ===
+        '["GROUPING_FAST_MS","GROUPING_SLOW_MS"]',
+  );
 });
 
 Deno.test("loadConfig() names every bad variable at once", () => {

@@ -96,6 +96,7 @@ const VALID: Record<string, unknown> = {
     type: "TEXT",
     content: "hi",
   },
+  "POST /api/conversations/:conversationId/messages": { content: "Olá" },
 };
 
 async function created(res: Promise<Reply>, status = 201): Promise<string> {
@@ -436,6 +437,7 @@ function idRefOf(mutation: string, arg: string): Ref | undefined {
   if (/Invite/.test(mutation)) return "inviteId";
   if (/ApiToken/.test(mutation)) return "tokenId";
   if (/Workspace/.test(mutation)) return "workspaceId";
+  if (/Conversation/.test(mutation)) return "conversationId";
   return "agentId";
 }
 

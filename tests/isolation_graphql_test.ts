@@ -55,6 +55,18 @@ function byIdCalls(
   const mine = from;
   return [
     ["agent", "agent", "query($id: ID!) { agent(id: $id) { id name } }", { id: T.agent }],
+    ...["takeoverConversation", "releaseConversation", "closeConversation"].map((field): Call => [
+      field,
+      field,
+      `mutation($id: ID!) { ${field}(id: $id) { id status } }`,
+      { id: T.conversation },
+    ]),
+    [
+      "replyInConversation",
+      "replyInConversation",
+      'mutation($id: ID!) { replyInConversation(id: $id, input: { content: "Oi" }) { id } }',
+      { id: T.conversation },
+    ],
     ["intents", "intents", "query($a: ID!) { intents(agentId: $a) { edges { node { id } } } }", {
       a: T.agent,
     }],

@@ -32,7 +32,8 @@ interface Ids {
   deliveryId: string;
   inviteId: string;
   tokenId: string;
-  /** A WHATSAPP channel, an API channel and a conversation of the agent. */
+  /** A WHATSAPP channel, an API channel and a conversation of the agent (handoff rows set up one
+   * in the state they need). */
   channelId: string;
   apiChannelId: string;
   conversationId: string;
@@ -70,6 +71,8 @@ async function fullSnapshot(app: App): Promise<string> {
     db.webhookDelivery.findMany(byId),
     db.deliveryAttempt.findMany(byId),
     db.session.findMany(byId),
+    db.conversation.findMany(byId),
+    db.message.findMany(byId),
   ]);
   return (await snapshot(app)) + JSON.stringify(more);
 }
@@ -114,6 +117,26 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
         label: "Sales",
         config: { phoneNumberId: `900${++n}`, accessToken: "t", appSecret: "s", verifyToken: "v" },
       })).body.id as string;
+    /** A conversation of the agent on an API channel, written directly (conversations start inbound). */
+    const newConversation = async (i: Ids, status: "OPEN" | "HUMAN") => {
+      const channel = await db.channel.create({
+        data: { workspaceId: i.workspaceId, agentId: i.agentId, type: "API", label: `L${++n}` },
+      });
+      const contact = await db.contact.create({
+        data: { workspaceId: i.workspaceId, externalId: `c${++n}`, name: "Maria" },
+      });
+      const conv = await db.conversation.create({
+        data: {
+          workspaceId: i.workspaceId,
+          agentId: i.agentId,
+          channelId: channel.id,
+          contactId: contact.id,
+          status,
+        },
+      });
+      return { ...i, conversationId: conv.id };
+    };
+    const ATTENDANTS: Who[] = ["OWNER", "MANAGER", "AGENT", "TOKEN"];
     const newInvite = async (ids: Ids, role = "VIEWER") =>
       (await o.post(`/api/workspaces/${ids.workspaceId}/invites`, { email: `x${++n}@example.test`, role }))
         .body;
@@ -148,6 +171,33 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
     });
 
     const rows: Row[] = [
+      // Conversations: conversation:attend (decisions.md: take over, reply in, release, close).
+      ...([
+        ["takeoverConversation", "takeover", "OPEN"],
+        ["releaseConversation", "release", "HUMAN"],
+        ["closeConversation", "close", "OPEN"],
+      ] as const).map(([field, path, status]): Row => ({
+        name: field,
+        field,
+        allowed: ATTENDANTS,
+        setup: (i) => newConversation(i, status),
+        gql: (i) => [`mutation($id: ID!) { ${field}(id: $id) { id status } }`, { id: i.conversationId }],
+        rest: { ok: 200, call: (c, i) => c.post(`/api/conversations/${i.conversationId}/${path}`) },
+      })),
+      {
+        name: "replyInConversation",
+        field: "replyInConversation",
+        allowed: ATTENDANTS,
+        setup: (i) => newConversation(i, "HUMAN"),
+        gql: (i) => [
+          'mutation($id: ID!) { replyInConversation(id: $id, input: { content: "Oi" }) { id status } }',
+          { id: i.conversationId },
+        ],
+        rest: {
+          ok: 200,
+          call: (c, i) => c.post(`/api/conversations/${i.conversationId}/messages`, { content: "Oi" }),
+        },
+      },
       // Queries: reads of everyone, except invites and API tokens (members:manage).
       {
         name: "viewer",

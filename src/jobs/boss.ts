@@ -10,6 +10,9 @@ import type { Logger } from "../shared/logger.ts";
 
 export const BOSS_SCHEMA = "pgboss";
 
+/** Deferred jobs due within this many ms wake this process' workers by a timer; later ones are polled. */
+const WAKE_TIMER_MAX_MS = 60_000;
+
 /** A queue and its options, created (or brought up to date) when the boss starts. */
 export type QueueSpec = Queue & { name: string };
 
@@ -74,8 +77,10 @@ export class Jobs implements JobQueue {
     const delayMs = Math.max(0, options.startAfterMs ?? 0);
     const startAfter = delayMs > 0 ? delayMs / 1000 : undefined;
     await this.boss.insert(queue, data.map((d) => ({ data: d, startAfter })), { db: fromPrisma(tx) });
-    // A few ms late on purpose: the database's clock decides when the job is due.
-    if (delayMs > 0) this.#wakeLater(queue, delayMs + 15);
+    // A few ms late on purpose: the database's clock decides when the job is due. Jobs due much later
+    // (conversation timers, an hour ahead) are left to the workers' polling rather than holding a
+    // timer each in memory.
+    if (delayMs > 0 && delayMs <= WAKE_TIMER_MAX_MS) this.#wakeLater(queue, delayMs + 15);
   }
 
   /**

@@ -61,6 +61,14 @@ export const ERROR_CODES = {
   INVITE_EXPIRED: { status: 409, meaning: "The invite has expired." },
   LAST_OWNER: { status: 409, meaning: "The change would leave the workspace without an OWNER." },
   DELIVERY_NOT_FAILED: { status: 409, meaning: "Only a FAILED delivery can be redelivered." },
+  CONVERSATION_CLOSED: {
+    status: 409,
+    meaning: "The conversation is CLOSED; a new customer message opens a new one.",
+  },
+  CONVERSATION_NOT_HUMAN: {
+    status: 409,
+    meaning: "A human reply or a release needs a conversation in HUMAN state (take it over first).",
+  },
   CONCURRENT_CHANGE: {
     status: 409,
     meaning: "A concurrent request got in the way (deadlock); nothing was changed, send it again.",

@@ -151,6 +151,11 @@ export async function startTestApp(
     OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
     PUBLIC_URL: "http://switchboard.test",
     APP_ENV: "test",
+    // The agent replies only in tests that ask for it (they set the windows they need): elsewhere a
+    // customer message would otherwise end in a model call, or a transfer when there is no key.
+    GROUPING_FAST_MS: "600000",
+    GROUPING_MEDIUM_MS: "600000",
+    GROUPING_SLOW_MS: "600000",
     ...env,
   });
   const app = await buildApp(config, { logger: silentLogger, bootstrap: false, ...options });

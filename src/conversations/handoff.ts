@@ -1,0 +1,195 @@
+/**
+ * Human handoff (decisions.md "Conversation API", "Conversations"): the transfer used by the reply
+ * pipeline (tag, escalation, model unavailable) and the four operations of a person: take over,
+ * reply, release, close. Every change is one transaction with its events; the state checks are in
+ * the UPDATE's WHERE, so two people (or a person and the pipeline) racing change it once.
+ */
+import { z } from "zod";
+import type { ActorContext, Deps } from "../context.ts";
+import type { Tx } from "../db/client.ts";
+import { AppError } from "../shared/errors.ts";
+import { restRow } from "../reads/rest.ts";
+import { conversationView } from "./views.ts";
+import { storeOutgoing } from "./outbound.ts";
+import { scheduleTimers } from "./timers.ts";
+
+export type HumanReason = "TAG" | "ESCALATION" | "MANUAL";
+
+export interface ConversationRef {
+  id: string;
+  workspaceId: string;
+  agentId: string;
+}
+
+/**
+ * Inside `tx`: OPEN → HUMAN with the reason and summary, and `human.transferred`
+ * `{ transferSummary, reason }`. Returns false (and changes nothing) when it was not OPEN.
+ */
+export async function transferToHuman(
+  deps: Pick<Deps, "events">,
+  tx: Tx,
+  conversation: ConversationRef,
+  transfer: { reason: HumanReason; summary: string; userId?: string | null },
+): Promise<boolean> {
+  const changed = await tx.conversation.updateMany({
+    where: { id: conversation.id, status: "OPEN" },
+    data: {
+      status: "HUMAN",
+      humanReason: transfer.reason,
+      transferSummary: transfer.summary,
+      assignedUserId: transfer.userId ?? null,
+    },
+  });
+  if (changed.count !== 1) return false;
+  await deps.events.publish(tx, {
+    type: "human.transferred",
+    workspaceId: conversation.workspaceId,
+    agentId: conversation.agentId,
+    conversationId: conversation.id,
+    data: { transferSummary: transfer.summary, reason: transfer.reason },
+  });
+  return true;
+}
+
+export const humanReplySchema = z.object({
+  content: z.string().trim().min(1).max(4096).describe(
+    "The text sent to the customer (at most 4096 characters).",
+  ),
+}).strict();
+
+const notFound = () => new AppError("NOT_FOUND", 404, "Conversation not found.");
+const closed = () => new AppError("CONVERSATION_CLOSED", 409, "The conversation is closed.");
+const notHuman = () =>
+  new AppError("CONVERSATION_NOT_HUMAN", 409, "The conversation is not with a human; take it over first.");
+
+async function load(ctx: ActorContext, id: string) {
+  const row = await ctx.db.conversation.findFirst({
+    where: { id, workspaceId: ctx.actor.workspaceId },
+    select: {
+      id: true,
+      workspaceId: true,
+      agentId: true,
+      status: true,
+      channelId: true,
+      channel: { select: { type: true } },
+    },
+  });
+  if (!row) throw notFound();
+  return row;
+}
+
+/** The conversation as the read API shows it. */
+async function answer(ctx: ActorContext, id: string): Promise<Record<string, unknown>> {
+  return JSON.parse(await restRow(ctx, conversationView, id));
+}
+
+/**
+ * Takes the conversation over (conversation:attend): OPEN → HUMAN assigned to the caller,
+ * `human.transferred` with reason MANUAL. On a HUMAN conversation it only reassigns it; CLOSED → 409.
+ */
+export async function takeover(ctx: ActorContext, id: string): Promise<Record<string, unknown>> {
+  const conv = await load(ctx, id);
+  const userId = ctx.actor.userId;
+  await ctx.db.$transaction(async (tx) => {
+    const moved = await transferToHuman(ctx, tx, conv, {
+      reason: "MANUAL",
+      summary: "taken over by a person",
+      userId,
+    });
+    if (moved) return;
+    const reassigned = await tx.conversation.updateMany({
+      where: { id, status: "HUMAN" },
+      data: { assignedUserId: userId },
+    });
+    if (reassigned.count !== 1) throw closed();
+  });
+  return await answer(ctx, id);
+}
+
+/**
+ * A person's reply (conversation:attend), on HUMAN conversations only (409 otherwise): stored as a
+ * HUMAN message, `message.sent` with sender HUMAN, sent through the channel like the agent's.
+ */
+export async function humanReply(
+  ctx: ActorContext,
+  id: string,
+  input: z.output<typeof humanReplySchema>,
+): Promise<Record<string, unknown>> {
+  const conv = await load(ctx, id);
+  const now = ctx.clock.now();
+  await ctx.db.$transaction(async (tx) => {
+    // Locks the row, so a concurrent release or close cannot slip in between check and insert.
+    const touched = await tx.conversation.updateMany({
+      where: { id, status: "HUMAN" },
+      data: { lastMessageAt: now, lastAgentMessageAt: now },
+    });
+    if (touched.count !== 1) throw conv.status === "CLOSED" ? closed() : notHuman();
+    await storeOutgoing(ctx, tx, now, [{
+      workspaceId: conv.workspaceId,
+      agentId: conv.agentId,
+      conversationId: id,
+      channelId: conv.channelId,
+      channelType: conv.channel.type,
+      sender: "HUMAN",
+      senderUserId: ctx.actor.userId,
+      content: input.content,
+    }]);
+    await scheduleTimers(ctx, tx, id);
+  });
+  return await answer(ctx, id);
+}
+
+/** Gives the conversation back to the agent (conversation:attend): HUMAN → OPEN; 409 otherwise. */
+export async function release(ctx: ActorContext, id: string): Promise<Record<string, unknown>> {
+  const conv = await load(ctx, id);
+  const now = ctx.clock.now();
+  await ctx.db.$transaction(async (tx) => {
+    const changed = await tx.conversation.updateMany({
+      where: { id, status: "HUMAN" },
+      data: { status: "OPEN", humanReason: null, transferSummary: null, assignedUserId: null },
+    });
+    if (changed.count !== 1) throw conv.status === "CLOSED" ? closed() : notHuman();
+    // What the customer wrote while a person attended was theirs to answer: the agent starts fresh.
+    await tx.message.updateMany({
+      where: { conversationId: id, senderKind: "CUSTOMER", answeredAt: null },
+      data: { answeredAt: now },
+    });
+  });
+  return await answer(ctx, id);
+}
+
+/**
+ * Closes the conversation (conversation:attend): → CLOSED, `conversation.closed` `{ reason:
+ * "MANUAL" }`; already CLOSED → 409.
+ */
+export async function close(ctx: ActorContext, id: string): Promise<Record<string, unknown>> {
+  const conv = await load(ctx, id);
+  await ctx.db.$transaction(async (tx) => {
+    const closedNow = await closeConversation(ctx, tx, conv, "MANUAL");
+    if (!closedNow) throw closed();
+  });
+  return await answer(ctx, id);
+}
+
+/** Inside `tx`: → CLOSED with `conversation.closed { reason }`; false when it already was. */
+export async function closeConversation(
+  deps: Pick<Deps, "events" | "clock">,
+  tx: Tx,
+  conversation: ConversationRef,
+  reason: "MANUAL" | "INACTIVITY",
+  where: { lastMessageAt?: Date | null } = {},
+): Promise<boolean> {
+  const changed = await tx.conversation.updateMany({
+    where: { id: conversation.id, status: { not: "CLOSED" }, ...where },
+    data: { status: "CLOSED", closeReason: reason, closedAt: deps.clock.now(), replyDueAt: null },
+  });
+  if (changed.count !== 1) return false;
+  await deps.events.publish(tx, {
+    type: "conversation.closed",
+    workspaceId: conversation.workspaceId,
+    agentId: conversation.agentId,
+    conversationId: conversation.id,
+    data: { reason },
+  });
+  return true;
+}

@@ -1,0 +1,323 @@
+/**
+ * The reply job (issue 9 "The reply pipeline"): when a conversation's grouping window has closed,
+ * every customer message not yet handled is answered by one model call, its intent and transfer
+ * tags are carried out (spec "Intent execution"), and the shaped reply is stored and queued for the
+ * channel. One reply at a time per conversation: the job claims the conversation (`replyClaimedAt`)
+ * in an UPDATE that only one process wins; the messages a reply answers are the ones read after the
+ * claim, and they are marked answered when it is stored, so a message that arrives meanwhile is
+ * answered by the next reply (its own window job, or the follow-up enqueued on release).
+ */
+import type { Deps } from "../../context.ts";
+import { fireIntent } from "../../intents/fire.ts";
+import { buildReplyPrompt, type PromptIntent, type PromptMessage } from "../prompt.ts";
+import { intentsForTypes, parseIntentTags, replaceTags, SKIPPING_INTENT } from "../intent_tags.ts";
+import { callIntentWebhook } from "../intent_call.ts";
+import { shapeReply } from "../shaping.ts";
+import { mayReplyToday, utcDay } from "../timing.ts";
+import { storeOutgoing } from "../outbound.ts";
+import { transferToHuman } from "../handoff.ts";
+import { scheduleTimers } from "../timers.ts";
+import { REPLY_QUEUE, type ReplyJob } from "./window.ts";
+
+/** The summary of a transfer when the model cannot answer (decisions.md "LLM"). */
+export const MODEL_UNAVAILABLE = "language model unavailable";
+
+/** Thrown when another process is generating this conversation's reply: pg-boss retries the job. */
+export class ReplyInProgress extends Error {
+  constructor(conversationId: string) {
+    super(`a reply of conversation ${conversationId} is being generated`);
+    this.name = "ReplyInProgress";
+  }
+}
+
+/**
+ * A claim older than this is a crashed process' (the longest reply: the model call plus a few
+ * intent calls): another job may take the conversation over.
+ */
+function claimStaleMs(deps: Pick<Deps, "config">): number {
+  return deps.config.llmTimeoutMs + 4 * deps.config.intentWebhookTimeoutMs + 60_000;
+}
+
+/** Runs one reply job (see the module comment). */
+export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
+  const id = job.conversationId;
+  const claimedAt = deps.clock.now();
+  const staleBefore = new Date(claimedAt.getTime() - claimStaleMs(deps));
+  const claimed = await deps.db.$executeRaw`
+    UPDATE "Conversation" SET "replyClaimedAt" = ${claimedAt}
+     WHERE id = ${id} AND "replyDueAt" <= ${claimedAt}
+       AND ("replyClaimedAt" IS NULL OR "replyClaimedAt" < ${staleBefore})`;
+  if (claimed !== 1) {
+    const row = await deps.db.conversation.findUnique({
+      where: { id },
+      select: { replyDueAt: true, replyClaimedAt: true },
+    });
+    const due = row?.replyDueAt && row.replyDueAt <= claimedAt;
+    // Due but claimed: answered once the current reply is done (retried, or the follow-up below).
+    if (due && row.replyClaimedAt) throw new ReplyInProgress(id);
+    return; // not due yet (a newer message moved the window), or gone
+  }
+  try {
+    await reply(deps, id);
+  } catch (error) {
+    // pg-boss retries the job; a crashed process' claim goes stale instead.
+    await deps.db.conversation.updateMany({
+      where: { id, replyClaimedAt: claimedAt },
+      data: { replyClaimedAt: null },
+    });
+    throw error;
+  }
+  await deps.db.$transaction(async (tx) => {
+    await tx.conversation.updateMany({
+      where: { id, replyClaimedAt: claimedAt },
+      data: { replyClaimedAt: null },
+    });
+    // A message that arrived during the reply and whose job found the claim: answered next.
+    const [next] = await tx.$queryRaw<Array<{ due: Date | null }>>`
+      SELECT c."replyDueAt" AS due FROM "Conversation" c
+       WHERE c.id = ${id} AND c.status = 'OPEN' AND EXISTS (
+         SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER'
+            AND m."answeredAt" IS NULL)`;
+    if (next?.due) {
+      await deps.jobs.enqueue(tx, REPLY_QUEUE, [{ conversationId: id } satisfies ReplyJob], {
+        startAfterMs: next.due.getTime() - deps.clock.now().getTime(),
+      });
+    }
+  });
+}
+
+interface Plan {
+  parts: string[];
+  transfer: { reason: "TAG" | "ESCALATION"; summary: string } | null;
+  usage: { inputTokens: number; outputTokens: number } | null;
+}
+
+async function reply(deps: Deps, id: string): Promise<void> {
+  const conv = await deps.db.conversation.findUnique({
+    where: { id },
+    select: {
+      id: true,
+      workspaceId: true,
+      agentId: true,
+      status: true,
+      channelId: true,
+      channel: { select: { type: true } },
+      contact: { select: { id: true, name: true } },
+      agent: true,
+    },
+  });
+  if (!conv) return;
+  const pending = await deps.db.message.findMany({
+    where: { conversationId: id, senderKind: "CUSTOMER", answeredAt: null },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    select: { id: true, type: true, content: true },
+  });
+  if (!pending.length) return;
+  const ids = pending.map((m) => m.id);
+  const { agent } = conv;
+  const log = { conversationId: id, agentId: agent.id };
+
+  let plan: Plan = { parts: [], transfer: null, usage: null };
+  // PAUSED agents and HUMAN or CLOSED conversations keep the messages in the history, silently.
+  if (conv.status === "OPEN" && agent.status === "ACTIVE") {
+    if (await overDailyLimit(deps, conv)) {
+      deps.logger.info("daily message limit reached; no reply", log);
+    } else {
+      plan = await generate(deps, conv, pending);
+    }
+  }
+
+  await deps.db.$transaction(async (tx) => {
+    const now = deps.clock.now();
+    await tx.message.updateMany({ where: { id: { in: ids } }, data: { answeredAt: now } });
+    if (!plan.parts.length && !plan.transfer) return;
+    // Taken over or closed while the model was thinking: a person has it now, nothing is sent.
+    const open = await tx.conversation.updateMany({
+      where: { id, status: "OPEN" },
+      data: plan.parts.length ? { lastMessageAt: now, lastAgentMessageAt: now } : { updatedAt: now },
+    });
+    if (open.count !== 1) return;
+    await storeOutgoing(
+      deps,
+      tx,
+      now,
+      plan.parts.map((content, i) => ({
+        workspaceId: conv.workspaceId,
+        agentId: conv.agentId,
+        conversationId: id,
+        channelId: conv.channelId,
+        channelType: conv.channel.type,
+        sender: "AI" as const,
+        content,
+        // The call's usage on the first part; the others cost nothing more.
+        inputTokens: plan.usage ? (i === 0 ? plan.usage.inputTokens : 0) : null,
+        outputTokens: plan.usage ? (i === 0 ? plan.usage.outputTokens : 0) : null,
+      })),
+    );
+    if (plan.transfer) await transferToHuman(deps, tx, conv, plan.transfer);
+    await scheduleTimers(deps, tx, id);
+  });
+}
+
+/** decisions.md: the agent's AI messages to this contact in the current UTC day, against maxDailyMessages. */
+async function overDailyLimit(
+  deps: Deps,
+  conv: { agentId: string; contact: { id: string }; agent: { maxDailyMessages: number | null } },
+): Promise<boolean> {
+  if (conv.agent.maxDailyMessages === null) return false;
+  const { start, end } = utcDay(deps.clock.now());
+  const sent = await deps.db.message.count({
+    where: {
+      senderKind: "AI",
+      createdAt: { gte: start, lt: end },
+      conversation: { agentId: conv.agentId, contactId: conv.contact.id },
+    },
+  });
+  return !mayReplyToday(sent, conv.agent.maxDailyMessages);
+}
+
+/** What generate() needs of the conversation reply() loaded. */
+interface Conv {
+  id: string;
+  workspaceId: string;
+  agentId: string;
+  contact: { id: string; name: string };
+  agent: {
+    id: string;
+    name: string;
+    systemPrompt: string;
+    trainingContext: string | null;
+    model: string;
+    temperature: number | null;
+    enabledHumanTransfer: boolean;
+    splitMessages: boolean;
+    enabledEmoji: boolean;
+    signMessages: boolean;
+  };
+}
+
+interface StoredIntent extends PromptIntent {
+  triggerOnTypes: string[];
+  webhookUrl: string;
+  webhookMethod: string;
+}
+
+/** The model call and what its tags say: the parts to send and a transfer, if any. */
+async function generate(
+  deps: Deps,
+  conv: Conv,
+  pending: Array<{ id: string; type: string; content: string }>,
+): Promise<Plan> {
+  const { agent } = conv;
+  const log = { conversationId: conv.id, agentId: agent.id };
+  const pendingIds = new Set(pending.map((m) => m.id));
+  // The latest messages before the window; customer messages newer than the claim are not history.
+  const earlier = await deps.db.message.findMany({
+    where: { conversationId: conv.id, NOT: { senderKind: "CUSTOMER", answeredAt: null } },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: 60,
+    select: { id: true, senderKind: true, content: true },
+  });
+  const history: PromptMessage[] = earlier.reverse().filter((m) => !pendingIds.has(m.id)).map((m) => ({
+    sender: m.senderKind,
+    content: m.content,
+  }));
+  const stored = await deps.db.intent.findMany({
+    where: { agentId: agent.id },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+  });
+  const intents: StoredIntent[] = intentsForTypes(
+    stored.map((i) => ({
+      name: i.name,
+      tag: i.tag,
+      description: i.description,
+      requiredFields: i.requiredFields as unknown as StoredIntent["requiredFields"],
+      triggerOnTypes: i.triggerOnTypes,
+      webhookUrl: i.webhookUrl,
+      webhookMethod: i.webhookMethod,
+    })),
+    pending.map((m) => m.type),
+  );
+  const prompt = buildReplyPrompt({
+    agent,
+    intents,
+    history,
+    pending: pending.map((m) => ({ sender: "CUSTOMER", content: m.content })),
+    contactName: conv.contact.name,
+    now: deps.clock.now(),
+  });
+  const completion = await deps.llm.complete(prompt, { timeoutMs: deps.config.llmTimeoutMs });
+  if (!completion.ok) {
+    deps.logger.warn("language model call failed; transferring to a human", {
+      ...log,
+      kind: completion.kind,
+      error: completion.message,
+    });
+    const summary = completion.kind === "unavailable"
+      ? MODEL_UNAVAILABLE
+      : `${MODEL_UNAVAILABLE} (${completion.kind})`;
+    return { parts: [], transfer: { reason: "ESCALATION", summary }, usage: null };
+  }
+  const usage = { inputTokens: completion.inputTokens, outputTokens: completion.outputTokens };
+
+  const replacements: Array<{ start: number; end: number; text: string }> = [];
+  let transfer: Plan["transfer"] = null;
+  for (const match of parseIntentTags(completion.content, intents)) {
+    const span = { start: match.start, end: match.end };
+    if (match.kind === "transfer") {
+      replacements.push({ ...span, text: "" });
+      if (agent.enabledHumanTransfer && !transfer) {
+        transfer = { reason: "TAG", summary: match.reason?.trim() || "transfer requested by the agent" };
+      }
+      continue;
+    }
+    if (transfer?.reason === "ESCALATION") {
+      // After a failed intent nothing more is carried out: a person takes it from here.
+      replacements.push({ ...span, text: "" });
+      continue;
+    }
+    if (match.missing.length) {
+      deps.logger.info(SKIPPING_INTENT, { ...log, intent: match.intent.name, missing: match.missing });
+      replacements.push({ ...span, text: "" });
+      continue;
+    }
+    await fireIntent(deps, {
+      workspaceId: conv.workspaceId,
+      agentId: agent.id,
+      conversationId: conv.id,
+      intentName: match.intent.name,
+      fields: match.fields,
+    });
+    const outcome = await callIntentWebhook((url, init) => deps.outbound.request(url, init), {
+      url: match.intent.webhookUrl,
+      method: match.intent.webhookMethod,
+      body: {
+        intentName: match.intent.name,
+        fields: match.fields,
+        context: {
+          agentId: agent.id,
+          agentName: agent.name,
+          conversationId: conv.id,
+          contactName: conv.contact.name,
+          contactId: conv.contact.id,
+        },
+      },
+    }, { timeoutMs: deps.config.intentWebhookTimeoutMs });
+    if (outcome.kind === "escalate") {
+      deps.logger.error("intent webhook failed; escalating to a human", {
+        ...log,
+        intent: match.intent.name,
+        httpStatus: outcome.httpStatus,
+        error: outcome.error,
+      });
+      transfer = { reason: "ESCALATION", summary: `intent ${match.intent.name} failed: ${outcome.error}` };
+      replacements.push({ ...span, text: "" });
+      continue;
+    }
+    replacements.push({ ...span, text: outcome.kind === "reply" ? outcome.message : "" });
+  }
+  // An escalated reply is not sent: its text may say the intent's action was done.
+  if (transfer?.reason === "ESCALATION") return { parts: [], transfer, usage };
+  const text = replaceTags(completion.content, replacements);
+  return { parts: shapeReply(text, agent), transfer, usage };
+}

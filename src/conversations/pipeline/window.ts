@@ -1,0 +1,36 @@
+/**
+ * The grouping window (decisions.md "Conversations"): a listener on `message.received`, run inside
+ * the transaction that stored the customer message, moves the conversation's `replyDueAt` to now +
+ * the agent's messageGroupingTime (operator settings GROUPING_*_MS) and enqueues a reply job for
+ * that time. Each message restarts the window; the jobs of earlier messages find the due time moved
+ * and do nothing (reply.ts). It also schedules the auto-close from the new last message.
+ */
+import type { Deps } from "../../context.ts";
+import type { EventListener } from "../../shared/events.ts";
+import { scheduleTimers } from "../timers.ts";
+
+export const REPLY_QUEUE = "conversation-reply";
+
+export interface ReplyJob {
+  conversationId: string;
+}
+
+export function replyWindowListener(deps: Pick<Deps, "jobs" | "clock" | "config">): EventListener {
+  return async (tx, event) => {
+    if (event.type !== "message.received" || !event.conversationId) return;
+    const now = deps.clock.now();
+    const { FAST, MEDIUM, SLOW } = deps.config.groupingMs;
+    const [row] = await tx.$queryRaw<Array<{ due: Date }>>`
+      UPDATE "Conversation" c
+         SET "replyDueAt" = ${now}::timestamptz + make_interval(secs => (CASE a."messageGroupingTime"
+               WHEN 'FAST' THEN ${FAST}::int WHEN 'SLOW' THEN ${SLOW}::int ELSE ${MEDIUM}::int END) / 1000.0)
+        FROM "Agent" a
+       WHERE c.id = ${event.conversationId} AND a.id = c."agentId" AND c.status <> 'CLOSED'
+      RETURNING c."replyDueAt" AS due`;
+    if (!row) return;
+    await deps.jobs.enqueue(tx, REPLY_QUEUE, [{ conversationId: event.conversationId } satisfies ReplyJob], {
+      startAfterMs: row.due.getTime() - now.getTime(),
+    });
+    await scheduleTimers(deps, tx, event.conversationId);
+  };
+}
