@@ -9,6 +9,7 @@ import type { Actor } from "./auth/actor.ts";
 import type { EventBus } from "./shared/events.ts";
 import type { JobQueue } from "./shared/jobs.ts";
 import type { SecretBox } from "./shared/secret_box.ts";
+import type { LiveHub } from "./live/hub.ts";
 
 export interface Deps {
   db: Db;
@@ -23,6 +24,8 @@ export interface Deps {
   jobs: JobQueue;
   /** Seals secrets stored in the database (shared/secret_box.ts). */
   secrets: SecretBox;
+  /** Live events of every process of the database, for subscriptions (live/hub.ts). */
+  live: LiveHub;
 }
 
 /** Deps plus the actor resolved for the request's workspace. */

@@ -11,10 +11,18 @@ import type { GraphQLResolveInfo } from "graphql";
 import { z } from "zod";
 import { builder } from "./builder.ts";
 import type { GraphQLContext } from "./context.ts";
-import type { CallerContext, Capability, OperationCapability, ReadCapability } from "../shared/capability.ts";
-import { invoke } from "../shared/capability.ts";
+import type {
+  CallerContext,
+  Capability,
+  OperationCapability,
+  ReadCapability,
+  SubscriptionCapability,
+  SubscriptionPayload,
+} from "../shared/capability.ts";
+import { checkIds, invoke } from "../shared/capability.ts";
+import { authorize } from "../auth/permissions.ts";
 import type { EnumType, FieldSpec, JsonObjectType, RelationSpec, View } from "../shared/view.ts";
-import { argumentNames, byResponseKey, resolveRead, rowAnswer } from "../reads/graphql.ts";
+import { argumentNames, byResponseKey, resolveRead, rowAnswer, rowById } from "../reads/graphql.ts";
 import { isOneRow, viewOfRead } from "../reads/plan.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -439,5 +447,83 @@ export function deriveFields(capabilities: readonly Capability[]): void {
         .filter((cap): cap is OperationCapability => cap.kind === "operation" && !cap.query)
         .map((cap) => [cap.name, operationField(t, cap)]),
     )
+  );
+}
+
+// ---- subscriptions ----
+
+/** A payload row by id, read for this subscriber through the planner with its selection. */
+const rowResolver = (view: View) =>
+async (
+  payload: SubscriptionPayload,
+  key: string,
+  ctx: GraphQLContext,
+  info: GraphQLResolveInfo,
+) => {
+  const id = payload[key];
+  return id ? await rowById(await ctx.actor(), view, id, info) : null;
+};
+
+function subscriptionOutput(sub: SubscriptionCapability): AnyRef {
+  const out = sub.output;
+  if ("view" in out) return viewRef(out.view);
+  let ref = objects.get(out.name);
+  if (ref) return ref;
+  ref = builder.objectRef<SubscriptionPayload>(out.name);
+  objects.set(out.name, ref);
+  ref.implement({
+    description: out.description,
+    fields: (t: AnyRef) => ({
+      type: t.field({
+        type: enumRef(out.typeEnum.name, out.typeEnum.values, out.typeEnum.description),
+        resolve: (p: SubscriptionPayload) => p.type,
+      }),
+      ...Object.fromEntries(
+        Object.entries(out.rows).map(([name, row]) => {
+          const read = rowResolver(row.view);
+          return [
+            name,
+            t.field({
+              type: viewRef(row.view),
+              nullable: row.nullable ?? false,
+              description: row.description,
+              resolve: (p: SubscriptionPayload, _a: unknown, ctx: GraphQLContext, info: GraphQLResolveInfo) =>
+                read(p, name, ctx, info),
+            }),
+          ];
+        }),
+      ),
+    }),
+  });
+  return ref;
+}
+
+function subscriptionField(t: AnyRef, sub: SubscriptionCapability): AnyRef {
+  const out = sub.output;
+  const readRoot = "view" in out ? rowResolver(out.view) : undefined;
+  return t.field({
+    type: subscriptionOutput(sub),
+    description: sub.summary,
+    authScopes: { member: true },
+    args: Object.fromEntries(Object.keys(sub.params).map((p) => [p, t.arg.id({ required: true })])),
+    // Access, then the ids, then the rows they name: the same order and answers as a read.
+    subscribe: async (_root: unknown, args: Record<string, unknown>, ctx: GraphQLContext) => {
+      const actorCtx = await ctx.actor();
+      authorize(actorCtx.actor, sub.action);
+      const ids = checkIds(args, sub.params);
+      await sub.check?.(actorCtx, ids);
+      return actorCtx.live.stream(actorCtx.actor.workspaceId, (event) => sub.select(event, ids));
+    },
+    resolve: (payload: SubscriptionPayload, _args: unknown, ctx: GraphQLContext, info: GraphQLResolveInfo) =>
+      readRoot ? readRoot(payload, "id", ctx, info) : payload,
+  });
+}
+
+/** Adds the Subscription type with a field per live feed. */
+export function deriveSubscriptions(subscriptions: readonly SubscriptionCapability[]): void {
+  if (!subscriptions.length) return;
+  builder.subscriptionType({});
+  builder.subscriptionFields((t) =>
+    Object.fromEntries(subscriptions.map((sub) => [sub.name, subscriptionField(t, sub)]))
   );
 }

@@ -403,6 +403,22 @@ export async function rowAnswer(
   return answer;
 }
 
+/**
+ * One row of `view` by id, shaped by the field's selection, through the planner in one statement;
+ * null when the row is gone. The caller vouches that the id is of the actor's workspace (a live
+ * event of it, src/live/hub.ts): a `{view, id}` root is not scoped by the planner.
+ */
+export async function rowById(
+  ctx: ActorContext,
+  view: View,
+  id: string,
+  info: GraphQLResolveInfo,
+): Promise<unknown> {
+  const t = new Translator(info.schema, info.fragments, info.variableValues);
+  const selection = t.object(view, t.subSets(info.fieldNodes), [info.path.key]);
+  return parsePlanned(await readOne(ctx, { key: "v", view, id, selection }));
+}
+
 /** `row`'s values under the response keys of `selection`; what the row lacks goes to `missing`. */
 function fromRow(
   view: View,
