@@ -8,6 +8,7 @@ import { type Client as WsClient, createClient } from "graphql-ws";
 import { type App, buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/shared/logger.ts";
+import { createPrisma, type Db } from "../src/db/client.ts";
 import type { DomainEvent } from "../src/shared/events.ts";
 import { RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
 import { publish, seedConversation } from "./_helpers/events.ts";
@@ -16,7 +17,7 @@ import { eventually } from "./_helpers/receiver.ts";
 const JWT_SECRET = "test-secret-test-secret-test-secret-0123456789";
 
 /** A second server process on the same database (its own pool, bus and LISTEN connection). */
-async function secondApp(t: TestApp): Promise<App> {
+async function secondApp(t: TestApp, options: { db?: Db } = {}): Promise<App> {
   const config = loadConfig({
     DATABASE_URL: t.db.url,
     JWT_SECRET,
@@ -25,7 +26,7 @@ async function secondApp(t: TestApp): Promise<App> {
     APP_ENV: "test",
     PORT: "0",
   });
-  return await buildApp(config, { logger: silentLogger, bootstrap: false, workers: false });
+  return await buildApp(config, { logger: silentLogger, bootstrap: false, workers: false, ...options });
 }
 
 interface Credentials {
@@ -55,6 +56,8 @@ function subscribe(client: WsClient, query: string, variables: Record<string, un
       if (r.done) throw new Error("the subscription completed");
       return r.value as Result;
     },
+    /** Resolves once the server completed the subscription. */
+    ended: async () => assert.equal((await iterator.next()).done, true),
     stop: () => iterator.return?.(),
   };
 }
@@ -423,6 +426,70 @@ Deno.test("SSE (graphql-sse distinct connections) delivers the same event", asyn
   } finally {
     await events?.cancel();
     await unsubscribed(t.app);
+    await b.stop();
+    await t.close();
+  }
+});
+
+Deno.test("a logout or a removed membership ends the feed with its error at the next event", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  const clients: WsClient[] = [];
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const leaving = await t.seed.member(workspaceId, "AGENT");
+    const removed = await t.seed.member(workspaceId, "VIEWER");
+    const staying = await t.seed.member(workspaceId, "VIEWER");
+    const feeds = [leaving, removed, staying].map((who) => {
+      const client = wsClient(port, { token: who.token, workspaceId });
+      clients.push(client);
+      return subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    });
+    await subscribed(t.app, 3);
+    assert.equal((await leaving.client.post("/api/auth/logout")).status, 204);
+    await t.app.deps.db.membership.deleteMany({ where: { userId: removed.userId, workspaceId } });
+
+    await publish(t.app, (await addMessage(t.app, seeded, "after")).event);
+    const [loggedOut, gone, kept] = await Promise.all(feeds.map((f) => f.next()));
+    assert.equal(loggedOut.errors?.[0].extensions.code, "UNAUTHENTICATED");
+    assert.equal(gone.errors?.[0].extensions.code, "FORBIDDEN");
+    assert.equal(kept.data.conversationEvents.message.content, "after");
+    await feeds[0].ended();
+    await feeds[1].ended();
+    await eventually(() => Promise.resolve(t.app.deps.live.subscribers === 1 || undefined));
+  } finally {
+    for (const client of clients) await client.dispose();
+    await t.close();
+  }
+});
+
+Deno.test("subscribers with one role and one selection share one read per event", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  const statements: string[] = [];
+  const b = await secondApp(t, { db: createPrisma(t.db.url, { onQuery: (sql) => statements.push(sql) }) });
+  const clients: WsClient[] = [];
+  try {
+    const { port } = await b.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const viewers = await Promise.all([1, 2, 3].map(() => t.seed.member(workspaceId, "VIEWER")));
+    const feeds = viewers.map((who) => {
+      const client = wsClient(port, { token: who.token, workspaceId });
+      clients.push(client);
+      return subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    });
+    await subscribed(b, 3);
+    statements.length = 0;
+    const added = await addMessage(t.app, seeded, "shared");
+    await publish(t.app, added.event);
+    for (const feed of feeds) assert.equal((await feed.next()).data.conversationEvents.message.id, added.id);
+    // One credential check per subscriber (three people), one read per row (conversation, message).
+    assert.equal(statements.length, 5, statements.join("\n"));
+  } finally {
+    for (const client of clients) await client.dispose();
     await b.stop();
     await t.close();
   }

@@ -134,38 +134,58 @@ export class LiveHub {
 
   /**
    * The workspace's live events that `select` keeps, as an async iterator (a GraphQL
-   * subscription's source); it unsubscribes when the consumer returns.
+   * subscription's source), in the order they were committed. `select` runs as each event
+   * arrives and may be async (a read); it resolving to null skips the event, and it throwing ends
+   * the iterator with that error. `return()` unsubscribes at once, even while `next()` waits.
    */
-  stream<T>(workspaceId: string, select: (event: LiveEvent) => T | null): AsyncIterableIterator<T> {
-    const queue: T[] = [];
-    let wake: ((r: IteratorResult<T>) => void) | undefined;
+  stream<T>(
+    workspaceId: string,
+    select: (event: LiveEvent) => T | null | Promise<T | null>,
+  ): AsyncIterableIterator<T> {
+    const queue: Promise<T | null>[] = [];
+    let wake: (() => void) | undefined;
     let done = false;
     const unsubscribe = this.subscribe(workspaceId, (event) => {
-      const value = select(event);
-      if (value === null || done) return;
-      if (wake) {
-        const w = wake;
-        wake = undefined;
-        w({ value, done: false });
-        return;
+      if (done) return;
+      let value: Promise<T | null>;
+      try {
+        value = Promise.resolve(select(event));
+      } catch (error) {
+        value = Promise.reject(error);
       }
+      value.catch(() => {}); // seen by next(), which rethrows it
       if (queue.length >= MAX_QUEUED) queue.shift();
       queue.push(value);
+      wake?.();
     });
     const finish = (): Promise<IteratorResult<T>> => {
       done = true;
       unsubscribe();
       queue.length = 0;
-      wake?.({ value: undefined, done: true });
-      wake = undefined;
+      wake?.();
       return Promise.resolve({ value: undefined, done: true });
     };
+    const next = async (): Promise<IteratorResult<T>> => {
+      for (;;) {
+        if (done) return { value: undefined, done: true };
+        const head = queue.shift();
+        if (!head) {
+          await new Promise<void>((resolve) => wake = resolve);
+          wake = undefined;
+          continue;
+        }
+        let value: T | null;
+        try {
+          value = await head;
+        } catch (error) {
+          await finish();
+          throw error;
+        }
+        if (value !== null) return { value, done: false };
+      }
+    };
     return {
-      next: () => {
-        if (queue.length) return Promise.resolve({ value: queue.shift()!, done: false });
-        if (done) return Promise.resolve({ value: undefined, done: true });
-        return new Promise((resolve) => wake = resolve);
-      },
+      next,
       return: finish,
       throw: (error) => finish().then(() => Promise.reject(error)),
       [Symbol.asyncIterator]() {
