@@ -192,9 +192,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       });
     },
     async stop() {
+      // Live feeds first: their SSE responses complete and their sockets close, so shutdown ends.
+      await live.stop();
       graphql.websocket.closeAll();
       await server?.shutdown();
-      await live.stop();
       peers?.close();
       // Lets the attempts in hand finish (at most one attempt timeout); the rest are retried later.
       await jobs.stop();

@@ -494,3 +494,66 @@ Deno.test("subscribers with one role and one selection share one read per event"
     await t.close();
   }
 });
+
+Deno.test("the LISTEN connection is reopened after it is lost, and later events arrive", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  let client: WsClient | undefined;
+  const listeners = async () =>
+    (await t.app.deps.db.$queryRaw<Array<{ pid: number }>>`
+      SELECT pid FROM pg_stat_activity
+       WHERE datname = current_database() AND query = 'LISTEN switchboard_live'`).map((r) => r.pid);
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    client = wsClient(port, { token: owner.token, workspaceId });
+    const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    await subscribed(t.app, 1);
+
+    const [before] = await listeners();
+    assert.ok(before, "one LISTEN connection");
+    await t.app.deps.db.$queryRaw`SELECT pg_terminate_backend(${before}::int)`;
+    await eventually(async () => {
+      const now = await listeners();
+      return now.length === 1 && now[0] !== before || undefined;
+    });
+    const added = await addMessage(t.app, seeded, "after the reconnect");
+    await publish(t.app, added.event);
+    assert.equal((await feed.next()).data.conversationEvents.message.id, added.id);
+  } finally {
+    await client?.dispose();
+    await t.close();
+  }
+});
+
+Deno.test("stopping the app completes open SSE and graphql-ws subscriptions", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  let client: WsClient | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    client = wsClient(port, { token: owner.token, workspaceId });
+    const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    const res = await fetch(`http://127.0.0.1:${port}/graphql`, {
+      method: "POST",
+      headers: {
+        accept: "text/event-stream",
+        "content-type": "application/json",
+        authorization: `Bearer ${owner.token}`,
+        "x-workspace-id": workspaceId,
+      },
+      body: JSON.stringify({ query: CONVERSATION_EVENTS, variables: { agentId: agent.id } }),
+    });
+    const events = sseEvents(res.body!);
+    await subscribed(t.app, 2);
+    const stopped = t.app.stop();
+    assert.equal((await events.next()).event, "complete");
+    await feed.ended();
+    await stopped;
+  } finally {
+    await client?.dispose();
+    await t.db.drop();
+  }
+});

@@ -41,6 +41,8 @@ type Deliver = (event: LiveEvent) => void;
 
 export class LiveHub {
   readonly #byWorkspace = new Map<string, Set<Deliver>>();
+  /** Ends each open stream (at stop, so SSE responses and sockets complete). */
+  readonly #streams = new Set<() => void>();
   #client: pg.Client | undefined;
   #stopped = false;
   #retryMs = RECONNECT_MIN_MS;
@@ -161,10 +163,12 @@ export class LiveHub {
     const finish = (): Promise<IteratorResult<T>> => {
       done = true;
       unsubscribe();
+      this.#streams.delete(finish);
       queue.length = 0;
       wake?.();
       return Promise.resolve({ value: undefined, done: true });
     };
+    this.#streams.add(finish);
     const next = async (): Promise<IteratorResult<T>> => {
       for (;;) {
         if (done) return { value: undefined, done: true };
@@ -201,9 +205,10 @@ export class LiveHub {
     return n;
   }
 
-  /** Closes the LISTEN connection; no reconnect after this. */
+  /** Ends every stream and closes the LISTEN connection; no reconnect after this. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    for (const finish of [...this.#streams]) finish();
     clearTimeout(this.#retryTimer);
     const client = this.#client;
     this.#client = undefined;
