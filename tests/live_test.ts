@@ -557,3 +557,27 @@ Deno.test("stopping the app completes open SSE and graphql-ws subscriptions", as
     await t.db.drop();
   }
 });
+
+Deno.test("queries also run over graphql-ws; a subscription over plain JSON HTTP is a 4xx", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  let client: WsClient | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    client = wsClient(port, { token: owner.token, workspaceId });
+    const read = await subscribe(client, `query ($id: ID!) { agent(id: $id) { id name } }`, { id: agent.id })
+      .next();
+    assert.deepEqual(read, { data: { agent: { id: agent.id, name: "Ana" } } });
+
+    const res = await owner.client.post(
+      "/graphql",
+      { query: CONVERSATION_EVENTS, variables: { agentId: agent.id } },
+      { accept: "application/json" },
+    );
+    assert.equal(res.status, 406, JSON.stringify(res.body));
+  } finally {
+    await client?.dispose();
+    await t.close();
+  }
+});
