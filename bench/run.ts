@@ -1,17 +1,19 @@
 /**
- * `deno task bench [agents|webhooks|fairness|nested]`: every benchmark, or the one named. Each starts its own
+ * `deno task bench [agents|webhooks|fairness|nested|subscriptions]`: every benchmark, or the one named. Each starts its own
  * throwaway PostgreSQL and writes its figures to bench/results/. Not part of the tests.
  */
 import { runAgentsBench } from "./agents.ts";
 import { runWebhooksBench } from "./webhooks.ts";
 import { runFairnessBench } from "./fairness.ts";
 import { runNestedBench } from "./nested.ts";
+import { runSubscriptionsBench } from "./subscriptions.ts";
 
 const benches: Record<string, () => Promise<unknown>> = {
   agents: runAgentsBench,
   webhooks: runWebhooksBench,
   fairness: runFairnessBench,
   nested: runNestedBench,
+  subscriptions: runSubscriptionsBench,
 };
 const only = Deno.args[0];
 if (only && !(only in benches)) {
