@@ -31,6 +31,7 @@ import {
   selectionOf,
 } from "../reads/graphql.ts";
 import type { ActorContext } from "../context.ts";
+import type { Selection } from "../reads/selection.ts";
 import type { LiveEvent } from "../live/hub.ts";
 import { oncePerEvent } from "../live/per_event.ts";
 import { authenticateActor } from "../auth/authenticate.ts";
@@ -495,6 +496,23 @@ function endAfterRefusal(source: AsyncIterableIterator<LiveItem>): AsyncIterable
 }
 
 /**
+ * The planner selection of a field and its cache key, per field node of the (cached) document and
+ * variables: thousands of subscribers of one document translate it once.
+ */
+const selections = new WeakMap<object, Map<string, { selection: Selection; key: string }>>();
+function cachedSelection(view: View, info: GraphQLResolveInfo): { selection: Selection; key: string } {
+  let byVariables = selections.get(info.fieldNodes[0]);
+  if (!byVariables) selections.set(info.fieldNodes[0], byVariables = new Map());
+  const variables = JSON.stringify(info.variableValues);
+  let entry = byVariables.get(variables);
+  if (!entry) {
+    const selection = selectionOf(view, info);
+    byVariables.set(variables, entry = { selection, key: JSON.stringify(selection) });
+  }
+  return entry;
+}
+
+/**
  * A row of the item by id, shaped by the field's selection. Subscribers with the same role and
  * selection share one read per event (live/per_event.ts): 5 000 subscribers of one document cost
  * one statement, not 5 000.
@@ -502,10 +520,8 @@ function endAfterRefusal(source: AsyncIterableIterator<LiveItem>): AsyncIterable
 const rowResolver = (view: View) => (item: LiveItem, key: string, info: GraphQLResolveInfo) => {
   const id = item.ids[key];
   if (!id) return null;
-  const selection = selectionOf(view, info);
-  const shared = `row:${item.ctx.actor.workspaceId}:${item.ctx.actor.role}:${view.name}:${id}:${
-    JSON.stringify(selection)
-  }`;
+  const { selection, key: selected } = cachedSelection(view, info);
+  const shared = `row:${item.ctx.actor.workspaceId}:${item.ctx.actor.role}:${view.name}:${id}:${selected}`;
   return oncePerEvent(item.event, shared, () => readRowById(item.ctx, view, id, selection));
 };
 
@@ -565,13 +581,16 @@ function subscriptionField(t: AnyRef, sub: SubscriptionCapability): AnyRef {
         // The credential and role as they are now (one check per event and credential): a logout,
         // a revoked token or a removed membership ends the feed with its 401/403.
         try {
-          const actor = await oncePerEvent(
+          const actorCtx = await oncePerEvent(
             event,
             `actor:${authorization}`,
-            () => authenticateActor(ctx.deps, authorization, () => workspaceId),
+            async (): Promise<ActorContext> => ({
+              ...ctx.deps,
+              actor: await authenticateActor(ctx.deps, authorization, () => workspaceId),
+            }),
           );
-          authorize(actor, sub.action);
-          return { ids: selected, event, ctx: { ...ctx.deps, actor } };
+          authorize(actorCtx.actor, sub.action);
+          return { ids: selected, event, ctx: actorCtx };
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           return { ids: selected, event, ctx: first, refused: error };
