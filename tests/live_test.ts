@@ -581,3 +581,33 @@ Deno.test("queries also run over graphql-ws; a subscription over plain JSON HTTP
     await t.close();
   }
 });
+
+Deno.test("conversation.released is a STATUS_CHANGED for subscribers and nothing for webhooks", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  let client: WsClient | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    client = wsClient(port, { token: owner.token, workspaceId });
+    const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    await subscribed(t.app, 1);
+    const id = await publish(t.app, {
+      type: "conversation.released",
+      workspaceId,
+      agentId: agent.id,
+      conversationId: seeded.conversation.id,
+      data: {},
+    });
+    assert.deepEqual((await feed.next()).data.conversationEvents, {
+      type: "STATUS_CHANGED",
+      conversation: { id: seeded.conversation.id, status: "OPEN" },
+      message: null,
+    });
+    assert.equal(await t.app.deps.db.domainEvent.count({ where: { id } }), 0, "not stored for webhooks");
+  } finally {
+    await client?.dispose();
+    await t.close();
+  }
+});
