@@ -611,3 +611,42 @@ Deno.test("conversation.released is a STATUS_CHANGED for subscribers and nothing
     await t.close();
   }
 });
+
+Deno.test("identical subscriptions of one credential share one execution, until the last one leaves", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  const clients: WsClient[] = [];
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const feeds = [1, 2, 3].map(() => {
+      const client = wsClient(port, { token: owner.token, workspaceId });
+      clients.push(client);
+      return subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    });
+    const live = t.app.deps.live;
+    await eventually(() => Promise.resolve(live.shared.members === 3 || undefined));
+    assert.equal(live.subscribers, 1, "one execution, one live stream");
+
+    const first = await addMessage(t.app, seeded, "to all three");
+    await publish(t.app, first.event);
+    for (const feed of feeds) assert.equal((await feed.next()).data.conversationEvents.message.id, first.id);
+
+    // One leaves: the others keep the shared execution.
+    await feeds[0].stop();
+    await eventually(() => Promise.resolve(live.shared.members === 2 || undefined));
+    const second = await addMessage(t.app, seeded, "to two");
+    await publish(t.app, second.event);
+    for (const feed of feeds.slice(1)) {
+      assert.equal((await feed.next()).data.conversationEvents.message.id, second.id);
+    }
+    await feeds[1].stop();
+    await feeds[2].stop();
+    await unsubscribed(t.app);
+    assert.equal(live.shared.members, 0);
+  } finally {
+    for (const client of clients) await client.dispose();
+    await t.close();
+  }
+});

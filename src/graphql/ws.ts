@@ -15,6 +15,7 @@ import type { YogaServerInstance } from "graphql-yoga";
 import type { Deps } from "../context.ts";
 import { authenticateActor, requireWorkspaceHeader } from "../auth/authenticate.ts";
 import { AppError } from "../shared/errors.ts";
+import { shareKey } from "../live/shared_subscriptions.ts";
 
 /** The close code for a refused `connection_init`. */
 function closeCodeOf(error: AppError): number {
@@ -50,9 +51,22 @@ export function createWebSocketHandler(
   // deno-lint-ignore no-explicit-any
   yoga: YogaServerInstance<any, any>,
 ): WebSocketHandler {
+  const shared = deps.live.shared;
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
     execute: (args) => (args.rootValue as Enveloped).execute(args),
-    subscribe: (args) => (args.rootValue as Enveloped).subscribe(args),
+    // Identical subscriptions (same credential, workspace, document, variables) share one execution.
+    subscribe: (args) => {
+      const start = () => Promise.resolve((args.rootValue as Enveloped).subscribe(args));
+      const headers = (args.contextValue as { request: Request }).request.headers;
+      const key = shareKey({
+        authorization: headers.get("authorization"),
+        workspaceId: headers.get("x-workspace-id"),
+        document: args.document,
+        operationName: args.operationName,
+        variables: args.variableValues,
+      });
+      return key ? shared.subscribe(key, start) : start();
+    },
     onConnect: async (ctx) => {
       const params = ctx.connectionParams ?? {};
       const authorization = text(params.authorization ?? params.Authorization);

@@ -8,6 +8,7 @@
 import pg from "pg";
 import type { DomainEventType, EventListener } from "../shared/events.ts";
 import type { Logger } from "../shared/logger.ts";
+import { SharedSubscriptions } from "./shared_subscriptions.ts";
 
 /** The NOTIFY channel of live events. */
 export const LIVE_CHANNEL = "switchboard_live";
@@ -41,6 +42,8 @@ type Deliver = (event: LiveEvent) => void;
 
 export class LiveHub {
   readonly #byWorkspace = new Map<string, Set<Deliver>>();
+  /** Identical graphql-ws subscriptions of this process, run once (./shared_subscriptions.ts). */
+  readonly shared = new SharedSubscriptions();
   /** Ends each open stream (at stop, so SSE responses and sockets complete). */
   readonly #streams = new Set<() => void>();
   #client: pg.Client | undefined;
