@@ -117,6 +117,9 @@ export async function runSubscriptionsBench(): Promise<string> {
     const owner = await seedOwner(deps, "bench-live@example.test");
     const agent = await createAgent(owner, { name: "Ana", jobName: "Bench" } as never);
     const token = await openSession(deps, owner.actor.userId!);
+    // One login session per subscriber, for the "distinct" rows (each is checked again per event).
+    const tokens: string[] = [];
+    for (let i = 0; i < Math.max(...SIZES); i++) tokens.push(await openSession(deps, owner.actor.userId!));
     const workspaceId = owner.actor.workspaceId;
     const channel = await deps.db.channel.create({
       data: { workspaceId, agentId: agent.id, label: "Bench" },
@@ -146,7 +149,13 @@ export async function runSubscriptionsBench(): Promise<string> {
       );
     };
 
-    const scenario = async (label: string, script: string, size: number, graphqlWs: boolean) => {
+    const scenario = async (
+      label: string,
+      script: string,
+      size: number,
+      graphqlWs: boolean,
+      distinct = false,
+    ) => {
       const port = await freePort();
       const server = await spawn(script, { ...env, PORT: String(port) });
       try {
@@ -161,10 +170,10 @@ export async function runSubscriptionsBench(): Promise<string> {
         };
         const clients = [];
         for (let i = 0; i < size; i += 100) {
-          const batch = Array.from({ length: Math.min(100, size - i) }, () =>
+          const batch = Array.from({ length: Math.min(100, size - i) }, (_, j) =>
             connect(
               `ws://127.0.0.1:${port}/graphql`,
-              graphqlWs ? { token, workspaceId, agentId: agent.id } : null,
+              graphqlWs ? { token: distinct ? tokens[i + j] : token, workspaceId, agentId: agent.id } : null,
               onEvent,
             ));
           await Promise.all(batch.map((c) => c.ready));
@@ -214,11 +223,14 @@ export async function runSubscriptionsBench(): Promise<string> {
 
     for (const size of SIZES) {
       const base = await scenario("baseline", "bench/_ws_broadcast.ts", size, false);
-      const ours = await scenario("graphql-ws", "bench/serve_app.ts", size, true);
+      const ours = await scenario("graphql-ws, one credential", "bench/serve_app.ts", size, true);
+      const distinct = await scenario("graphql-ws, a session each", "bench/serve_app.ts", size, true, true);
       const row = (label: string, f: Figures, ratio: string) =>
         `| ${label} | ${f.subscribers} | ${f.received}/${f.expected} | ${f.p50} | ${f.p99} | ${f.max} | ${f.rssBeforeMb} → ${f.rssAfterMb} | ${ratio} |`;
       rows.push(row("NOTIFY → plain WebSocket (baseline)", base, "1.00x"));
-      rows.push(row("switchboard graphql-ws", ours, `${(ours.p99 / Math.max(1, base.p99)).toFixed(2)}x`));
+      const ratio = (f: Figures) => `${(f.p99 / Math.max(1, base.p99)).toFixed(2)}x`;
+      rows.push(row("graphql-ws, one credential (one shared execution)", ours, ratio(ours)));
+      rows.push(row("graphql-ws, a login session each (checked per event)", distinct, ratio(distinct)));
     }
     await publisher.stop();
   } finally {
@@ -230,7 +242,9 @@ export async function runSubscriptionsBench(): Promise<string> {
 Measured ${new Date().toISOString()} by \`deno task bench subscriptions\` (bench/subscriptions.ts) on
 ${navigator.hardwareConcurrency} cores. One server process with N graphql-ws subscribers of
 \`conversationEvents\` (selection: type, conversation { id status }, message { id content sender }),
-all of one workspace and one credential; ${EVENTS} events, one a second, each a message inserted and
+all of one workspace, either all with one credential (identical subscriptions share one execution:
+src/live/shared_subscriptions.ts) or each with its own login session (one execution and one
+credential check per subscriber and event; rows are read once per role and selection); ${EVENTS} events, one a second, each a message inserted and
 \`message.received\` published through another app instance on the same database. Latency: publish
 call → the event received by the client (ms). Baseline: the same NOTIFY forwarded to N plain
 WebSockets (bench/_ws_broadcast.ts). Clients run in the benchmark process, on the same cores, so
