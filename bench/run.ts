@@ -1,12 +1,13 @@
 /**
- * `deno task bench [agents|webhooks|fairness|nested|inbound]`: every benchmark, or the one named. Each starts its own
- * throwaway PostgreSQL and writes its figures to bench/results/. Not part of the tests.
+ * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions]`: every benchmark, or the
+ * one named. Each starts its own throwaway PostgreSQL and writes its figures to bench/results/. Not part of the tests.
  */
 import { runAgentsBench } from "./agents.ts";
 import { runWebhooksBench } from "./webhooks.ts";
 import { runFairnessBench } from "./fairness.ts";
 import { runNestedBench } from "./nested.ts";
 import { runInboundBench } from "./inbound.ts";
+import { runSubscriptionsBench } from "./subscriptions.ts";
 
 const benches: Record<string, () => Promise<unknown>> = {
   agents: runAgentsBench,
@@ -14,6 +15,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   fairness: runFairnessBench,
   nested: runNestedBench,
   inbound: runInboundBench,
+  subscriptions: runSubscriptionsBench,
 };
 const only = Deno.args[0];
 if (only && !(only in benches)) {

@@ -31,6 +31,7 @@ import { conversationQueues, startConversationWorkers } from "./jobs/workers/con
 import { replyWindowListener } from "./conversations/pipeline/window.ts";
 import { openAiModel } from "./llm/openai.ts";
 import type { LanguageModel } from "./llm/client.ts";
+import { LiveHub } from "./live/hub.ts";
 
 const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
@@ -103,6 +104,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const events = new EventBus(() => clock.now());
   events.subscribe(webhookListener(jobs), firstAttemptsMade(db));
   events.subscribe(replyWindowListener({ jobs, clock, config }));
+  // Subscriptions of every process: NOTIFY in the publishing transaction, one LISTEN here.
+  const live = new LiveHub(databaseUrl, logger);
+  await live.start();
+  events.subscribe(live.listener());
   const deps: Deps = {
     db,
     config,
@@ -114,6 +119,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     jobs,
     secrets,
     llm: options.llm ?? openAiModel(config.openai),
+    live,
   };
   if (options.workers !== false) {
     await startWebhookDeliveryWorker(jobs, deps);
@@ -137,7 +143,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     }
   });
   const graphql = createGraphQLHandler(deps);
-  http.all("/graphql", (c) => graphql(c.req.raw, c.env.clientAddress));
+  http.all("/graphql", (c) => graphql.fetch(c.req.raw, c.env.clientAddress));
   http.route("/", restRoutes(deps));
   http.notFound((c) => {
     // A known path asked with another method: 405 with the methods it has (RFC 9110 `Allow`).
@@ -161,8 +167,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
    * `x-request-id`: the client's when sane, otherwise a new one.
    */
   const handle = (request: Request, info?: ConnectionInfo): Promise<Response> => {
-    const requestId = requestIdFrom(request.headers.get("x-request-id"));
     const addr = info?.remoteAddr;
+    // graphql-ws: the socket outlives the request and its scope (an upgrade has no body to watch).
+    if (info && graphql.websocket.accepts(request) && new URL(request.url).pathname === "/graphql") {
+      return Promise.resolve(
+        graphql.websocket.upgrade(request, addr && "hostname" in addr ? addr.hostname : null),
+      );
+    }
+    const requestId = requestIdFrom(request.headers.get("x-request-id"));
     const bindings = { clientAddress: addr && "hostname" in addr ? addr.hostname : null };
     // Deno's own signal misses a disconnect once a request has a body (see tcp_peers.ts).
     const watch = addr && peers && hasBody(request) ? peers.watch(addr) : undefined;
@@ -197,6 +209,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       });
     },
     async stop() {
+      // Live feeds first: their SSE responses complete and their sockets close, so shutdown ends.
+      await live.stop();
+      graphql.websocket.closeAll();
       await server?.shutdown();
       peers?.close();
       // Lets the attempts in hand finish (at most one attempt timeout); the rest are retried later.

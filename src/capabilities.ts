@@ -2,7 +2,7 @@
  * Every capability of the API, from the domain folders that declare them. The REST router, the
  * GraphQL schema and the OpenAPI document are derived from this list (shared/capability.ts).
  */
-import type { Capability } from "./shared/capability.ts";
+import type { Capability, SubscriptionCapability } from "./shared/capability.ts";
 import * as workspaces from "./workspaces/capabilities.ts";
 import * as agents from "./agents/capabilities.ts";
 import * as intents from "./intents/capabilities.ts";
@@ -10,6 +10,7 @@ import * as webhooks from "./webhooks/capabilities.ts";
 import * as channels from "./channels/capabilities.ts";
 import * as conversations from "./conversations/capabilities.ts";
 import * as handoff from "./conversations/handoff_capabilities.ts";
+import * as conversationSubscriptions from "./conversations/subscriptions.ts";
 
 export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(workspaces),
@@ -19,4 +20,9 @@ export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(channels),
   ...Object.values(conversations),
   ...Object.values(handoff),
+];
+
+/** Every live feed (GraphQL subscriptions, derived by src/graphql/derive.ts). */
+export const SUBSCRIPTIONS: readonly SubscriptionCapability[] = [
+  ...Object.values(conversationSubscriptions),
 ];

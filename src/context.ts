@@ -10,6 +10,7 @@ import type { EventBus } from "./shared/events.ts";
 import type { JobQueue } from "./shared/jobs.ts";
 import type { SecretBox } from "./shared/secret_box.ts";
 import type { LanguageModel } from "./llm/client.ts";
+import type { LiveHub } from "./live/hub.ts";
 
 export interface Deps {
   db: Db;
@@ -26,6 +27,8 @@ export interface Deps {
   secrets: SecretBox;
   /** The language model of the reply pipeline (llm/openai.ts). */
   llm: LanguageModel;
+  /** Live events of every process of the database, for subscriptions (live/hub.ts). */
+  live: LiveHub;
 }
 
 /** Deps plus the actor resolved for the request's workspace. */

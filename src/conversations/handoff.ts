@@ -154,6 +154,14 @@ export async function release(ctx: ActorContext, id: string): Promise<Record<str
       where: { conversationId: id, senderKind: "CUSTOMER", answeredAt: null },
       data: { answeredAt: now },
     });
+    // Not a webhook event (the spec has none for it): live feeds show the status change.
+    await ctx.events.publish(tx, {
+      type: "conversation.released",
+      workspaceId: conv.workspaceId,
+      agentId: conv.agentId,
+      conversationId: id,
+      data: {},
+    });
   });
   return await answer(ctx, id);
 }

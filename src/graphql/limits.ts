@@ -344,5 +344,10 @@ export function useDocumentLimits(options: LimitOptions): Plugin {
       const error = checkVariables(verdictOf(args.document).variables, args.variableValues);
       if (error) setResultAndStopExecution({ errors: [error] });
     },
+    // Subscriptions (SSE and graphql-ws) obey the same variables rules.
+    onSubscribe: ({ args, setResultAndStopExecution }) => {
+      const error = checkVariables(verdictOf(args.document).variables, args.variableValues);
+      if (error) setResultAndStopExecution({ errors: [error] });
+    },
   };
 }

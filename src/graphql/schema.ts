@@ -2,10 +2,11 @@
 import { builder } from "./builder.ts";
 import "./types/root.ts";
 import "./types/scalars.ts";
-import { deriveFields } from "./derive.ts";
-import { CAPABILITIES } from "../capabilities.ts";
+import { deriveFields, deriveSubscriptions } from "./derive.ts";
+import { CAPABILITIES, SUBSCRIPTIONS } from "../capabilities.ts";
 
 deriveFields(CAPABILITIES);
+deriveSubscriptions(SUBSCRIPTIONS);
 
 /** The executable schema served at /graphql and printed to schema.graphql. */
 export const schema = builder.toSchema({ sortSchema: false });

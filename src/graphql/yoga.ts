@@ -10,6 +10,7 @@ import { useReadPlanner } from "../reads/graphql.ts";
 import { decodeUtf8, MAX_BODY_BYTES, readBody } from "../shared/http_body.ts";
 import { AppError } from "../shared/errors.ts";
 import { problem } from "../rest/errors.ts";
+import { createWebSocketHandler, type WebSocketHandler } from "./ws.ts";
 
 /**
  * Executes with graphql-js itself instead of Yoga's default (@graphql-tools/executor, which adds
@@ -59,10 +60,15 @@ function declaredWithinLimit(req: Request): boolean {
   return length !== null && /^\d+$/.test(length) && Number(length) <= MAX_BODY_BYTES;
 }
 
+export interface GraphQLHandler {
+  /** GraphQL over HTTP (subscriptions too, as SSE). */
+  fetch(req: Request, clientAddress?: string | null): Promise<Response>;
+  /** graphql-ws on the same path (./ws.ts), over the same Yoga envelop. */
+  websocket: WebSocketHandler;
+}
+
 /** The /graphql handler; GraphiQL only when APP_ENV is development, introspection not in production. */
-export function createGraphQLHandler(
-  deps: Deps,
-): (req: Request, clientAddress?: string | null) => Promise<Response> {
+export function createGraphQLHandler(deps: Deps): GraphQLHandler {
   const maskError = createMaskError(deps.logger);
   const yoga = createYoga<{ clientAddress?: string | null }>({
     schema,
@@ -91,7 +97,7 @@ export function createGraphQLHandler(
     // pipes every body through a TransformStream, a large share of a small query's cost.
     maxRequestBodySize: false,
   });
-  return async (req, clientAddress = null) => {
+  const fetch = async (req: Request, clientAddress: string | null = null) => {
     if (!req.body || declaredWithinLimit(req)) return await yoga.fetch(req, { clientAddress });
     const body = await readBody(req);
     return await yoga.fetch(
@@ -99,4 +105,5 @@ export function createGraphQLHandler(
       { clientAddress },
     );
   };
+  return { fetch, websocket: createWebSocketHandler(deps, yoga) };
 }

@@ -407,6 +407,26 @@ export async function rowAnswer(
   return answer;
 }
 
+/** What a field of `view`'s type selects, as a planner selection (plain data: it can key a cache). */
+export function selectionOf(view: View, info: GraphQLResolveInfo): Selection {
+  const t = new Translator(info.schema, info.fragments, info.variableValues);
+  return t.object(view, t.subSets(info.fieldNodes), [info.path.key]);
+}
+
+/**
+ * One row of `view` by id with `selection`, through the planner in one statement; null when the
+ * row is gone. The caller vouches that the id is of the actor's workspace (a live event of it,
+ * src/live/hub.ts): a `{view, id}` root is not scoped by the planner.
+ */
+export async function readRowById(
+  ctx: ActorContext,
+  view: View,
+  id: string,
+  selection: Selection,
+): Promise<unknown> {
+  return parsePlanned(await readOne(ctx, { key: "v", view, id, selection }));
+}
+
 /** `row`'s values under the response keys of `selection`; what the row lacks goes to `missing`. */
 function fromRow(
   view: View,

@@ -15,7 +15,7 @@ import type { z } from "zod";
 import type { Action } from "../auth/permissions.ts";
 import type { Principal } from "../auth/actor.ts";
 import type { ActorContext, Deps } from "../context.ts";
-import type { View } from "./view.ts";
+import type { EnumType, View } from "./view.ts";
 import { authorize } from "../auth/permissions.ts";
 import { AppError } from "./errors.ts";
 import { parseInput } from "./validation.ts";
@@ -188,4 +188,48 @@ async function runContext(access: Access, caller: CallerContext): Promise<unknow
       return ctx;
     }
   }
+}
+
+/**
+ * A live feed (a GraphQL subscription field, derived by src/graphql/derive.ts): who may subscribe
+ * (`action`, checked at subscribe), its id params (404 like a read when `check` finds no row of
+ * the workspace), and which live events of the subscriber's workspace it passes on. `select`
+ * turns a kept event into ids; every subscriber then reads the rows by id through the read
+ * planner with its own role and its own selection.
+ */
+export interface SubscriptionCapability<P extends Params = Params, E = unknown> {
+  kind: "subscription";
+  name: string;
+  summary: string;
+  action: Action;
+  params: P;
+  /** At subscribe, after access: throws (404) when a param names no row of the actor's workspace. */
+  check?(ctx: ActorContext, params: IdsOf<P>): Promise<void>;
+  /** What it answers for each kept event. */
+  output: SubscriptionOutput;
+  /** The answer's ids for an event of the workspace, or null to skip the event. */
+  select(event: E, params: IdsOf<P>): SubscriptionPayload | null;
+}
+
+export type SubscriptionOutput =
+  /** One row of `view`: the payload is `{ id }`. */
+  | { view: View }
+  /**
+   * An object type `name` with an enum field `type` (`typeEnum`) and row fields by id: the
+   * payload is `{ type, [row]: id | null }`.
+   */
+  | {
+    name: string;
+    description?: string;
+    typeEnum: EnumType;
+    rows: Readonly<Record<string, { view: View; nullable?: boolean; description?: string }>>;
+  };
+
+/** The ids of one answer: `{ id }` for a view, `{ type, ...rowIds }` for an object. */
+export type SubscriptionPayload = Readonly<Record<string, string | null>>;
+
+export function defineSubscription<const P extends Params, E>(
+  cap: Omit<SubscriptionCapability<P, E>, "kind">,
+): SubscriptionCapability<P, E> {
+  return { kind: "subscription", ...cap };
 }

@@ -14,8 +14,12 @@ export type EventType =
   | "human.transferred"
   | "intent.fired";
 
-/** The spec's events, plus `webhook.test`, which only ever targets one webhook. */
-export type DomainEventType = EventType | "webhook.test";
+/**
+ * The spec's events, plus `webhook.test`, which only ever targets one webhook, and
+ * `conversation.released` (HUMAN back to OPEN; data `{}`), which only live subscriptions follow:
+ * webhooks deliver the spec's events alone.
+ */
+export type DomainEventType = EventType | "webhook.test" | "conversation.released";
 
 export interface DomainEvent {
   type: DomainEventType;

@@ -9,6 +9,10 @@ import type { EventListener, SettledCheck } from "../shared/events.ts";
 import type { JobQueue } from "../shared/jobs.ts";
 import { sha256Hex } from "../shared/crypto.ts";
 import { type DeliveryJob, WEBHOOK_DELIVERY_QUEUE } from "./delivery.ts";
+import { WEBHOOK_EVENTS } from "./schemas.ts";
+
+/** What webhooks deliver: the spec's events and the test event; internal events are not stored. */
+const DELIVERED: ReadonlySet<string> = new Set([...WEBHOOK_EVENTS, "webhook.test"]);
 
 /** X-Idempotency-Key of every delivery of an event: hex SHA-256 of the event's id. */
 export function idempotencyKeyOf(eventId: string): string {
@@ -22,6 +26,7 @@ export function idempotencyKeyOf(eventId: string): string {
  */
 export function webhookListener(jobs: JobQueue): EventListener {
   return async (tx, event) => {
+    if (!DELIVERED.has(event.type)) return;
     const target = event.type === "webhook.test" ? event.webhookId ?? null : null;
     const conversationId = event.conversationId ?? null;
     const key = idempotencyKeyOf(event.id);

@@ -1,0 +1,220 @@
+/**
+ * Live events across server processes: an event-bus listener sends each live event with
+ * `pg_notify` inside the publishing transaction (PostgreSQL delivers it on COMMIT, never for a
+ * rollback), and one dedicated LISTEN connection per process hands what arrives to the local
+ * subscribers of the event's workspace. The payload carries ids only (NOTIFY caps it at 8000 bytes);
+ * each subscriber reads the rows itself, with its own role and selection.
+ */
+import pg from "pg";
+import type { DomainEventType, EventListener } from "../shared/events.ts";
+import type { Logger } from "../shared/logger.ts";
+import { SharedSubscriptions } from "./shared_subscriptions.ts";
+
+/** The NOTIFY channel of live events. */
+export const LIVE_CHANNEL = "switchboard_live";
+
+/** Domain events that subscriptions follow (`conversation.released` is internal: no webhook has it). */
+export const LIVE_EVENT_TYPES: ReadonlySet<DomainEventType> = new Set<DomainEventType>([
+  "conversation.opened",
+  "conversation.closed",
+  "conversation.released",
+  "human.transferred",
+  "message.received",
+  "message.sent",
+]);
+
+/** What crosses processes: the event's type and the ids it names. */
+export interface LiveEvent {
+  id: string;
+  type: DomainEventType;
+  workspaceId: string;
+  agentId: string;
+  conversationId: string | null;
+  messageId: string | null;
+}
+
+/** Events queued for one subscriber that does not keep up; older ones are dropped beyond it. */
+const MAX_QUEUED = 1_000;
+const RECONNECT_MIN_MS = 100;
+const RECONNECT_MAX_MS = 5_000;
+
+type Deliver = (event: LiveEvent) => void;
+
+export class LiveHub {
+  readonly #byWorkspace = new Map<string, Set<Deliver>>();
+  /** Identical graphql-ws subscriptions of this process, run once (./shared_subscriptions.ts). */
+  readonly shared = new SharedSubscriptions();
+  /** Ends each open stream (at stop, so SSE responses and sockets complete). */
+  readonly #streams = new Set<() => void>();
+  #client: pg.Client | undefined;
+  #stopped = false;
+  #retryMs = RECONNECT_MIN_MS;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly databaseUrl: string, private readonly logger: Logger) {}
+
+  /**
+   * The bus listener: `pg_notify` in the publisher's transaction. Only live event types; the
+   * message id comes from `data.message.id` (decisions.md "Conversations").
+   */
+  listener(): EventListener {
+    return async (tx, event) => {
+      if (!LIVE_EVENT_TYPES.has(event.type)) return;
+      const message = event.data.message as { id?: unknown } | undefined;
+      const live: LiveEvent = {
+        id: event.id,
+        type: event.type,
+        workspaceId: event.workspaceId,
+        agentId: event.agentId,
+        conversationId: event.conversationId ?? null,
+        messageId: typeof message?.id === "string" ? message.id : null,
+      };
+      await tx.$executeRaw`SELECT pg_notify(${LIVE_CHANNEL}, ${JSON.stringify(live)})`;
+    };
+  }
+
+  /** Opens the LISTEN connection; resolves once it listens. */
+  async start(): Promise<void> {
+    await this.#connect();
+  }
+
+  async #connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.databaseUrl });
+    client.on("notification", (n) => {
+      if (n.channel !== LIVE_CHANNEL || !n.payload) return;
+      try {
+        this.#dispatch(JSON.parse(n.payload) as LiveEvent);
+      } catch (error) {
+        this.logger.error("live event not dispatched", { error });
+      }
+    });
+    // A lost connection is reopened with backoff; events notified meanwhile are not seen here.
+    client.on(
+      "error",
+      (error) => this.logger.warn("live LISTEN connection failed", { error: String(error) }),
+    );
+    client.on("end", () => {
+      if (this.#client === client) this.#client = undefined;
+      this.#scheduleReconnect();
+    });
+    await client.connect();
+    await client.query(`LISTEN ${LIVE_CHANNEL}`);
+    if (this.#stopped) {
+      await client.end();
+      return;
+    }
+    this.#client = client;
+    this.#retryMs = RECONNECT_MIN_MS;
+  }
+
+  #scheduleReconnect() {
+    if (this.#stopped || this.#retryTimer !== undefined) return;
+    const wait = this.#retryMs;
+    this.#retryMs = Math.min(this.#retryMs * 2, RECONNECT_MAX_MS);
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      this.#connect().catch((error) => {
+        this.logger.warn("live LISTEN reconnect failed", { error: String(error) });
+        this.#scheduleReconnect();
+      });
+    }, wait);
+  }
+
+  #dispatch(event: LiveEvent) {
+    const subscribers = this.#byWorkspace.get(event.workspaceId);
+    if (!subscribers) return;
+    for (const deliver of subscribers) deliver(event);
+  }
+
+  /** Calls `deliver` for each live event of the workspace until the returned function is called. */
+  subscribe(workspaceId: string, deliver: Deliver): () => void {
+    let set = this.#byWorkspace.get(workspaceId);
+    if (!set) this.#byWorkspace.set(workspaceId, set = new Set());
+    set.add(deliver);
+    return () => {
+      set.delete(deliver);
+      if (set.size === 0 && this.#byWorkspace.get(workspaceId) === set) this.#byWorkspace.delete(workspaceId);
+    };
+  }
+
+  /**
+   * The workspace's live events that `select` keeps, as an async iterator (a GraphQL
+   * subscription's source), in the order they were committed. `select` runs as each event
+   * arrives and may be async (a read); it resolving to null skips the event, and it throwing ends
+   * the iterator with that error. `return()` unsubscribes at once, even while `next()` waits.
+   */
+  stream<T>(
+    workspaceId: string,
+    select: (event: LiveEvent) => T | null | Promise<T | null>,
+  ): AsyncIterableIterator<T> {
+    const queue: Promise<T | null>[] = [];
+    let wake: (() => void) | undefined;
+    let done = false;
+    const unsubscribe = this.subscribe(workspaceId, (event) => {
+      if (done) return;
+      let value: Promise<T | null>;
+      try {
+        value = Promise.resolve(select(event));
+      } catch (error) {
+        value = Promise.reject(error);
+      }
+      value.catch(() => {}); // seen by next(), which rethrows it
+      if (queue.length >= MAX_QUEUED) queue.shift();
+      queue.push(value);
+      wake?.();
+    });
+    const finish = (): Promise<IteratorResult<T>> => {
+      done = true;
+      unsubscribe();
+      this.#streams.delete(finish);
+      queue.length = 0;
+      wake?.();
+      return Promise.resolve({ value: undefined, done: true });
+    };
+    this.#streams.add(finish);
+    const next = async (): Promise<IteratorResult<T>> => {
+      for (;;) {
+        if (done) return { value: undefined, done: true };
+        const head = queue.shift();
+        if (!head) {
+          await new Promise<void>((resolve) => wake = resolve);
+          wake = undefined;
+          continue;
+        }
+        let value: T | null;
+        try {
+          value = await head;
+        } catch (error) {
+          await finish();
+          throw error;
+        }
+        if (value !== null) return { value, done: false };
+      }
+    };
+    return {
+      next,
+      return: finish,
+      throw: (error) => finish().then(() => Promise.reject(error)),
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
+
+  /** Local subscribers (bench and tests). */
+  get subscribers(): number {
+    let n = 0;
+    for (const set of this.#byWorkspace.values()) n += set.size;
+    return n;
+  }
+
+  /** Ends every stream and closes the LISTEN connection; no reconnect after this. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const finish of [...this.#streams]) finish();
+    clearTimeout(this.#retryTimer);
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => {});
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * One execution for identical subscriptions: operations with the same credential, workspace,
+ * document, operation name and variables get the same results (the same actor reads the same rows
+ * with the same selection), so the first one runs and later ones join its results. Each member has
+ * its own queue; the execution ends when its last member leaves. A result is shared as an object:
+ * each transport serializes it for its own client.
+ */
+import type { DocumentNode, ExecutionResult } from "graphql";
+
+type Results = AsyncIterator<ExecutionResult>;
+
+interface Member {
+  push(result: ExecutionResult): void;
+  end(error?: unknown): void;
+}
+
+const documentIds = new WeakMap<DocumentNode, number>();
+let nextDocumentId = 0;
+
+/** The key of identical operations; null when the operation has no credential to group by. */
+export function shareKey(options: {
+  authorization: string | null;
+  workspaceId: string | null;
+  document: DocumentNode;
+  operationName?: string | null;
+  variables?: unknown;
+}): string | null {
+  if (!options.authorization || !options.workspaceId) return null;
+  let id = documentIds.get(options.document);
+  if (id === undefined) documentIds.set(options.document, id = nextDocumentId++);
+  return JSON.stringify([
+    options.authorization,
+    options.workspaceId,
+    id,
+    options.operationName ?? null,
+    options.variables ?? null,
+  ]);
+}
+
+export class SharedSubscriptions {
+  readonly #running = new Map<string, { members: Set<Member>; source: Results }>();
+
+  /**
+   * The results of `key`: joins a running execution, or calls `start` and shares its results when
+   * they are a stream (a single result, such as a refusal, is not shared).
+   */
+  async subscribe(
+    key: string,
+    start: () => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>,
+  ): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
+    const running = this.#running.get(key);
+    if (running) return this.#join(key, running);
+    const result = await start();
+    if (!(Symbol.asyncIterator in result)) return result;
+    // Another identical operation may have started meanwhile: both stay valid, this one unshared.
+    if (this.#running.has(key)) return result as AsyncIterableIterator<ExecutionResult>;
+    const entry = { members: new Set<Member>(), source: result[Symbol.asyncIterator]() };
+    this.#running.set(key, entry);
+    const member = this.#join(key, entry);
+    void this.#pump(key, entry);
+    return member;
+  }
+
+  /** Operations sharing the running executions (tests and the bench). */
+  get members(): number {
+    let n = 0;
+    for (const entry of this.#running.values()) n += entry.members.size;
+    return n;
+  }
+
+  async #pump(key: string, entry: { members: Set<Member>; source: Results }) {
+    try {
+      for (;;) {
+        const next = await entry.source.next();
+        if (next.done) break;
+        for (const member of entry.members) member.push(next.value);
+      }
+      for (const member of [...entry.members]) member.end();
+    } catch (error) {
+      for (const member of [...entry.members]) member.end(error);
+    } finally {
+      if (this.#running.get(key) === entry) this.#running.delete(key);
+    }
+  }
+
+  #join(
+    key: string,
+    entry: { members: Set<Member>; source: Results },
+  ): AsyncIterableIterator<ExecutionResult> {
+    const queue: ExecutionResult[] = [];
+    let wake: (() => void) | undefined;
+    let ended = false;
+    let failure: unknown;
+    const member: Member = {
+      push(result) {
+        queue.push(result);
+        wake?.();
+      },
+      end(error) {
+        ended = true;
+        failure = error;
+        entry.members.delete(member);
+        wake?.();
+      },
+    };
+    entry.members.add(member);
+    const leave = (): Promise<IteratorResult<ExecutionResult>> => {
+      ended = true;
+      queue.length = 0;
+      entry.members.delete(member);
+      wake?.();
+      // The last one out stops the execution (its live stream unsubscribes).
+      if (entry.members.size === 0 && this.#running.get(key) === entry) {
+        this.#running.delete(key);
+        void entry.source.return?.();
+      }
+      return Promise.resolve({ value: undefined, done: true });
+    };
+    return {
+      async next(): Promise<IteratorResult<ExecutionResult>> {
+        for (;;) {
+          if (queue.length) return { value: queue.shift()!, done: false };
+          if (ended) {
+            if (failure !== undefined) {
+              const error = failure;
+              failure = undefined;
+              throw error;
+            }
+            return { value: undefined, done: true };
+          }
+          await new Promise<void>((resolve) => wake = resolve);
+          wake = undefined;
+        }
+      },
+      return: leave,
+      throw: (error) => leave().then(() => Promise.reject(error)),
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
+  }
+}

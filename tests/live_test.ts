@@ -1,0 +1,652 @@
+/**
+ * Live feeds (issue 9 section 4): GraphQL subscriptions over graphql-ws and SSE on /graphql, fed
+ * by LISTEN/NOTIFY so an event committed through one server process reaches the subscribers of
+ * another. Events are published with the bus directly, after inserting the rows they name.
+ */
+import assert from "node:assert/strict";
+import { type Client as WsClient, createClient } from "graphql-ws";
+import { type App, buildApp } from "../src/app.ts";
+import { loadConfig } from "../src/config.ts";
+import { silentLogger } from "../src/shared/logger.ts";
+import { createPrisma, type Db } from "../src/db/client.ts";
+import type { DomainEvent } from "../src/shared/events.ts";
+import { RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
+import { publish, seedConversation } from "./_helpers/events.ts";
+import { eventually } from "./_helpers/receiver.ts";
+
+const JWT_SECRET = "test-secret-test-secret-test-secret-0123456789";
+
+/** A second server process on the same database (its own pool, bus and LISTEN connection). */
+async function secondApp(t: TestApp, options: { db?: Db } = {}): Promise<App> {
+  const config = loadConfig({
+    DATABASE_URL: t.db.url,
+    JWT_SECRET,
+    SECRETS_KEY: TEST_SECRETS_KEY,
+    OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
+    APP_ENV: "test",
+    PORT: "0",
+  });
+  return await buildApp(config, { logger: silentLogger, bootstrap: false, workers: false, ...options });
+}
+
+interface Credentials {
+  token: string;
+  workspaceId: string;
+}
+
+/** A graphql-ws client of the server on `port`, authenticated by connection_init. */
+function wsClient(port: number, who: Credentials): WsClient {
+  return createClient({
+    url: `ws://127.0.0.1:${port}/graphql`,
+    connectionParams: { authorization: `Bearer ${who.token}`, "x-workspace-id": who.workspaceId },
+    retryAttempts: 0,
+    lazy: true,
+  });
+}
+
+// deno-lint-ignore no-explicit-any
+type Result = { data?: any; errors?: any[] };
+
+/** A subscription's results, one at a time. */
+function subscribe(client: WsClient, query: string, variables: Record<string, unknown>) {
+  const iterator = client.iterate<Result["data"]>({ query, variables })[Symbol.asyncIterator]();
+  return {
+    next: async (): Promise<Result> => {
+      const r = await iterator.next();
+      if (r.done) throw new Error("the subscription completed");
+      return r.value as Result;
+    },
+    /** Resolves once the server completed the subscription. */
+    ended: async () => assert.equal((await iterator.next()).done, true),
+    stop: () => iterator.return?.(),
+  };
+}
+
+/** Waits until `app` has `n` local subscribers (the subscribe message has been handled). */
+const subscribed = (app: App, n: number) =>
+  eventually(() => Promise.resolve(app.deps.live.subscribers >= n || undefined));
+/** Waits until every subscription of `app` has ended (its live stream unsubscribed). */
+const unsubscribed = (app: App) =>
+  eventually(() => Promise.resolve(app.deps.live.subscribers === 0 || undefined));
+
+/** A message of the conversation, stored as the pipeline would, and its `message.*` event. */
+async function addMessage(
+  app: App,
+  seeded: Awaited<ReturnType<typeof seedConversation>>,
+  content: string,
+): Promise<{ id: string; event: DomainEvent }> {
+  const { conversation } = seeded;
+  const message = await app.deps.db.message.create({
+    data: {
+      conversationId: conversation.id,
+      channelId: conversation.channelId,
+      direction: "INBOUND",
+      senderKind: "CUSTOMER",
+      content,
+    },
+  });
+  return {
+    id: message.id,
+    event: {
+      type: "message.received",
+      workspaceId: conversation.workspaceId,
+      agentId: conversation.agentId,
+      conversationId: conversation.id,
+      data: {
+        message: { id: message.id, type: "TEXT", content, createdAt: message.createdAt.toISOString() },
+      },
+    },
+  };
+}
+
+const CONVERSATION_EVENTS = `subscription ($agentId: ID!) {
+  conversationEvents(agentId: $agentId) { type conversation { id status } message { id content sender } }
+}`;
+
+Deno.test("a subscriber on one process receives an event committed through another, and nothing of a rollback", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  const b = await secondApp(t);
+  let client: WsClient | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const viewer = await t.seed.member(workspaceId, "VIEWER");
+
+    client = wsClient(port, { token: viewer.token, workspaceId });
+    const sub = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    await subscribed(t.app, 1);
+
+    // Rolled back on instance B: its NOTIFY is never delivered.
+    const lost = await addMessage(b, seeded, "never committed");
+    await assert.rejects(
+      b.deps.db.$transaction(async (tx) => {
+        await b.deps.events.publish(tx, lost.event);
+        throw new Error("rollback");
+      }),
+      /rollback/,
+    );
+    // Committed on instance B.
+    const kept = await addMessage(b, seeded, "Olá!");
+    await publish(b, kept.event);
+
+    const first = await sub.next();
+    assert.deepEqual(first, {
+      data: {
+        conversationEvents: {
+          type: "MESSAGE_ADDED",
+          conversation: { id: seeded.conversation.id, status: "OPEN" },
+          message: { id: kept.id, content: "Olá!", sender: "CUSTOMER" },
+        },
+      },
+    });
+
+    // A status change, then a close, in the order committed.
+    await t.app.deps.db.conversation.update({
+      where: { id: seeded.conversation.id },
+      data: { status: "HUMAN" },
+    });
+    await publish(b, {
+      type: "human.transferred",
+      workspaceId,
+      agentId: agent.id,
+      conversationId: seeded.conversation.id,
+      data: { transferSummary: "wants a person", reason: "MANUAL" },
+    });
+    await publish(b, {
+      type: "conversation.closed",
+      workspaceId,
+      agentId: agent.id,
+      conversationId: seeded.conversation.id,
+      data: { reason: "MANUAL" },
+    });
+    const changed = await sub.next();
+    assert.deepEqual(changed.data.conversationEvents, {
+      type: "STATUS_CHANGED",
+      conversation: { id: seeded.conversation.id, status: "HUMAN" },
+      message: null,
+    });
+    assert.equal((await sub.next()).data.conversationEvents.type, "CLOSED");
+    await sub.stop();
+    await unsubscribed(t.app);
+  } finally {
+    await client?.dispose();
+    await b.stop();
+    await t.close();
+  }
+});
+
+/** The close event of a raw graphql-ws socket after `connection_init` with `payload`. */
+async function closeCodeAfterInit(port: number, payload: unknown): Promise<number> {
+  const socket = new WebSocket(`ws://127.0.0.1:${port}/graphql`, "graphql-transport-ws");
+  const closed = new Promise<number>((resolve) => socket.onclose = (e) => resolve(e.code));
+  await new Promise((resolve) => socket.onopen = resolve);
+  socket.send(JSON.stringify({ type: "connection_init", payload }));
+  return await closed;
+}
+
+Deno.test("connection_init refuses bad credentials with 4401 and a foreign workspace with 4403", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  try {
+    const { port } = await t.app.start();
+    const w1 = await t.seed.workspace("One");
+    const w2 = await t.seed.workspace("Two");
+    assert.equal(await closeCodeAfterInit(port, {}), 4401);
+    assert.equal(
+      await closeCodeAfterInit(port, {
+        authorization: "Bearer not-a-token",
+        "x-workspace-id": w1.workspaceId,
+      }),
+      4401,
+    );
+    assert.equal(
+      await closeCodeAfterInit(port, {
+        authorization: `Bearer ${w2.owner.token}`,
+        "x-workspace-id": w1.workspaceId,
+      }),
+      4403,
+    );
+    assert.equal(await closeCodeAfterInit(port, { authorization: `Bearer ${w1.owner.token}` }), 4400);
+
+    // Logged out: the session's JWT is refused at connect.
+    const member = await t.seed.member(w1.workspaceId, "VIEWER");
+    assert.equal((await member.client.post("/api/auth/logout")).status, 204);
+    assert.equal(
+      await closeCodeAfterInit(port, {
+        authorization: `Bearer ${member.token}`,
+        "x-workspace-id": w1.workspaceId,
+      }),
+      4401,
+    );
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("a subscriber of another workspace gets nothing, and a foreign agent or conversation is NOT_FOUND", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  let client: WsClient | undefined;
+  try {
+    const { port } = await t.app.start();
+    const w1 = await t.seed.workspace("One");
+    const w2 = await t.seed.workspace("Two");
+    const agent1 = await t.seed.agent(w1.owner.client);
+    const agent2 = await t.seed.agent(w2.owner.client);
+    const conv1 = await seedConversation(t.app, w1.workspaceId, agent1.id);
+    const conv2 = await seedConversation(t.app, w2.workspaceId, agent2.id);
+    const viewer2 = await t.seed.member(w2.workspaceId, "VIEWER");
+    client = wsClient(port, { token: viewer2.token, workspaceId: w2.workspaceId });
+
+    // Foreign ids are refused at subscribe, as unknown ones are.
+    for (
+      const [query, variables] of [
+        [CONVERSATION_EVENTS, { agentId: agent1.id }],
+        [`subscription ($id: ID!) { messageAdded(conversationId: $id) { id } }`, {
+          id: conv1.conversation.id,
+        }],
+        [CONVERSATION_EVENTS, { agentId: "no-such-agent" }],
+      ] as const
+    ) {
+      const refused = await subscribe(client, query, variables).next();
+      assert.equal(refused.errors?.length, 1);
+      assert.equal(refused.errors![0].extensions.code, "NOT_FOUND");
+    }
+
+    const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent2.id });
+    const messages = subscribe(
+      client,
+      `subscription ($id: ID!) { messageAdded(conversationId: $id) { id content } }`,
+      { id: conv2.conversation.id },
+    );
+    await subscribed(t.app, 2);
+    // W1's event first, then W2's: W2's subscribers see only their own.
+    await publish(t.app, (await addMessage(t.app, conv1, "for W1 only")).event);
+    const mine = await addMessage(t.app, conv2, "for W2");
+    await publish(t.app, mine.event);
+    assert.equal((await feed.next()).data.conversationEvents.message.content, "for W2");
+    assert.deepEqual((await messages.next()).data, { messageAdded: { id: mine.id, content: "for W2" } });
+  } finally {
+    await client?.dispose();
+    await t.close();
+  }
+});
+
+Deno.test("a subscription answers exactly its selection, read for each subscriber", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  let client: WsClient | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const member = await t.seed.member(workspaceId, "AGENT");
+    client = wsClient(port, { token: member.token, workspaceId });
+    const sub = subscribe(
+      client,
+      `subscription ($agentId: ID!) {
+        conversationEvents(agentId: $agentId) {
+          kind: type
+          conversation { status who: contact { name } channel { label } __typename }
+        }
+      }`,
+      { agentId: agent.id },
+    );
+    await subscribed(t.app, 1);
+    await publish(t.app, {
+      type: "conversation.opened",
+      workspaceId,
+      agentId: agent.id,
+      conversationId: seeded.conversation.id,
+      data: {},
+    });
+    assert.deepEqual((await sub.next()).data, {
+      conversationEvents: {
+        kind: "OPENED",
+        conversation: {
+          status: "OPEN",
+          who: { name: "Maria Silva" },
+          channel: { label: "Sales line" },
+          __typename: "Conversation",
+        },
+      },
+    });
+  } finally {
+    await client?.dispose();
+    await t.close();
+  }
+});
+
+Deno.test("subscription documents obey the document limits", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  let client: WsClient | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    client = wsClient(port, { token: owner.token, workspaceId });
+    const aliases = Array.from({ length: 31 }, (_, i) => `a${i}: __typename`).join(" ");
+    const query = `subscription ($agentId: ID!) { conversationEvents(agentId: $agentId) { ${aliases} } }`;
+    await assert.rejects(
+      subscribe(client, query, { agentId: agent.id }).next(),
+      // graphql-ws rejects the iterator with the error messages the server sent.
+      (errors: unknown) => {
+        const list = errors as Array<{ extensions?: { code?: string } }>;
+        assert.equal(list[0].extensions?.code, "QUERY_TOO_COMPLEX");
+        return true;
+      },
+    );
+    assert.equal(t.app.deps.live.subscribers, 0);
+  } finally {
+    await client?.dispose();
+    await t.close();
+  }
+});
+
+/** Reads server-sent events from a response body, one `event: next` at a time. */
+function sseEvents(body: ReadableStream<Uint8Array>) {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  return {
+    async next(): Promise<{ event: string; data: string }> {
+      for (;;) {
+        const end = buffer.indexOf("\n\n");
+        if (end >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const lines = block.split("\n").filter((l) => !l.startsWith(":") && l);
+          if (!lines.length) continue; // a keep-alive comment
+          const field = (name: string) =>
+            lines.filter((l) => l.startsWith(`${name}:`)).map((l) => l.slice(name.length + 1).trim()).join(
+              "\n",
+            );
+          return { event: field("event"), data: field("data") };
+        }
+        const { value, done } = await reader.read();
+        if (done) throw new Error("the stream ended");
+        buffer += decoder.decode(value, { stream: true });
+      }
+    },
+    cancel: () => reader.cancel(),
+  };
+}
+
+Deno.test("SSE (graphql-sse distinct connections) delivers the same event", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  const b = await secondApp(t);
+  let events: ReturnType<typeof sseEvents> | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const viewer = await t.seed.member(workspaceId, "VIEWER");
+    const res = await fetch(`http://127.0.0.1:${port}/graphql`, {
+      method: "POST",
+      headers: {
+        accept: "text/event-stream",
+        "content-type": "application/json",
+        authorization: `Bearer ${viewer.token}`,
+        "x-workspace-id": workspaceId,
+      },
+      body: JSON.stringify({
+        query: `subscription ($id: ID!) { messageAdded(conversationId: $id) { id content sender } }`,
+        variables: { id: seeded.conversation.id },
+      }),
+    });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
+    events = sseEvents(res.body!);
+    await subscribed(t.app, 1);
+    const added = await addMessage(b, seeded, "via SSE");
+    await publish(b, added.event);
+    const next = await events.next();
+    assert.equal(next.event, "next");
+    assert.deepEqual(JSON.parse(next.data), {
+      data: { messageAdded: { id: added.id, content: "via SSE", sender: "CUSTOMER" } },
+    });
+
+    // Refused at subscribe: one `next` with the error, then `complete`.
+    const refused = await fetch(`http://127.0.0.1:${port}/graphql`, {
+      method: "POST",
+      headers: {
+        accept: "text/event-stream",
+        "content-type": "application/json",
+        authorization: `Bearer ${viewer.token}`,
+        "x-workspace-id": workspaceId,
+      },
+      body: JSON.stringify({ query: `subscription { messageAdded(conversationId: "nope") { id } }` }),
+    });
+    const refusedEvents = sseEvents(refused.body!);
+    const error = await refusedEvents.next();
+    assert.equal(error.event, "next");
+    assert.equal(JSON.parse(error.data).errors[0].extensions.code, "NOT_FOUND");
+    assert.equal((await refusedEvents.next()).event, "complete");
+  } finally {
+    await events?.cancel();
+    await unsubscribed(t.app);
+    await b.stop();
+    await t.close();
+  }
+});
+
+Deno.test("a logout or a removed membership ends the feed with its error at the next event", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  const clients: WsClient[] = [];
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const leaving = await t.seed.member(workspaceId, "AGENT");
+    const removed = await t.seed.member(workspaceId, "VIEWER");
+    const staying = await t.seed.member(workspaceId, "VIEWER");
+    const feeds = [leaving, removed, staying].map((who) => {
+      const client = wsClient(port, { token: who.token, workspaceId });
+      clients.push(client);
+      return subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    });
+    await subscribed(t.app, 3);
+    assert.equal((await leaving.client.post("/api/auth/logout")).status, 204);
+    await t.app.deps.db.membership.deleteMany({ where: { userId: removed.userId, workspaceId } });
+
+    await publish(t.app, (await addMessage(t.app, seeded, "after")).event);
+    const [loggedOut, gone, kept] = await Promise.all(feeds.map((f) => f.next()));
+    assert.equal(loggedOut.errors?.[0].extensions.code, "UNAUTHENTICATED");
+    assert.equal(gone.errors?.[0].extensions.code, "FORBIDDEN");
+    assert.equal(kept.data.conversationEvents.message.content, "after");
+    await feeds[0].ended();
+    await feeds[1].ended();
+    await eventually(() => Promise.resolve(t.app.deps.live.subscribers === 1 || undefined));
+  } finally {
+    for (const client of clients) await client.dispose();
+    await t.close();
+  }
+});
+
+Deno.test("subscribers with one role and one selection share one read per event", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  const statements: string[] = [];
+  const b = await secondApp(t, { db: createPrisma(t.db.url, { onQuery: (sql) => statements.push(sql) }) });
+  const clients: WsClient[] = [];
+  try {
+    const { port } = await b.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const viewers = await Promise.all([1, 2, 3].map(() => t.seed.member(workspaceId, "VIEWER")));
+    const feeds = viewers.map((who) => {
+      const client = wsClient(port, { token: who.token, workspaceId });
+      clients.push(client);
+      return subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    });
+    await subscribed(b, 3);
+    statements.length = 0;
+    const added = await addMessage(t.app, seeded, "shared");
+    await publish(t.app, added.event);
+    for (const feed of feeds) assert.equal((await feed.next()).data.conversationEvents.message.id, added.id);
+    // One credential check per subscriber (three people), one read per row (conversation, message).
+    assert.equal(statements.length, 5, statements.join("\n"));
+  } finally {
+    for (const client of clients) await client.dispose();
+    await b.stop();
+    await t.close();
+  }
+});
+
+Deno.test("the LISTEN connection is reopened after it is lost, and later events arrive", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  let client: WsClient | undefined;
+  const listeners = async () =>
+    (await t.app.deps.db.$queryRaw<Array<{ pid: number }>>`
+      SELECT pid FROM pg_stat_activity
+       WHERE datname = current_database() AND query = 'LISTEN switchboard_live'`).map((r) => r.pid);
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    client = wsClient(port, { token: owner.token, workspaceId });
+    const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    await subscribed(t.app, 1);
+
+    const [before] = await listeners();
+    assert.ok(before, "one LISTEN connection");
+    await t.app.deps.db.$queryRaw`SELECT pg_terminate_backend(${before}::int)`;
+    await eventually(async () => {
+      const now = await listeners();
+      return now.length === 1 && now[0] !== before || undefined;
+    });
+    const added = await addMessage(t.app, seeded, "after the reconnect");
+    await publish(t.app, added.event);
+    assert.equal((await feed.next()).data.conversationEvents.message.id, added.id);
+  } finally {
+    await client?.dispose();
+    await t.close();
+  }
+});
+
+Deno.test("stopping the app completes open SSE and graphql-ws subscriptions", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  let client: WsClient | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    client = wsClient(port, { token: owner.token, workspaceId });
+    const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    const res = await fetch(`http://127.0.0.1:${port}/graphql`, {
+      method: "POST",
+      headers: {
+        accept: "text/event-stream",
+        "content-type": "application/json",
+        authorization: `Bearer ${owner.token}`,
+        "x-workspace-id": workspaceId,
+      },
+      body: JSON.stringify({ query: CONVERSATION_EVENTS, variables: { agentId: agent.id } }),
+    });
+    const events = sseEvents(res.body!);
+    await subscribed(t.app, 2);
+    const stopped = t.app.stop();
+    assert.equal((await events.next()).event, "complete");
+    await feed.ended();
+    await stopped;
+  } finally {
+    await client?.dispose();
+    await t.db.drop();
+  }
+});
+
+Deno.test("queries also run over graphql-ws; a subscription over plain JSON HTTP is a 4xx", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  let client: WsClient | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    client = wsClient(port, { token: owner.token, workspaceId });
+    const read = await subscribe(client, `query ($id: ID!) { agent(id: $id) { id name } }`, { id: agent.id })
+      .next();
+    assert.deepEqual(read, { data: { agent: { id: agent.id, name: "Ana" } } });
+
+    const res = await owner.client.post(
+      "/graphql",
+      { query: CONVERSATION_EVENTS, variables: { agentId: agent.id } },
+      { accept: "application/json" },
+    );
+    assert.equal(res.status, 406, JSON.stringify(res.body));
+  } finally {
+    await client?.dispose();
+    await t.close();
+  }
+});
+
+Deno.test("conversation.released is a STATUS_CHANGED for subscribers and nothing for webhooks", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  let client: WsClient | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    client = wsClient(port, { token: owner.token, workspaceId });
+    const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    await subscribed(t.app, 1);
+    const id = await publish(t.app, {
+      type: "conversation.released",
+      workspaceId,
+      agentId: agent.id,
+      conversationId: seeded.conversation.id,
+      data: {},
+    });
+    assert.deepEqual((await feed.next()).data.conversationEvents, {
+      type: "STATUS_CHANGED",
+      conversation: { id: seeded.conversation.id, status: "OPEN" },
+      message: null,
+    });
+    assert.equal(await t.app.deps.db.domainEvent.count({ where: { id } }), 0, "not stored for webhooks");
+  } finally {
+    await client?.dispose();
+    await t.close();
+  }
+});
+
+Deno.test("identical subscriptions of one credential share one execution, until the last one leaves", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  const clients: WsClient[] = [];
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const feeds = [1, 2, 3].map(() => {
+      const client = wsClient(port, { token: owner.token, workspaceId });
+      clients.push(client);
+      return subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    });
+    const live = t.app.deps.live;
+    await eventually(() => Promise.resolve(live.shared.members === 3 || undefined));
+    assert.equal(live.subscribers, 1, "one execution, one live stream");
+
+    const first = await addMessage(t.app, seeded, "to all three");
+    await publish(t.app, first.event);
+    for (const feed of feeds) assert.equal((await feed.next()).data.conversationEvents.message.id, first.id);
+
+    // One leaves: the others keep the shared execution.
+    await feeds[0].stop();
+    await eventually(() => Promise.resolve(live.shared.members === 2 || undefined));
+    const second = await addMessage(t.app, seeded, "to two");
+    await publish(t.app, second.event);
+    for (const feed of feeds.slice(1)) {
+      assert.equal((await feed.next()).data.conversationEvents.message.id, second.id);
+    }
+    await feeds[1].stop();
+    await feeds[2].stop();
+    await unsubscribed(t.app);
+    assert.equal(live.shared.members, 0);
+  } finally {
+    for (const client of clients) await client.dispose();
+    await t.close();
+  }
+});
