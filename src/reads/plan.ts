@@ -99,7 +99,7 @@ export const maxPageOf = (shape: PageShape) => shape.kind === "connection" ? LIM
 // ---------------------------------------------------------------------------------------------
 // Presented fields. SQL wraps the stored value as `["\u0000<n>", value]`: PostgreSQL text cannot
 // hold NUL and jsonb refuses \u0000, so no stored value serializes to a string starting with
-// that escape; a cheap `includes` finds whether an answer has any.
+// that escape: an escape `\u0000` right after a quote is a marker (see nextMark).
 
 const presenters: NonNullable<FieldSpec["present"]>[] = [];
 const presenterIds = new Map<NonNullable<FieldSpec["present"]>, number>();
