@@ -364,9 +364,11 @@ export async function runNestedBench(): Promise<void> {
       const role = "bench_switchboard";
       const url = await loginAs(role);
       const port = freePort();
+      const profile = Deno.env.get("BENCH_CPU_PROFILE");
       const pid = await spawn(Deno.execPath(), deno("bench/serve_app.ts"), {
         DATABASE_URL: url,
         PORT: String(port),
+        ...(profile ? { BENCH_CPU_PROFILE: profile } : {}),
       });
       servers.switchboard = {
         label: "Switchboard `/graphql`, API token",
@@ -557,6 +559,7 @@ ${postgraphileQuery("<workspace id>")}
     await Deno.writeTextFile(RESULTS, md + await handWritten(RESULTS));
     console.log(md);
   } finally {
+    await writeProfile(children);
     for (const c of children) {
       try {
         c.kill("SIGTERM");
@@ -566,6 +569,19 @@ ${postgraphileQuery("<workspace id>")}
     await db.stop();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
+}
+
+/** With BENCH_CPU_PROFILE, asks Switchboard's server (the last child) for its CPU profile and waits for it. */
+async function writeProfile(children: Deno.ChildProcess[]): Promise<void> {
+  const to = Deno.env.get("BENCH_CPU_PROFILE");
+  if (!to || children.length === 0) return;
+  await Deno.remove(to).catch(() => {});
+  children[children.length - 1].kill("SIGUSR2");
+  for (let i = 0; i < 600; i++) {
+    if (await Deno.stat(to).then(() => true, () => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  console.error(`no CPU profile at ${to} after 60 s`);
 }
 
 if (import.meta.main) await runNestedBench();

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { Client, startTestApp, type TestApp } from "./_helpers/app.ts";
 import { createTestDatabase } from "./_helpers/db.ts";
-import { createPrisma } from "../src/db/client.ts";
+import { createPrisma, statementNames } from "../src/db/client.ts";
 import { authenticateActor } from "../src/auth/authenticate.ts";
 import type { ActorContext } from "../src/context.ts";
 import { plan, type Root, runReads } from "../src/reads/plan.ts";
@@ -407,6 +407,41 @@ Deno.test("a GraphQL read is one data statement after the credential's, its text
     await db.$disconnect();
     await database.drop();
   }
+});
+
+Deno.test("a planned read is a named statement: PostgreSQL parses and plans it once per connection", async () => {
+  const database = await createTestDatabase();
+  // One connection, so the session that prepared the statement is the one asked about it.
+  const db = createPrisma(database.url, { max: 1 });
+  try {
+    await withApp(async ({ seed }) => {
+      const { owner } = await seed.workspace();
+      await seed.agent(owner.client, { name: "A" });
+      const query =
+        `{ agents(first: 5) { edges { node { id name intents(first: 2) { edges { node { id } } } } } } }`;
+      for (let i = 0; i < 3; i++) assert.equal((await gqlData(owner.client, query)).agents.edges.length, 1);
+      const prepared = await db.$queryRawUnsafe<{ name: string; statement: string }[]>(
+        `SELECT name, statement FROM pg_prepared_statements WHERE statement LIKE 'SELECT (json_build_object(''agents''%'`,
+      );
+      // Three requests, one prepared statement (the same text each time).
+      assert.equal(prepared.length, 1);
+      assert.match(prepared[0].name, /^s\d+$/);
+    }, { db });
+  } finally {
+    await db.$disconnect();
+    await database.drop();
+  }
+});
+
+Deno.test("statement names: one per distinct text, never reused for another, none past the bound", () => {
+  const name = statementNames(2);
+  assert.equal(name({ sql: "SELECT 1" }), "s0");
+  assert.equal(name({ sql: "SELECT 2" }), "s1");
+  assert.equal(name({ sql: "SELECT 1" }), "s0");
+  // Past the bound: unnamed (pg sends it as the unnamed statement), and it stays so.
+  assert.equal(name({ sql: "SELECT 3" }), "");
+  assert.equal(name({ sql: "SELECT 3" }), "");
+  assert.equal(name({ sql: "SELECT 2" }), "s1");
 });
 
 Deno.test("a root read resolved inside graphql-js (resolveRead) answers as the fast path does", () =>

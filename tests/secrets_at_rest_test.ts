@@ -554,6 +554,22 @@ Deno.test("the secret box: format, fresh IVs, previous keys, tampering, reseal",
   assert.equal(box.open(box.reseal("plain")), "plain");
 });
 
+Deno.test("the secret box remembers opened values: the same answers, tampering still refused, bounded", () => {
+  const box = new SecretBox(Buffer.from(newKey(), "base64"));
+  const a = box.seal("remembered");
+  assert.equal(box.open(a), "remembered");
+  assert.equal(box.open(a), "remembered");
+  // A value altered after its genuine twin was opened (and remembered) is still refused.
+  const raw = Buffer.from(a.split(":")[2], "base64url");
+  raw[raw.length - 1] ^= 1;
+  assert.throws(() => box.open(`sb1:${box.kid}:${raw.toString("base64url")}`), /does not authenticate/);
+  // More values than the box remembers: each still opens to its own plaintext.
+  const many = Array.from({ length: 10_050 }, (_, i) => [box.seal(`v${i}`), `v${i}`] as const);
+  for (const [sealed, plain] of many) assert.equal(box.open(sealed), plain);
+  for (const [sealed, plain] of many.slice(0, 60)) assert.equal(box.open(sealed), plain);
+  assert.equal(box.open(a), "remembered");
+});
+
 Deno.test("embedded mode keeps a generated key in DATA_DIR/secrets-key (0600) and reuses it", async () => {
   const dir = await Deno.makeTempDir();
   try {

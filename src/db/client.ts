@@ -17,12 +17,39 @@ export interface PrismaOptions {
 }
 
 export function createPrisma(databaseUrl: string, options: PrismaOptions = {}): Db {
-  const adapter = new PrismaPg({ connectionString: databaseUrl, max: options.max ?? 10 });
+  const adapter = new PrismaPg(
+    { connectionString: databaseUrl, max: options.max ?? 10 },
+    { statementNameGenerator: statementNames() },
+  );
   if (!options.onQuery) return stopWhenClientGone(new PrismaClient({ adapter }));
   const onQuery = options.onQuery;
   const client = new PrismaClient({ adapter, log: [{ emit: "event", level: "query" }] });
   client.$on("query", (e) => onQuery(e.query));
   return stopWhenClientGone(client);
+}
+
+/** How many distinct statement texts get a name; later ones run unnamed (parsed and planned each time). */
+const MAX_NAMED_STATEMENTS = 1_000;
+
+/**
+ * Names each distinct SQL text (`s0`, `s1`, ... in order of first use), so `pg` prepares it once
+ * per connection and PostgreSQL keeps its plan: the read planner's statements are long and the
+ * same per query shape (plan.ts caches them), and parsing and planning one cost about as much as
+ * running it. A name always means the same text (names are never reused), as `pg` requires. The
+ * map is bounded: a statement text first seen after MAX_NAMED_STATEMENTS stays unnamed (""), so an
+ * endless variety of texts cannot grow this process or the server's prepared statements.
+ */
+export function statementNames(max = MAX_NAMED_STATEMENTS): (query: { sql: string }) => string {
+  const names = new Map<string, string>();
+  return ({ sql }) => {
+    let name = names.get(sql);
+    if (name === undefined && names.size < max) {
+      name = `s${names.size}`;
+      names.set(sql, name);
+    }
+    // `pg` sends a statement with an empty name unnamed, as it does one without a name.
+    return name ?? "";
+  };
 }
 
 /**

@@ -99,11 +99,24 @@ export const maxPageOf = (shape: PageShape) => shape.kind === "connection" ? LIM
 // ---------------------------------------------------------------------------------------------
 // Presented fields. SQL wraps the stored value as `["\u0000<n>", value]`: PostgreSQL text cannot
 // hold NUL and jsonb refuses \u0000, so no stored value serializes to a string starting with
-// that escape; a cheap `includes` finds whether an answer has any.
+// that escape: an escape `\u0000` right after a quote is a marker (see nextMark).
 
 const presenters: NonNullable<FieldSpec["present"]>[] = [];
 const presenterIds = new Map<NonNullable<FieldSpec["present"]>, number>();
 const MARK = '"\\u0000';
+const ESCAPED_NUL = "\\u0000";
+
+/**
+ * Where the next marker starts (its quote), or -1. It searches for the escape alone and then looks
+ * back for the quote: JSON text is full of quotes, and a search that starts with one stops at each
+ * (about 15 times slower on a 250 KB answer), while backslashes are rare.
+ */
+function nextMark(json: string, from: number): number {
+  for (let at = json.indexOf(ESCAPED_NUL, from + 1); at >= 0; at = json.indexOf(ESCAPED_NUL, at + 1)) {
+    if (json.charCodeAt(at - 1) === 0x22) return at - 1;
+  }
+  return -1;
+}
 
 function presenterId(present: NonNullable<FieldSpec["present"]>): number {
   let id = presenterIds.get(present);
@@ -120,7 +133,7 @@ function presenterId(present: NonNullable<FieldSpec["present"]>): number {
  * not a parse and stringify of the whole answer.
  */
 function present(ctx: ActorContext, json: string): string {
-  let at = json.indexOf(MARK);
+  let at = nextMark(json, 0);
   if (at < 0) return json;
   const parts: string[] = [];
   let copied = 0;
@@ -134,7 +147,7 @@ function present(ctx: ActorContext, json: string): string {
     parts.push(json.slice(copied, at - 1));
     parts.push(JSON.stringify(presenter.apply(ctx, JSON.parse(json.slice(start, end))) ?? null));
     copied = close + 1;
-    at = json.indexOf(MARK, copied);
+    at = nextMark(json, copied);
   }
   parts.push(json.slice(copied));
   return parts.join("");
