@@ -40,6 +40,8 @@ interface Setup {
 async function setup(
   hookAnswer: ((body: string, t: TestApp) => Response | Promise<Response>) | "drop",
 ): Promise<Setup> {
+  // Assigned once the app exists: the receiver made before it answers with it.
+  // deno-lint-ignore prefer-const
   let app!: TestApp;
   // The customer's message names the scripted reply.
   const model = startModelServer((call) => ({ content: REPLIES[call.body.messages.at(-1).content] ?? "?" }));
