@@ -151,7 +151,16 @@ class Translator {
       if (name === "__typename") {
         out.push({ key, constant: view.name });
       } else if (view.fields[name]) {
-        out.push({ key, field: name });
+        const type = view.fields[name].type;
+        if (typeof type === "object" && "fields" in type) {
+          // A JSON object type: only the keys the document selects, under their response keys.
+          const of = [...this.collect(type.name, this.subSets(nodes))].map(([k, n]) =>
+            n[0].name.value === "__typename"
+              ? { key: k, constant: type.name }
+              : { key: k, field: n[0].name.value }
+          );
+          out.push({ key, field: name, of });
+        } else out.push({ key, field: name });
       } else {
         const rel = view.relations?.[name];
         if (!rel) throw new Error(`${view.name} has no field ${name}`);

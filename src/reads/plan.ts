@@ -17,7 +17,7 @@
 import type { ActorContext } from "../context.ts";
 import type { ReadCapability } from "../shared/capability.ts";
 import type { FieldSpec, Order, View } from "../shared/view.ts";
-import type { ConnectionPart, PageRequest, PageShape, Selection } from "./selection.ts";
+import type { ConnectionPart, JsonPart, PageRequest, PageShape, Selection } from "./selection.ts";
 import { authorize, can } from "../auth/permissions.ts";
 import { AppError, notFound } from "../shared/errors.ts";
 import {
@@ -187,6 +187,18 @@ const tableOf = (view: View) => {
 };
 
 /** json_build_object takes at most 100 arguments: larger objects are joined from chunks. */
+/**
+ * The keys `of` of a jsonb object (or of each object of a jsonb array, in order), under their
+ * response keys: what a GraphQL selection of a JSON object type asks for.
+ */
+function jsonPick(sql: string, of: readonly JsonPart[], list: boolean): string {
+  const pick = (e: string) =>
+    jsonObject(of.map((p) => [p.key, "field" in p ? `${e}->${lit(p.field)}` : `${lit(p.constant)}::text`]));
+  if (!list) return `(SELECT ${pick("e")} FROM (SELECT ${sql} AS e) x WHERE e IS NOT NULL)`;
+  return `(SELECT coalesce(json_agg(${pick("e")} ORDER BY o), '[]'::json) ` +
+    `FROM jsonb_array_elements(${sql}) WITH ORDINALITY x(e, o))`;
+}
+
 function jsonObject(pairs: ReadonlyArray<readonly [string, string]>): string {
   if (pairs.length === 0) return `'{}'::json`;
   const chunks: string[] = [];
@@ -222,10 +234,11 @@ class Compiler {
     return `t${this.aliases++}`;
   }
 
-  field(view: View, a: string, name: string): string {
+  field(view: View, a: string, name: string, of?: readonly JsonPart[]): string {
     const spec = view.fields[name];
     if (!spec) throw new Error(`${view.name} has no field ${name}`);
     let sql = spec.sql ? spec.sql(a) : `${a}.${q(spec.column ?? name)}`;
+    if (of) sql = jsonPick(sql, of, spec.list === true);
     if (spec.type === "DateTime") {
       sql = `to_char(${sql} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
     }
@@ -240,7 +253,7 @@ class Compiler {
   object(view: View, a: string, selection: Selection): string {
     const pairs: [string, string][] = [];
     for (const s of selection) {
-      if ("field" in s) pairs.push([s.key, this.field(view, a, s.field)]);
+      if ("field" in s) pairs.push([s.key, this.field(view, a, s.field, s.of)]);
       else if ("constant" in s) pairs.push([s.key, `${lit(s.constant)}::text`]);
       else pairs.push([s.key, this.relation(view, a, s)]);
     }
@@ -529,8 +542,12 @@ const rowId = (value: unknown) => typeof value === "string" && isRowId(value) ? 
 
 function bindSelection(selection: Selection, key: string[], values: unknown[]) {
   for (const s of selection) {
-    if ("field" in s) key.push(`f${s.key}:${s.field}`);
-    else if ("constant" in s) key.push(`c${s.key}:${s.constant}`);
+    if ("field" in s) {
+      key.push(`f${s.key}:${s.field}`);
+      if (s.of) {
+        key.push(`{${s.of.map((p) => "field" in p ? `f${p.key}:${p.field}` : `c${p.key}:${p.constant}`)}}`);
+      }
+    } else if ("constant" in s) key.push(`c${s.key}:${s.constant}`);
     else if ("page" in s) {
       key.push(`p${s.key}:${s.relation}(`);
       bindPage(s.page, s.shape, key, values);

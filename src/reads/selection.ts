@@ -6,8 +6,8 @@
 
 /** One entry of an object's answer, under the response key `key`. */
 export type Selected =
-  /** A field of the view. */
-  | { key: string; field: string }
+  /** A field of the view; `of` picks the keys of a JSON object field (or of each of a list's objects). */
+  | { key: string; field: string; of?: readonly JsonPart[] }
   /** A constant string (GraphQL `__typename`). */
   | { key: string; constant: string }
   /** An object, embedded object or list relation, with what to show of each related row. */
@@ -49,3 +49,6 @@ export type EdgePart =
 export type PageInfoPart =
   | { key: string; constant: string }
   | { key: string; info: "hasNextPage" | "hasPreviousPage" | "startCursor" | "endCursor" };
+
+/** One key of a JSON object field's answer: one of its stored keys, or a constant (`__typename`). */
+export type JsonPart = { key: string; field: string } | { key: string; constant: string };
