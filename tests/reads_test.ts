@@ -388,8 +388,8 @@ Deno.test("a GraphQL read is one data statement after the credential's, its text
       // The credential (session and membership) and the data.
       assert.equal(statements.length, 2, statements.join("\n"));
       assert.match(statements[1], /^SELECT \(json_build_object/);
-      // Not parsed and stringified again: json_build_object's own spacing (`"key" : value`) reaches
-      // the client, in a body that is exactly {"data": <that text>}.
+      // Not parsed and stringified again: PostgreSQL's own spacing (json_build_object's `"key" : value`,
+      // a row's `"key":value`) reaches the client, in a body that is exactly {"data": <that text>}.
       const res = await app.fetch(
         new Request("http://test.local/graphql", {
           method: "POST",
@@ -401,7 +401,16 @@ Deno.test("a GraphQL read is one data statement after the credential's, its text
           body: JSON.stringify({ query: `{ agents(first: 1) { edges { node { name } } } }` }),
         }),
       );
-      assert.equal(await res.text(), `{"data":{"agents" : {"edges" : [{"node" : {"name" : "A"}}]}}}`);
+      assert.equal(await res.text(), `{"data":{"agents" : {"edges" : [{"node" : {"name":"A"}}]}}}`);
+      // Response keys past PostgreSQL's 63-byte names (a row's column names would be cut) stay whole.
+      const [at63, at64] = ["k".repeat(63), "k".repeat(64)];
+      const long = await gqlData(
+        owner.client,
+        `{ agents(first: 1) { edges { node { ${at63}: name } } }
+        more: agents(first: 1) { edges { node { ${at64}: name id: name } } } }`,
+      );
+      assert.deepEqual(long.agents.edges[0].node, { [at63]: "A" });
+      assert.deepEqual(long.more.edges[0].node, { [at64]: "A", id: "A" });
     }, { db });
   } finally {
     await db.$disconnect();

@@ -215,6 +215,8 @@ function jsonObject(pairs: ReadonlyArray<readonly [string, string]>): string {
   return `(${parts.join(" || ', ' || ")})::json`;
 }
 
+const utf8 = new TextEncoder();
+
 /** The opaque cursor of shared/pagination.ts (base64url of `k1.<ms>.<id>`), computed in SQL. */
 const cursorSql = (a: string, view: View) =>
   `rtrim(translate(encode(convert_to('k1.' || (extract(epoch FROM ${a}."createdAt") * 1000)::bigint || '.' || ` +
@@ -251,13 +253,44 @@ class Compiler {
 
   /** The JSON object of `selection` for the row aliased `a` of `view`. */
   object(view: View, a: string, selection: Selection): string {
+    return jsonObject(this.pairs(view, a, selection));
+  }
+
+  /** The keys of `selection` and their SQL values, in the selection's order. */
+  pairs(view: View, a: string, selection: Selection): [string, string][] {
     const pairs: [string, string][] = [];
     for (const s of selection) {
       if ("field" in s) pairs.push([s.key, this.field(view, a, s.field, s.of)]);
       else if ("constant" in s) pairs.push([s.key, `${lit(s.constant)}::text`]);
       else pairs.push([s.key, this.relation(view, a, s)]);
     }
-    return jsonObject(pairs);
+    return pairs;
+  }
+
+  /**
+   * The objects of a page's rows built beside each row, as a LATERAL sub-select whose whole row is
+   * the object: PostgreSQL turns a row into JSON cheaper than it runs json_build_object (~7 % of
+   * the nested bench's statement). Its column names are the keys, and names are cut at 63 bytes
+   * (NAMEDATALEN): longer keys keep json_build_object. `node` gives the SQL of the object of the row
+   * aliased `b`; `from` wraps the rows' FROM item `source` (aliased `b`) with the objects asked for.
+   */
+  rowObjects(view: View, b: string) {
+    const built: string[] = [];
+    const names: string[] = [];
+    return {
+      node: (selection: Selection): string => {
+        const pairs = this.pairs(view, b, selection);
+        if (pairs.length === 0 || pairs.some(([k]) => utf8.encode(k).length > 63)) return jsonObject(pairs);
+        const j = `${b}j${built.length}`;
+        built.push(`LATERAL (SELECT ${pairs.map(([k, v]) => `${v} AS ${q(k)}`).join(", ")}) ${j}`);
+        names.push(j);
+        return `${b}.${j}`;
+      },
+      from: (source: string): string =>
+        built.length === 0
+          ? source
+          : `(SELECT ${b}.*, ${names.join(", ")} FROM ${source}, ${built.join(", ")}) ${b}`,
+    };
   }
 
   relation(
@@ -310,10 +343,12 @@ class Compiler {
     const id = `${b}.${q(idColumn(view))}`;
     if (shape.kind === "array") {
       const dir = order === "asc" ? "ASC" : "DESC";
-      return `(SELECT COALESCE(json_agg(${
-        this.object(view, b, shape.node)
-      } ORDER BY ${b}."createdAt" ${dir}, ` +
-        `${id} ${dir}), '[]'::json) FROM ${table} ${b} WHERE ${where(b)})`;
+      const objects = this.rowObjects(view, b);
+      const node = objects.node(shape.node);
+      return `(SELECT COALESCE(json_agg(${node} ORDER BY ${b}."createdAt" ${dir}, ` +
+        `${id} ${dir}), '[]'::json) FROM ${
+          objects.from(`(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)}) ${b}`)
+        })`;
     }
     const w = pageWindow(req, maxPageOf(shape));
     const ascending = (order === "asc") !== w.backward;
@@ -332,7 +367,10 @@ class Compiler {
     keyset += this.filters(view, b, req);
     const orderBy = `${b}."createdAt" ${dir}, ${id} ${dir}`;
     // (GROUP BY (): one row even when no part aggregates, `pageInfo { __typename }`.)
-    let from: string;
+    // The objects of the rows: built beside them when every fetched row is shown (no extra row).
+    const objects = this.rowObjects(view, b);
+    let node = (selection: Selection) => this.object(view, b, selection);
+    let from: () => string;
     let rows: (node: string) => string;
     // Whether there are more rows, and the cursor of the row numbered `rn`, when `counted`.
     let full = "NULL";
@@ -342,18 +380,21 @@ class Compiler {
     if (shape.kind === "connection" && !counted(w, shape)) {
       // Only the rows are shown: exactly `size` of them, no numbering.
       const out = order === "asc" ? "ASC" : "DESC";
-      from = `(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)}${keyset} ORDER BY ${orderBy} ` +
-        `LIMIT ${size}) ${b} GROUP BY ()`;
+      const source = `(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)}${keyset} ORDER BY ${orderBy} ` +
+        `LIMIT ${size}) ${b}`;
+      node = objects.node;
+      from = () => `${objects.from(source)} GROUP BY ()`;
       rows = (node) =>
         `COALESCE(json_agg(${node} ORDER BY ${b}."createdAt" ${out}, ${id} ${out}), '[]'::json)`;
     } else {
       // One more row than shown tells whether there is a next page; `rn$` numbers them in fetch order.
-      from =
+      const numbered =
         `(SELECT s.*, count(*) OVER () AS "n$" FROM (SELECT ${b}.*, row_number() OVER (ORDER BY ${orderBy}) ` +
         `AS "rn$" FROM ${table} ${b} WHERE ${
           where(b)
         }${keyset} ORDER BY ${orderBy} LIMIT ${size} + 1) s) ${b} ` +
         `GROUP BY ()`;
+      from = () => numbered;
       const kept = `FILTER (WHERE ${b}."rn$" <= ${size})`;
       rows = (node) =>
         `COALESCE(json_agg(${node} ORDER BY ${b}."rn$" ${w.backward ? "DESC" : "ASC"}) ${kept}, '[]'::json)`;
@@ -365,10 +406,10 @@ class Compiler {
       last = w.backward ? "1" : lastKept;
     }
     if (shape.kind === "rest") {
-      const data = rows(this.object(view, b, shape.node));
+      const data = rows(node(shape.node));
       return `(SELECT json_build_object('data', ${data}, 'nextCursor', CASE WHEN ${full} THEN ${
         cursorAt(size)
-      } END) FROM ${from})`;
+      } END) FROM ${from()})`;
     }
     const part = (p: ConnectionPart): string => {
       if ("constant" in p) return `${lit(p.constant)}::text`;
@@ -376,7 +417,7 @@ class Compiler {
         return rows(jsonObject(p.edges.map((e) => {
           if ("constant" in e) return [e.key, `${lit(e.constant)}::text`] as const;
           if ("cursor" in e) return [e.key, cursorSql(b, view)] as const;
-          return [e.key, this.object(view, b, e.node)] as const;
+          return [e.key, node(e.node)] as const;
         })));
       }
       return jsonObject(p.pageInfo.map((i) => {
@@ -393,7 +434,8 @@ class Compiler {
         }
       }));
     };
-    return `(SELECT ${jsonObject(shape.parts.map((p) => [p.key, part(p)] as const))} FROM ${from})`;
+    const select = jsonObject(shape.parts.map((p) => [p.key, part(p)] as const));
+    return `(SELECT ${select} FROM ${from()})`;
   }
 
   /** The page's equality filters, in field-name order (bindPage binds them so). */
