@@ -37,28 +37,50 @@ export function shareKey(options: {
   ]);
 }
 
+type Entry = { members: Set<Member>; source: Results };
+
 export class SharedSubscriptions {
-  readonly #running = new Map<string, { members: Set<Member>; source: Results }>();
+  readonly #running = new Map<string, Entry>();
+  /** Executions being started: identical operations arriving meanwhile wait for them and join. */
+  readonly #starting = new Map<string, Promise<Entry | null>>();
 
   /**
-   * The results of `key`: joins a running execution, or calls `start` and shares its results when
-   * they are a stream (a single result, such as a refusal, is not shared).
+   * The results of `key`: joins a running (or starting) execution, or calls `start` and shares its
+   * results when they are a stream (a single result, such as a refusal, is not shared).
    */
   async subscribe(
     key: string,
     start: () => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>,
   ): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
-    const running = this.#running.get(key);
-    if (running) return this.#join(key, running);
-    const result = await start();
-    if (!(Symbol.asyncIterator in result)) return result;
-    // Another identical operation may have started meanwhile: both stay valid, this one unshared.
-    if (this.#running.has(key)) return result as AsyncIterableIterator<ExecutionResult>;
-    const entry = { members: new Set<Member>(), source: result[Symbol.asyncIterator]() };
-    this.#running.set(key, entry);
-    const member = this.#join(key, entry);
-    void this.#pump(key, entry);
-    return member;
+    for (;;) {
+      const running = this.#running.get(key);
+      if (running) return this.#join(key, running);
+      const pending = this.#starting.get(key);
+      if (!pending) break;
+      // The first gave a single result (a refusal): this one runs on its own, unshared.
+      if (!(await pending)) return await start() as AsyncIterableIterator<ExecutionResult> | ExecutionResult;
+    }
+    let settle!: (entry: Entry | null) => void;
+    const starting = new Promise<Entry | null>((resolve) => settle = resolve);
+    this.#starting.set(key, starting);
+    try {
+      const result = await start();
+      if (!(Symbol.asyncIterator in result)) {
+        settle(null);
+        return result;
+      }
+      const entry: Entry = { members: new Set<Member>(), source: result[Symbol.asyncIterator]() };
+      this.#running.set(key, entry);
+      const member = this.#join(key, entry);
+      void this.#pump(key, entry);
+      settle(entry);
+      return member;
+    } catch (error) {
+      settle(null);
+      throw error;
+    } finally {
+      if (this.#starting.get(key) === starting) this.#starting.delete(key);
+    }
   }
 
   /** Operations sharing the running executions (tests and the bench). */
@@ -68,7 +90,7 @@ export class SharedSubscriptions {
     return n;
   }
 
-  async #pump(key: string, entry: { members: Set<Member>; source: Results }) {
+  async #pump(key: string, entry: Entry) {
     try {
       for (;;) {
         const next = await entry.source.next();
@@ -83,10 +105,7 @@ export class SharedSubscriptions {
     }
   }
 
-  #join(
-    key: string,
-    entry: { members: Set<Member>; source: Results },
-  ): AsyncIterableIterator<ExecutionResult> {
+  #join(key: string, entry: Entry): AsyncIterableIterator<ExecutionResult> {
     const queue: ExecutionResult[] = [];
     let wake: (() => void) | undefined;
     let ended = false;
