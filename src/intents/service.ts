@@ -7,11 +7,10 @@ import type { ActorContext } from "../context.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { badRequest, conflict, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
-import { columnSelect } from "../shared/view.ts";
+import { columnSelect, presentRow } from "../shared/view.ts";
 import { findAgentOr404 } from "../agents/service.ts";
 import type { createIntentSchema, RequiredField, updateIntentSchema } from "./schemas.ts";
 import { intentTag, tagProblem } from "./tag.ts";
-import { visibleUrl } from "../webhooks/service.ts";
 import { intentView as intentViewDecl } from "./views.ts";
 
 /** Every stored column of an intent (the Intent view's fields). */
@@ -22,7 +21,7 @@ export type IntentView = Omit<Prisma.IntentGetPayload<{ select: typeof intentSel
 
 /** Credential-like query values of webhookUrl are masked for roles without webhook:secrets. */
 function intentView(ctx: ActorContext, row: IntentView): IntentView {
-  return { ...row, webhookUrl: visibleUrl(ctx, row.webhookUrl) };
+  return presentRow(ctx, intentViewDecl, row);
 }
 
 function checkedTag(name: string): string {

@@ -6,8 +6,7 @@
 import { type Context, Hono } from "hono";
 import type { Deps } from "../context.ts";
 import type { CallerContext, Capability, OperationCapability, ReadCapability } from "../shared/capability.ts";
-import { checkIds, invoke } from "../shared/capability.ts";
-import { authorize } from "../auth/permissions.ts";
+import { invoke } from "../shared/capability.ts";
 import { restRead } from "../reads/rest.ts";
 import { actorOf, principalOf, queryOf, readJson } from "./http.ts";
 
@@ -42,9 +41,8 @@ function restCaller(deps: Deps, c: Context): CallerContext {
 }
 
 async function serveRead(deps: Deps, c: Context, read: ReadCapability): Promise<Response> {
-  const ctx = await restCaller(deps, c).actor();
-  authorize(ctx.actor, read.action);
-  const json = await restRead(ctx, read, checkIds(c.req.param(), read.params), queryOf(c));
+  // restRead checks access, then the query string, then the ids, as `invoke` orders them.
+  const json = await restRead(await restCaller(deps, c).actor(), read, c.req.param(), queryOf(c));
   return c.body(json, 200, { "content-type": "application/json" });
 }
 

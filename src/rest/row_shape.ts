@@ -4,6 +4,7 @@
  */
 import type { ReadCapability, RestFields } from "../shared/capability.ts";
 import type { FieldSpec, RelationSpec, View } from "../shared/view.ts";
+import { isOneRow, viewOfRead } from "../reads/plan.ts";
 
 /** One entry of a REST row: shown under `key`, read from a field or a relation of the view. */
 export type RowEntry =
@@ -36,24 +37,8 @@ export function restRow(view: View, fields?: RestFields): RowEntry[] {
 /** How REST answers a read: one row, a page `{data, nextCursor}`, or every row `{data}`. */
 export type RestAnswer = "one" | "page" | "list";
 
-/**
- * The view a read's rows come from and how REST answers it: one row when the last step names an id
- * (or is an object relation), a page for a connection or the workspace's list (every row with
- * `rest.unpaged`), every row for a list relation.
- */
+/** The view a read's rows come from and how REST answers it: one row, a page, or every row. */
 export function restAnswer(cap: ReadCapability): { view: View; answer: RestAnswer } {
-  const pageOrList = (): RestAnswer => (cap.rest?.unpaged ? "list" : "page");
-  let view = cap.from.view;
-  let answer: RestAnswer = cap.from.idParam ? "one" : pageOrList();
-  for (const step of cap.path ?? []) {
-    const relation = view.relations?.[step.relation];
-    if (!relation) throw new Error(`${view.name} has no relation ${step.relation} (${cap.name})`);
-    view = relation.view();
-    answer = step.idParam || relation.kind === "object" || relation.kind === "embedded"
-      ? "one"
-      : relation.kind === "list"
-      ? "list"
-      : pageOrList();
-  }
-  return { view, answer };
+  const { view } = viewOfRead(cap);
+  return { view, answer: isOneRow(cap) ? "one" : cap.rest?.unpaged ? "list" : "page" };
 }

@@ -6,7 +6,7 @@
  * Views say nothing about a transport; domains declare theirs in `<domain>/views.ts`.
  */
 import { z } from "zod";
-import type { Action } from "../auth/permissions.ts";
+import { type Action, can } from "../auth/permissions.ts";
 import type { ActorContext } from "../context.ts";
 
 export type Scalar = "ID" | "String" | "Int" | "Float" | "Boolean" | "DateTime" | "JSON";
@@ -90,4 +90,18 @@ export function columnSelect<V extends View>(view: V): { [K in keyof V["fields"]
     if (!spec.sql) select[spec.column ?? name] = true;
   }
   return select as { [K in keyof V["fields"]]: true };
+}
+
+/**
+ * A row a service read or wrote, as the actor may see it: each field's `present` applied, the same
+ * rule the read planner applies to the rows it reads.
+ */
+export function presentRow<R extends Record<string, unknown>>(ctx: ActorContext, view: View, row: R): R {
+  const out: Record<string, unknown> = { ...row };
+  for (const [name, spec] of Object.entries(view.fields)) {
+    const p = spec.present;
+    if (!p || !(name in out) || (p.unless && can(ctx.actor, p.unless))) continue;
+    out[name] = p.apply(ctx, out[name]);
+  }
+  return out as R;
 }

@@ -5,13 +5,11 @@
 import type { z } from "zod";
 import type { ActorContext } from "../context.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
-import { can } from "../auth/permissions.ts";
 import { badRequest, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
-import { columnSelect } from "../shared/view.ts";
+import { columnSelect, presentRow } from "../shared/view.ts";
 import { findAgentOr404 } from "../agents/service.ts";
 import type { createWebhookSchema, updateWebhookSchema } from "./schemas.ts";
-import { MASK, maskUrlSecrets } from "../shared/url_secrets.ts";
 import { webhookView as webhookViewDecl } from "./views.ts";
 
 /** Every stored column of a webhook's view (never the signing secrets). */
@@ -20,24 +18,11 @@ type WebhookRow = Prisma.EventWebhookGetPayload<{ select: typeof webhookSelect }
 export type WebhookView = Omit<WebhookRow, "headers"> & { headers: Record<string, string> };
 
 /**
- * Header values and URL credentials are shown to roles with webhook:secrets and masked for the
- * others. Stored header values are sealed (shared/secret_box.ts); they are opened only for the roles
- * that see them.
+ * A webhook row as the actor may see it (the Webhook view's `present`): header values opened for
+ * roles with webhook:secrets and masked for the others, URL credentials masked for the others.
  */
 export function webhookView(ctx: ActorContext, row: WebhookRow): WebhookView {
-  return { ...row, url: visibleUrl(ctx, row.url), headers: visibleHeaders(ctx, row.headers) };
-}
-
-/** A webhook or intent URL as the actor may see it: credential-like query values masked without webhook:secrets. */
-export function visibleUrl(ctx: Pick<ActorContext, "actor">, url: string): string {
-  return can(ctx.actor, "webhook:secrets") ? url : maskUrlSecrets(url);
-}
-
-/** A stored `headers` value as the actor may see it (the masking of webhookView, for GraphQL fields). */
-export function visibleHeaders(ctx: ActorContext, stored: unknown): Record<string, string> {
-  const headers = (stored ?? {}) as Record<string, string>;
-  if (can(ctx.actor, "webhook:secrets")) return ctx.secrets.openValues(headers);
-  return Object.fromEntries(Object.keys(headers).map((k) => [k, MASK]));
+  return presentRow(ctx, webhookViewDecl, row) as unknown as WebhookView;
 }
 
 /** A Standard Webhooks secret: `whsec_` + base64 of 24 random bytes. */

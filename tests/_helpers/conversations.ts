@@ -6,7 +6,7 @@
  * stored RECEIVED, `conversation.opened` and `message.received` published).
  */
 import type { App } from "../../src/app.ts";
-import { type Answer, type Receiver, startReceiver } from "./receiver.ts";
+import { type Answer, eventually, type Receiver, startReceiver } from "./receiver.ts";
 
 export interface ModelCall {
   // deno-lint-ignore no-explicit-any
@@ -170,19 +170,16 @@ export async function customerMessage(app: App, m: CustomerMessage) {
   });
 }
 
-/** Polls `read` (a database read) until `done` holds; throws after `timeoutMs`. */
-export async function waitUntil<T>(
+/** Polls `read` (a database read) until `done` holds; throws after `timeoutMs` (receiver.ts `eventually`). */
+export function waitUntil<T>(
   read: () => Promise<T>,
   done: (value: T) => boolean,
   timeoutMs = 15_000,
 ): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
+  return eventually(async () => {
     const value = await read();
-    if (done(value)) return value;
-    if (performance.now() > deadline) throw new Error(`state never came: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    return done(value) ? value : undefined;
+  }, timeoutMs);
 }
 
 /** The stored messages of a conversation, oldest first. */
