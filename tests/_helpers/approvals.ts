@@ -60,3 +60,19 @@ export async function propose(
 ): Promise<ApprovalView> {
   return await proposeChange(ctx, args, { supervisorMessageId });
 }
+
+/** Who reads approvals and the supervisor's changes (supervisor:use): OWNER, MANAGER, and so the API token. */
+export const APPROVAL_READERS = ["OWNER", "MANAGER", "TOKEN"] as const;
+/** Who approves or rejects: a person who is OWNER or MANAGER (decisions.md "Roles"). */
+export const APPROVAL_DECIDERS = ["OWNER", "MANAGER"] as const;
+
+/** A PENDING approval of a training change of the agent, proposed by `ctx`'s actor. */
+export async function newApproval(ctx: ActorContext, agentId: string): Promise<string> {
+  const trainingContext = `Training ${crypto.randomUUID()}`;
+  return (await propose(ctx, {
+    tool: "update_agent_training",
+    target: { agentId },
+    change: { trainingContext },
+    rationale: "matrix",
+  })).id;
+}
