@@ -5,6 +5,7 @@
  * never wait on an approval a decision holds (which itself refuses an expired one).
  */
 import type { Deps } from "../context.ts";
+import { QUEUED_TRANSACTION } from "../db/transaction.ts";
 import { publishApprovalEvent } from "./events.ts";
 
 export async function expireApprovals(
@@ -24,7 +25,7 @@ export async function expireApprovals(
         RETURNING id, "workspaceId", "agentId"`;
       for (const row of rows) await publishApprovalEvent(deps, tx, "approval.expired", row);
       return rows.length;
-    });
+    }, QUEUED_TRANSACTION);
     expired += n;
     if (n < batchSize) return expired;
   }

@@ -8,7 +8,7 @@
  */
 import type { ActorContext } from "../context.ts";
 import type { Tx } from "../db/client.ts";
-import { joinTransaction, withSavepoint } from "../db/transaction.ts";
+import { joinTransaction, QUEUED_TRANSACTION, withSavepoint } from "../db/transaction.ts";
 import { AppError, conflict, forbidden, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
 import { CHANGE_KINDS, openSnapshot, sameJson } from "./changes.ts";
@@ -26,10 +26,13 @@ export function requirePerson(ctx: ActorContext): Promise<void> {
 /** The approval of the actor's workspace, its row locked until the transaction ends; 404 otherwise. */
 async function lockApproval(ctx: ActorContext, tx: Tx, approvalId: string): Promise<ApprovalRow> {
   const id = assertId(approvalId, "Approval");
-  const locked = await tx.$queryRaw<{ id: string }[]>`
-    SELECT id FROM "PendingApproval" WHERE id = ${id} AND "workspaceId" = ${ctx.actor.workspaceId} FOR UPDATE`;
-  if (locked.length === 0) throw notFound("Approval");
-  return await tx.pendingApproval.findUniqueOrThrow({ where: { id }, select: approvalSelect }) as ApprovalRow;
+  const [row] = await tx.$queryRaw<ApprovalRow[]>`
+    SELECT id, tool::text AS tool, "targetType", "targetId", "agentId", before, after, rationale,
+           status::text AS status, "supervisorMessageId", "proposedById", "decidedById", "decidedAt",
+           "expiresAt", error, "createdAt"
+      FROM "PendingApproval" WHERE id = ${id} AND "workspaceId" = ${ctx.actor.workspaceId} FOR UPDATE`;
+  if (!row) throw notFound("Approval");
+  return row;
 }
 
 /** PENDING and not past its expiry (one the sweep has not reached yet counts as expired). */
@@ -99,7 +102,7 @@ export async function approve(ctx: ActorContext, approvalId: string): Promise<Ap
     const type = done.status === "APPROVED" ? "approval.approved" : "approval.failed";
     await publishApprovalEvent(ctx, tx, type, { ...done, workspaceId: ctx.actor.workspaceId });
     return done;
-  });
+  }, QUEUED_TRANSACTION);
   return presentApproval(ctx, row);
 }
 
@@ -116,6 +119,6 @@ export async function reject(ctx: ActorContext, approvalId: string): Promise<App
     }) as ApprovalRow;
     await publishApprovalEvent(ctx, tx, "approval.rejected", { ...done, workspaceId: ctx.actor.workspaceId });
     return done;
-  });
+  }, QUEUED_TRANSACTION);
   return presentApproval(ctx, row);
 }
