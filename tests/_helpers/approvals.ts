@@ -66,13 +66,18 @@ export const APPROVAL_READERS = ["OWNER", "MANAGER", "TOKEN"] as const;
 /** Who approves or rejects: a person who is OWNER or MANAGER (decisions.md "Roles"). */
 export const APPROVAL_DECIDERS = ["OWNER", "MANAGER"] as const;
 
-/** A PENDING approval of a training change of the agent, proposed by `ctx`'s actor. */
-export async function newApproval(ctx: ActorContext, agentId: string): Promise<string> {
-  const trainingContext = `Training ${crypto.randomUUID()}`;
-  return (await propose(ctx, {
+/**
+ * A PENDING approval proposed by `ctx`'s actor: a training change of the agent unless `args` names
+ * another proposal.
+ */
+export async function newApproval(
+  ctx: ActorContext,
+  agentId: string,
+  args: Record<string, unknown> = {
     tool: "update_agent_training",
     target: { agentId },
-    change: { trainingContext },
-    rationale: "matrix",
-  })).id;
+    change: { trainingContext: `Training ${crypto.randomUUID()}` },
+  },
+): Promise<string> {
+  return (await propose(ctx, { rationale: "matrix", ...args })).id;
 }
