@@ -11,6 +11,8 @@ import * as channels from "./channels/capabilities.ts";
 import * as conversations from "./conversations/capabilities.ts";
 import * as handoff from "./conversations/handoff_capabilities.ts";
 import * as conversationSubscriptions from "./conversations/subscriptions.ts";
+import * as approvals from "./approvals/capabilities.ts";
+import * as approvalSubscriptions from "./approvals/subscriptions.ts";
 
 export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(workspaces),
@@ -20,9 +22,11 @@ export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(channels),
   ...Object.values(conversations),
   ...Object.values(handoff),
+  ...Object.values(approvals),
 ];
 
 /** Every live feed (GraphQL subscriptions, derived by src/graphql/derive.ts). */
 export const SUBSCRIPTIONS: readonly SubscriptionCapability[] = [
   ...Object.values(conversationSubscriptions),
+  ...Object.values(approvalSubscriptions),
 ];

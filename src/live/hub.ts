@@ -21,6 +21,11 @@ export const LIVE_EVENT_TYPES: ReadonlySet<DomainEventType> = new Set<DomainEven
   "human.transferred",
   "message.received",
   "message.sent",
+  "approval.created",
+  "approval.approved",
+  "approval.rejected",
+  "approval.expired",
+  "approval.failed",
 ]);
 
 /** What crosses processes: the event's type and the ids it names. */
@@ -31,6 +36,8 @@ export interface LiveEvent {
   agentId: string;
   conversationId: string | null;
   messageId: string | null;
+  /** The approval of an `approval.*` event (its `data.approvalId`). */
+  approvalId: string | null;
 }
 
 /** Events queued for one subscriber that does not keep up; older ones are dropped beyond it. */
@@ -55,7 +62,8 @@ export class LiveHub {
 
   /**
    * The bus listener: `pg_notify` in the publisher's transaction. Only live event types; the
-   * message id comes from `data.message.id` (decisions.md "Conversations").
+   * message id comes from `data.message.id` (decisions.md "Conversations"), the approval id from
+   * `data.approvalId`.
    */
   listener(): EventListener {
     return async (tx, event) => {
@@ -68,6 +76,7 @@ export class LiveHub {
         agentId: event.agentId,
         conversationId: event.conversationId ?? null,
         messageId: typeof message?.id === "string" ? message.id : null,
+        approvalId: typeof event.data.approvalId === "string" ? event.data.approvalId : null,
       };
       await tx.$executeRaw`SELECT pg_notify(${LIVE_CHANNEL}, ${JSON.stringify(live)})`;
     };

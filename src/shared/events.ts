@@ -16,10 +16,18 @@ export type EventType =
 
 /**
  * The spec's events, plus `webhook.test`, which only ever targets one webhook, and
- * `conversation.released` (HUMAN back to OPEN; data `{}`), which only live subscriptions follow:
- * webhooks deliver the spec's events alone.
+ * `conversation.released` (HUMAN back to OPEN; data `{}`) and the approval events (data
+ * `{ approvalId }`), which only live subscriptions follow: webhooks deliver the spec's events alone.
  */
-export type DomainEventType = EventType | "webhook.test" | "conversation.released";
+export type DomainEventType = EventType | "webhook.test" | "conversation.released" | ApprovalEventType;
+
+/** An approval was created, approved (executed), rejected, expired or failed (src/approvals/events.ts). */
+export type ApprovalEventType =
+  | "approval.created"
+  | "approval.approved"
+  | "approval.rejected"
+  | "approval.expired"
+  | "approval.failed";
 
 export interface DomainEvent {
   type: DomainEventType;

@@ -88,6 +88,7 @@ export async function snapshot(app: App): Promise<string> {
     db.contact.findMany(byId),
     db.conversation.findMany(byId),
     db.message.findMany(byId),
+    db.pendingApproval.findMany(byId),
   ]);
   return JSON.stringify(tables);
 }

@@ -1,0 +1,196 @@
+/** The readable type of src/approvals: a pending approval and its decision (see shared/view.ts). */
+import { can } from "../auth/permissions.ts";
+import type { ActorContext } from "../context.ts";
+import { defineView, enumType, type FieldSpec, presentRow } from "../shared/view.ts";
+import { MASK, maskUrlSecrets } from "../shared/url_secrets.ts";
+
+export const APPROVAL_TOOLS = [
+  "update_agent_prompt",
+  "update_agent_training",
+  "toggle_agent_active",
+  "create_intent",
+  "update_intent",
+  "delete_intent",
+  "create_webhook",
+  "update_webhook",
+  "delete_webhook",
+] as const;
+export type ApprovalTool = typeof APPROVAL_TOOLS[number];
+
+export const ApprovalToolEnum = enumType(
+  "ApprovalTool",
+  APPROVAL_TOOLS,
+  "The change an approval executes (the supervisor's propose_change tool values).",
+);
+
+export const ApprovalStatus = enumType(
+  "ApprovalStatus",
+  ["PENDING", "APPROVED", "REJECTED", "EXPIRED", "FAILED"],
+  "PENDING until approved (executed), rejected, expired (24 h) or failed (approved, but executing it failed).",
+);
+
+export const ApprovalTargetType = enumType(
+  "ApprovalTargetType",
+  ["AGENT", "INTENT", "WEBHOOK"],
+  "What the change acts on.",
+);
+
+/**
+ * A before/after snapshot as the actor may see it. Webhook header values are stored sealed: opened
+ * for roles with webhook:secrets, masked for the others; URLs get credential-like query values
+ * masked for the others, as the Webhook and Intent views show them. Signing secrets are never in a
+ * snapshot (src/approvals/changes.ts).
+ */
+export function presentSnapshot(ctx: ActorContext, stored: unknown): unknown {
+  if (stored === null || typeof stored !== "object" || Array.isArray(stored)) return stored;
+  const out: Record<string, unknown> = { ...stored as Record<string, unknown> };
+  const secrets = can(ctx.actor, "webhook:secrets");
+  if (out.headers && typeof out.headers === "object") {
+    const headers = out.headers as Record<string, string>;
+    out.headers = secrets
+      ? ctx.secrets.openValues(headers)
+      : Object.fromEntries(Object.keys(headers).map((k) => [k, MASK]));
+  }
+  if (!secrets) {
+    for (const key of ["url", "webhookUrl"]) {
+      if (typeof out[key] === "string") out[key] = maskUrlSecrets(out[key] as string);
+    }
+  }
+  return out;
+}
+
+const snapshot = (description: string): FieldSpec => ({
+  type: "JSON",
+  nullable: true,
+  description,
+  present: { apply: presentSnapshot },
+});
+
+/** A change proposed by the supervisor, waiting for (or carrying) a person's decision. */
+export const approvalView = defineView({
+  name: "Approval",
+  label: "Approval",
+  table: "PendingApproval",
+  workspaceColumn: "workspaceId",
+  fields: {
+    id: { type: "ID" },
+    tool: { type: ApprovalToolEnum },
+    targetType: { type: ApprovalTargetType },
+    targetId: {
+      type: "ID",
+      nullable: true,
+      description:
+        "The intent or webhook changed; for a create, null until approved, then the created record.",
+    },
+    agentId: { type: "ID", nullable: true, description: "The agent the change belongs to." },
+    before: snapshot(
+      "What the change replaces (null for a create). Header values masked for AGENT and VIEWER.",
+    ),
+    after: snapshot("What the change writes (null for a delete). Header values masked for AGENT and VIEWER."),
+    rationale: { type: "String" },
+    status: { type: ApprovalStatus },
+    supervisorMessageId: {
+      type: "ID",
+      nullable: true,
+      description: "The supervisor message whose propose_change created it (null once the history is reset).",
+    },
+    proposedBy: {
+      type: "ID",
+      nullable: true,
+      column: "proposedById",
+      description: "The user who was chatting.",
+    },
+    decidedBy: {
+      type: "ID",
+      nullable: true,
+      column: "decidedById",
+      description: "The user who approved or rejected.",
+    },
+    decidedAt: { type: "DateTime", nullable: true },
+    expiresAt: { type: "DateTime", description: "24 h after creation; then EXPIRED if still PENDING." },
+    error: { type: "String", nullable: true, description: "Why executing it failed (FAILED only)." },
+    createdAt: { type: "DateTime" },
+  },
+});
+
+/** The stored columns of an approval (every view field is one). */
+export const approvalSelect = {
+  id: true,
+  tool: true,
+  targetType: true,
+  targetId: true,
+  agentId: true,
+  before: true,
+  after: true,
+  rationale: true,
+  status: true,
+  supervisorMessageId: true,
+  proposedById: true,
+  decidedById: true,
+  decidedAt: true,
+  expiresAt: true,
+  error: true,
+  createdAt: true,
+} as const;
+
+export interface ApprovalRow {
+  id: string;
+  tool: ApprovalTool;
+  targetType: string;
+  targetId: string | null;
+  agentId: string | null;
+  before: unknown;
+  after: unknown;
+  rationale: string;
+  status: typeof ApprovalStatus.values[number];
+  supervisorMessageId: string | null;
+  proposedById: string | null;
+  decidedById: string | null;
+  decidedAt: Date | null;
+  expiresAt: Date;
+  error: string | null;
+  createdAt: Date;
+}
+
+/** An approval as REST answers it and GraphQL's Approval type shows it. */
+export interface ApprovalView {
+  id: string;
+  tool: ApprovalTool;
+  targetType: string;
+  targetId: string | null;
+  agentId: string | null;
+  before: unknown;
+  after: unknown;
+  rationale: string;
+  status: ApprovalRow["status"];
+  supervisorMessageId: string | null;
+  proposedBy: string | null;
+  decidedBy: string | null;
+  decidedAt: Date | null;
+  expiresAt: Date;
+  error: string | null;
+  createdAt: Date;
+}
+
+/** A stored row as the actor may see it, keyed and ordered as the view's fields (the read planner's answer). */
+export function presentApproval(ctx: ActorContext, row: ApprovalRow): ApprovalView {
+  const view: ApprovalView = {
+    id: row.id,
+    tool: row.tool,
+    targetType: row.targetType,
+    targetId: row.targetId,
+    agentId: row.agentId,
+    before: row.before,
+    after: row.after,
+    rationale: row.rationale,
+    status: row.status,
+    supervisorMessageId: row.supervisorMessageId,
+    proposedBy: row.proposedById,
+    decidedBy: row.decidedById,
+    decidedAt: row.decidedAt,
+    expiresAt: row.expiresAt,
+    error: row.error,
+    createdAt: row.createdAt,
+  };
+  return presentRow(ctx, approvalView, view as unknown as Record<string, unknown>) as unknown as ApprovalView;
+}
