@@ -8,7 +8,7 @@
  * - Access: `authorize` for every root before any SQL; the workspace is a condition of the root
  *   view's row, and every other row is reached through relations from it, so an id of another
  *   workspace answers exactly as an unknown id.
- * - Pages: keyset conditions on (createdAt, id) from shared/pagination.ts cursors and a LIMIT per
+ * - Pages: keyset conditions on (sort key, id) from shared/pagination.ts cursors and a LIMIT per
  *   parent row, so a nested page never reads rows it does not show (one extra row says "more").
  * - Plans: the SQL text depends only on the shape of the roots (kinds, fields, which page
  *   arguments are present) and the actor's role; it is built once per shape and cached. Ids, the
@@ -217,9 +217,34 @@ function jsonObject(pairs: ReadonlyArray<readonly [string, string]>): string {
 
 const utf8 = new TextEncoder();
 
+/** How a page's rows are ordered: by (key, id), ascending or descending. `key` is a DateTime field. */
+interface Sort {
+  order: Order;
+  key: string;
+}
+
+const CREATED: Sort = { order: "asc", key: "createdAt" };
+
+/** A connection's order: its declared sort key (createdAt unless named) and direction. */
+const sortOf = (rel: { order: Order; sortKey?: string }): Sort => ({
+  order: rel.order,
+  key: rel.sortKey ?? "createdAt",
+});
+
+/** The column of a sort key: its field's, or a column of that name the view does not show (Membership.createdAt). */
+function sortColumn(view: View, sort: Sort): string {
+  const spec = view.fields[sort.key];
+  if (spec && (spec.sql || spec.type !== "DateTime" || spec.nullable)) {
+    throw new Error(`${view.name}.${sort.key} is not a stored, non-null DateTime to sort by`);
+  }
+  return q(spec?.column ?? sort.key);
+}
+
 /** The opaque cursor of shared/pagination.ts (base64url of `k1.<ms>.<id>`), computed in SQL. */
-const cursorSql = (a: string, view: View) =>
-  `rtrim(translate(encode(convert_to('k1.' || (extract(epoch FROM ${a}."createdAt") * 1000)::bigint || '.' || ` +
+const cursorSql = (a: string, view: View, sort: Sort) =>
+  `rtrim(translate(encode(convert_to('k1.' || (extract(epoch FROM ${a}.${
+    sortColumn(view, sort)
+  }) * 1000)::bigint || '.' || ` +
   `${a}.${q(idColumn(view))}, 'UTF8'), 'base64'), '+/' || chr(10), '-_'), '=')`;
 
 class Compiler {
@@ -227,9 +252,10 @@ class Compiler {
   private aliases = 0;
   constructor(readonly ctx: ActorContext) {}
 
-  param(value: unknown, type: string): string {
+  /** A bind parameter of `type`; without one PostgreSQL gives it the type of what it is compared with. */
+  param(value: unknown, type?: string): string {
     this.values.push(value);
-    return `$${this.values.length}::${type}`;
+    return type ? `$${this.values.length}::${type}` : `$${this.values.length}`;
   }
 
   alias(): string {
@@ -304,7 +330,13 @@ class Compiler {
     if ("page" in s) {
       if (rel.kind !== "connection") throw new Error(`${view.name}.${s.relation} is not a connection`);
       const parentId = `${a}.${q(idColumn(view))}`;
-      return this.page(target, rel.order, (b) => `${b}.${q(rel.foreignKey)} = ${parentId}`, s.page, s.shape);
+      return this.page(
+        target,
+        sortOf(rel),
+        (b) => `${b}.${q(rel.foreignKey)} = ${parentId}`,
+        s.page,
+        s.shape,
+      );
     }
     switch (rel.kind) {
       case "embedded":
@@ -325,7 +357,7 @@ class Compiler {
         // A connection without page arguments (REST's field lists never name one).
         return this.page(
           target,
-          rel.order,
+          sortOf(rel),
           (b) => `${b}.${q(rel.foreignKey)} = ${a}.${q(idColumn(view))}`,
           {},
           { kind: "array", node: s.selection },
@@ -334,18 +366,20 @@ class Compiler {
   }
 
   /**
-   * A page of `view`'s rows matching `where`, in `order` by (createdAt, id). Parameters are taken
+   * A page of `view`'s rows matching `where`, by (sort key, id) in its order. Parameters are taken
    * in this order (see bindPage): cursor time, cursor id, size.
    */
-  page(view: View, order: Order, where: (b: string) => string, req: PageRequest, shape: PageShape): string {
+  page(view: View, sort: Sort, where: (b: string) => string, req: PageRequest, shape: PageShape): string {
     const b = this.alias();
     const table = tableOf(view);
     const id = `${b}.${q(idColumn(view))}`;
+    const key = `${b}.${sortColumn(view, sort)}`;
+    const { order } = sort;
     if (shape.kind === "array") {
       const dir = order === "asc" ? "ASC" : "DESC";
       const objects = this.rowObjects(view, b);
       const node = objects.node(shape.node);
-      return `(SELECT COALESCE(json_agg(${node} ORDER BY ${b}."createdAt" ${dir}, ` +
+      return `(SELECT COALESCE(json_agg(${node} ORDER BY ${key} ${dir}, ` +
         `${id} ${dir}), '[]'::json) FROM ${
           objects.from(`(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)}) ${b}`)
         })`;
@@ -357,15 +391,15 @@ class Compiler {
     if (w.cursor) {
       // Milliseconds rather than an ISO string: years past 9999 are cursors' too (no 500 for them).
       const at = `('epoch'::timestamptz + ${
-        this.param(w.cursor.createdAt.getTime(), "bigint")
+        this.param(w.cursor.at.getTime(), "bigint")
       } * interval '1 millisecond')`;
       const cid = this.param(w.cursor.id, "text");
-      keyset = ` AND (${b}."createdAt", ${id}) ${ascending ? ">" : "<"} (${at}, ${cid})`;
+      keyset = ` AND (${key}, ${id}) ${ascending ? ">" : "<"} (${at}, ${cid})`;
     }
     const size = this.param(w.size, "int");
     // The declared filters narrow the rows like the keyset does (after the size: see bindPage).
     keyset += this.filters(view, b, req);
-    const orderBy = `${b}."createdAt" ${dir}, ${id} ${dir}`;
+    const orderBy = `${key} ${dir}, ${id} ${dir}`;
     // (GROUP BY (): one row even when no part aggregates, `pageInfo { __typename }`.)
     // The objects of the rows: built beside them when every fetched row is shown (no extra row).
     const objects = this.rowObjects(view, b);
@@ -384,8 +418,7 @@ class Compiler {
         `LIMIT ${size}) ${b}`;
       node = objects.node;
       from = () => `${objects.from(source)} GROUP BY ()`;
-      rows = (node) =>
-        `COALESCE(json_agg(${node} ORDER BY ${b}."createdAt" ${out}, ${id} ${out}), '[]'::json)`;
+      rows = (node) => `COALESCE(json_agg(${node} ORDER BY ${key} ${out}, ${id} ${out}), '[]'::json)`;
     } else {
       // One more row than shown tells whether there is a next page; `rn$` numbers them in fetch order.
       const numbered =
@@ -400,7 +433,7 @@ class Compiler {
         `COALESCE(json_agg(${node} ORDER BY ${b}."rn$" ${w.backward ? "DESC" : "ASC"}) ${kept}, '[]'::json)`;
       full = `(count(*) > ${size})`;
       cursorAt = (rn) =>
-        `min(${cursorSql(b, view)}) FILTER (WHERE ${b}."rn$" = ${rn} AND ${b}."rn$" <= ${size})`;
+        `min(${cursorSql(b, view, sort)}) FILTER (WHERE ${b}."rn$" = ${rn} AND ${b}."rn$" <= ${size})`;
       const lastKept = `least(${b}."n$", ${size})`;
       first = w.backward ? lastKept : "1";
       last = w.backward ? "1" : lastKept;
@@ -416,7 +449,7 @@ class Compiler {
       if ("edges" in p) {
         return rows(jsonObject(p.edges.map((e) => {
           if ("constant" in e) return [e.key, `${lit(e.constant)}::text`] as const;
-          if ("cursor" in e) return [e.key, cursorSql(b, view)] as const;
+          if ("cursor" in e) return [e.key, cursorSql(b, view, sort)] as const;
           return [e.key, node(e.node)] as const;
         })));
       }
@@ -438,13 +471,17 @@ class Compiler {
     return `(SELECT ${select} FROM ${from()})`;
   }
 
-  /** The page's equality filters, in field-name order (bindPage binds them so). */
+  /**
+   * The page's equality filters, in field-name order (bindPage binds them so). The value takes the
+   * column's own type (an enum), so an index on the column serves it; values are checked against
+   * the field's enum by both transports before they get here.
+   */
   filters(view: View, b: string, req: PageRequest): string {
     let sql = "";
     for (const name of Object.keys(req.where ?? {}).sort()) {
       const spec = view.fields[name];
       if (!spec || spec.sql) throw new Error(`${view.name} has no stored field ${name} to filter on`);
-      sql += ` AND ${b}.${q(spec.column ?? name)}::text = ${this.param(req.where![name], "text")}`;
+      sql += ` AND ${b}.${q(spec.column ?? name)} = ${this.param(req.where![name])}`;
     }
     return sql;
   }
@@ -466,7 +503,7 @@ class Compiler {
     if (steps.length === 0) {
       // A page of the workspace's rows (agents, members, invites, API tokens): oldest first.
       if (!("page" in root)) throw new Error(`${read.name} names no row`);
-      const page = this.page(from, "asc", (b) => `${b}.${q(ws)} = $1`, root.page, root.shape);
+      const page = this.page(from, CREATED, (b) => `${b}.${q(ws)} = $1`, root.page, root.shape);
       return `(SELECT ${page} AS v, NULL::int AS m) ${r}`;
     }
     const joins: string[] = [];
@@ -503,7 +540,7 @@ class Compiler {
       const parentId = `${leaf}.${q(idColumn(view))}`;
       value = this.page(
         rel.view(),
-        rel.order,
+        sortOf(rel),
         (b) => `${b}.${q(rel.foreignKey)} = ${parentId}`,
         root.page,
         root.shape,
@@ -526,16 +563,14 @@ export function isOneRow(read: ReadCapability): boolean {
 }
 
 /** The view a read's rows are of (the page's rows, or the one row). */
-export function viewOfRead(read: ReadCapability): { view: View; order: "asc" | "desc" } {
+export function viewOfRead(read: ReadCapability): { view: View } {
   let view = read.from.view;
-  let order: "asc" | "desc" = "asc";
   for (const step of read.path ?? []) {
     const rel = view.relations?.[step.relation];
     if (!rel) throw new Error(`${read.name}: no relation ${step.relation}`);
-    if (rel.kind === "connection") order = rel.order;
     view = rel.view();
   }
-  return { view, order };
+  return { view };
 }
 
 /**
@@ -615,7 +650,7 @@ function bindPage(req: PageRequest, shape: PageShape, key: string[], values: unk
       w.hasLast ? "L" : ""
     }`,
   );
-  if (w.cursor) values.push(w.cursor.createdAt.getTime(), w.cursor.id);
+  if (w.cursor) values.push(w.cursor.at.getTime(), w.cursor.id);
   values.push(w.size);
   for (const name of Object.keys(req.where ?? {}).sort()) {
     key.push(`w:${name}`);
