@@ -1,7 +1,8 @@
 /**
  * The read planner: a list of roots (reads of capabilities, or rows just written) and what to show
  * of each becomes ONE SQL statement whose single row is the whole answer as JSON text, built by
- * PostgreSQL (json_build_object / json_agg over correlated subqueries, as PostGraphile 4 does).
+ * PostgreSQL: nested records and arrays of records (correlated subqueries, a LATERAL sub-select per
+ * object) turned into JSON once by `to_json`.
  * The text goes to the client as it is; JS touches it only when a field must be presented
  * (opened or masked), which SQL cannot do.
  *
@@ -17,7 +18,7 @@
 import type { ActorContext } from "../context.ts";
 import type { ReadCapability } from "../shared/capability.ts";
 import type { FieldSpec, Order, View } from "../shared/view.ts";
-import type { ConnectionPart, JsonPart, PageRequest, PageShape, Selection } from "./selection.ts";
+import type { EdgePart, JsonPart, PageRequest, PageShape, Selection } from "./selection.ts";
 import { authorize, can } from "../auth/permissions.ts";
 import { AppError, notFound } from "../shared/errors.ts";
 import {
@@ -128,6 +129,27 @@ function presenterId(present: NonNullable<FieldSpec["present"]>): number {
 }
 
 /**
+ * What a presenter made of a stored value's text, per app (its config object) and role: `apply`
+ * depends only on those and the stored value (see FieldSpec.present), so the same text is parsed,
+ * opened and stringified once. Bounded: cleared when full.
+ */
+const presentedByApp = new WeakMap<object, Map<string, string>>();
+const MAX_PRESENTED = 10_000;
+
+function presentValue(ctx: ActorContext, id: string, stored: string): string {
+  let presented = presentedByApp.get(ctx.config);
+  if (!presented) presentedByApp.set(ctx.config, presented = new Map());
+  const key = `${id}\u0001${ctx.actor.role}\u0001${stored}`;
+  let text = presented.get(key);
+  if (text === undefined) {
+    text = JSON.stringify(presenters[Number(id)].apply(ctx, JSON.parse(stored)) ?? null);
+    if (presented.size >= MAX_PRESENTED) presented.clear();
+    presented.set(key, text);
+  }
+  return text;
+}
+
+/**
  * The answer with every marked value replaced by what the actor may see of it. Only the marked
  * values are parsed (the rest of the text is copied), so a page of webhooks costs its headers,
  * not a parse and stringify of the whole answer.
@@ -140,12 +162,12 @@ function present(ctx: ActorContext, json: string): string {
   while (at >= 0) {
     // json_build_array's text: `["\u0000<n>", <value>]`, the marker string at `at`.
     const idEnd = json.indexOf('"', at + MARK.length);
-    const presenter = presenters[Number(json.slice(at + MARK.length, idEnd))];
+    const id = json.slice(at + MARK.length, idEnd);
     const start = skipSpace(json, json.indexOf(",", idEnd) + 1);
     const end = valueEnd(json, start);
     const close = json.indexOf("]", end);
     parts.push(json.slice(copied, at - 1));
-    parts.push(JSON.stringify(presenter.apply(ctx, JSON.parse(json.slice(start, end))) ?? null));
+    parts.push(presentValue(ctx, id, json.slice(start, end)));
     copied = close + 1;
     at = nextMark(json, copied);
   }
@@ -186,19 +208,19 @@ const tableOf = (view: View) => {
   return q(view.table);
 };
 
-/** json_build_object takes at most 100 arguments: larger objects are joined from chunks. */
 /**
- * The keys `of` of a jsonb object (or of each object of a jsonb array, in order), under their
- * response keys: what a GraphQL selection of a JSON object type asks for.
+ * An answer's value in SQL: a scalar expression (text, number, json...), or an object whose keys
+ * map to values. Objects become PostgreSQL records whose column names are the keys, and the whole
+ * answer is turned into JSON once, by `to_json` at the top: PostgreSQL then writes every nested
+ * record and array straight into one buffer, where JSON built level by level (json_build_object,
+ * json_agg) is copied again into each parent (about a sixth of the nested bench's statement).
  */
-function jsonPick(sql: string, of: readonly JsonPart[], list: boolean): string {
-  const pick = (e: string) =>
-    jsonObject(of.map((p) => [p.key, "field" in p ? `${e}->${lit(p.field)}` : `${lit(p.constant)}::text`]));
-  if (!list) return `(SELECT ${pick("e")} FROM (SELECT ${sql} AS e) x WHERE e IS NOT NULL)`;
-  return `(SELECT coalesce(json_agg(${pick("e")} ORDER BY o), '[]'::json) ` +
-    `FROM jsonb_array_elements(${sql}) WITH ORDINALITY x(e, o))`;
+type Value = string | Obj;
+interface Obj {
+  pairs: [string, Value][];
 }
 
+/** json_build_object takes at most 100 arguments: larger objects are joined from chunks. */
 function jsonObject(pairs: ReadonlyArray<readonly [string, string]>): string {
   if (pairs.length === 0) return `'{}'::json`;
   const chunks: string[] = [];
@@ -266,7 +288,7 @@ class Compiler {
     const spec = view.fields[name];
     if (!spec) throw new Error(`${view.name} has no field ${name}`);
     let sql = spec.sql ? spec.sql(a) : `${a}.${q(spec.column ?? name)}`;
-    if (of) sql = jsonPick(sql, of, spec.list === true);
+    if (of) sql = this.jsonPick(sql, of, spec.list === true);
     if (spec.type === "DateTime") {
       sql = `to_char(${sql} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
     }
@@ -277,14 +299,56 @@ class Compiler {
     return sql;
   }
 
-  /** The JSON object of `selection` for the row aliased `a` of `view`. */
-  object(view: View, a: string, selection: Selection): string {
-    return jsonObject(this.pairs(view, a, selection));
+  /**
+   * The keys `of` of a jsonb object (or of each object of a jsonb array, in order), under their
+   * response keys: what a GraphQL selection of a JSON object type asks for.
+   */
+  jsonPick(sql: string, of: readonly JsonPart[], list: boolean): string {
+    const [x, e, o] = [this.alias(), this.alias(), this.alias()];
+    const pick: Obj = {
+      pairs: of.map((p) => [p.key, "field" in p ? `${e}->${lit(p.field)}` : `${lit(p.constant)}::text`]),
+    };
+    const items: string[] = [];
+    const top = this.build(pick, items);
+    const beside = items.map((item) => `, ${item}`).join("");
+    if (!list) return `(SELECT ${top} FROM (SELECT ${sql} AS ${e}) ${x}${beside} WHERE ${e} IS NOT NULL)`;
+    return `ARRAY(SELECT ${top} FROM jsonb_array_elements(${sql}) WITH ORDINALITY ${x}(${e}, ${o})${beside} ` +
+      `ORDER BY ${o})`;
   }
 
-  /** The keys of `selection` and their SQL values, in the selection's order. */
-  pairs(view: View, a: string, selection: Selection): [string, string][] {
-    const pairs: [string, string][] = [];
+  /**
+   * The SQL of `value` in a query whose FROM list gets `items`: each object is a LATERAL sub-select
+   * whose one row is the record (columns named by the keys), after those of its own objects, so the
+   * planner flattens them into row constructors. Keys PostgreSQL would cut (names are at most 63
+   * bytes) and empty objects are built with json_build_object instead.
+   */
+  build(value: Value, items: string[]): string {
+    if (typeof value === "string") return value;
+    const { pairs } = value;
+    if (pairs.length === 0 || pairs.some(([k]) => utf8.encode(k).length > 63)) {
+      return jsonObject(pairs.map(([k, v]) => [k, this.build(v, items)] as const));
+    }
+    const columns = pairs.map(([k, v]) => `${this.build(v, items)} AS ${q(k)}`);
+    const n = this.alias();
+    items.push(`LATERAL (SELECT ${columns.join(", ")}) ${n}`);
+    return n;
+  }
+
+  /** `value` as one scalar expression (an object as a sub-select of its record). */
+  scalar(value: Value): string {
+    const items: string[] = [];
+    const top = this.build(value, items);
+    return items.length === 0 ? top : `(SELECT ${top} FROM ${items.join(", ")})`;
+  }
+
+  /** The object of `selection` for the row aliased `a` of `view`. */
+  obj(view: View, a: string, selection: Selection): Obj {
+    return { pairs: this.pairs(view, a, selection) };
+  }
+
+  /** The keys of `selection` and their values, in the selection's order. */
+  pairs(view: View, a: string, selection: Selection): [string, Value][] {
+    const pairs: [string, Value][] = [];
     for (const s of selection) {
       if ("field" in s) pairs.push([s.key, this.field(view, a, s.field, s.of)]);
       else if ("constant" in s) pairs.push([s.key, `${lit(s.constant)}::text`]);
@@ -294,28 +358,24 @@ class Compiler {
   }
 
   /**
-   * The objects of a page's rows built beside each row, as a LATERAL sub-select whose whole row is
-   * the object: PostgreSQL turns a row into JSON cheaper than it runs json_build_object (~7 % of
-   * the nested bench's statement). Its column names are the keys, and names are cut at 63 bytes
-   * (NAMEDATALEN): longer keys keep json_build_object. `node` gives the SQL of the object of the row
-   * aliased `b`; `from` wraps the rows' FROM item `source` (aliased `b`) with the objects asked for.
+   * Values built beside each row of a page's rows (aliased `b`): `beside` gives how the rows' query
+   * names a value, `from` wraps the rows' FROM item `source` (aliased `b`) with what they need.
    */
-  rowObjects(view: View, b: string) {
-    const built: string[] = [];
-    const names: string[] = [];
+  rowValues(b: string) {
+    const items: string[] = [];
+    const columns: string[] = [];
     return {
-      node: (selection: Selection): string => {
-        const pairs = this.pairs(view, b, selection);
-        if (pairs.length === 0 || pairs.some(([k]) => utf8.encode(k).length > 63)) return jsonObject(pairs);
-        const j = `${b}j${built.length}`;
-        built.push(`LATERAL (SELECT ${pairs.map(([k, v]) => `${v} AS ${q(k)}`).join(", ")}) ${j}`);
-        names.push(j);
-        return `${b}.${j}`;
+      beside: (value: Value): string => {
+        const n = this.alias();
+        columns.push(`${this.build(value, items)} AS ${n}`);
+        return `${b}.${n}`;
       },
       from: (source: string): string =>
-        built.length === 0
+        columns.length === 0
           ? source
-          : `(SELECT ${b}.*, ${names.join(", ")} FROM ${source}, ${built.join(", ")}) ${b}`,
+          : `(SELECT ${b}.*, ${columns.join(", ")} FROM ${source}${
+            items.map((i) => `, ${i}`).join("")
+          }) ${b}`,
     };
   }
 
@@ -323,7 +383,7 @@ class Compiler {
     view: View,
     a: string,
     s: { relation: string; selection: Selection } | { relation: string; page: PageRequest; shape: PageShape },
-  ): string {
+  ): Value {
     const rel = view.relations?.[s.relation];
     if (!rel) throw new Error(`${view.name} has no relation ${s.relation}`);
     const target = rel.view();
@@ -340,18 +400,23 @@ class Compiler {
     }
     switch (rel.kind) {
       case "embedded":
-        return this.object(target, a, s.selection);
+        return this.obj(target, a, s.selection);
       case "object": {
         const b = this.alias();
-        return `(SELECT ${this.object(target, b, s.selection)} FROM ${tableOf(target)} ${b} ` +
+        return `(SELECT ${this.scalar(this.obj(target, b, s.selection))} FROM ${tableOf(target)} ${b} ` +
           `WHERE ${b}.${q(idColumn(target))} = ${a}.${q(rel.localKey)})`;
       }
       case "list": {
         const b = this.alias();
-        return `(SELECT COALESCE(json_agg(${this.object(target, b, s.selection)} ORDER BY ${b}.${
-          q(rel.orderBy)
-        }, ${b}.${q(idColumn(target))}), '[]'::json) FROM ${tableOf(target)} ${b} ` +
-          `WHERE ${b}.${q(rel.foreignKey)} = ${a}.${q(idColumn(view))})`;
+        const rows = this.rowValues(b);
+        const node = rows.beside(this.obj(target, b, s.selection));
+        return `ARRAY(SELECT ${node} FROM ${
+          rows.from(
+            `(SELECT ${b}.* FROM ${tableOf(target)} ${b} WHERE ${b}.${q(rel.foreignKey)} = ${a}.${
+              q(idColumn(view))
+            }) ${b}`,
+          )
+        } ORDER BY ${b}.${q(rel.orderBy)}, ${b}.${q(idColumn(target))})`;
       }
       case "connection":
         // A connection without page arguments (REST's field lists never name one).
@@ -377,12 +442,11 @@ class Compiler {
     const { order } = sort;
     if (shape.kind === "array") {
       const dir = order === "asc" ? "ASC" : "DESC";
-      const objects = this.rowObjects(view, b);
-      const node = objects.node(shape.node);
-      return `(SELECT COALESCE(json_agg(${node} ORDER BY ${key} ${dir}, ` +
-        `${id} ${dir}), '[]'::json) FROM ${
-          objects.from(`(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)}) ${b}`)
-        })`;
+      const rows = this.rowValues(b);
+      const node = rows.beside(this.obj(view, b, shape.node));
+      return `ARRAY(SELECT ${node} FROM ${
+        rows.from(`(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)}) ${b}`)
+      } ORDER BY ${key} ${dir}, ${id} ${dir})`;
     }
     const w = pageWindow(req, maxPageOf(shape));
     const ascending = (order === "asc") !== w.backward;
@@ -400,75 +464,108 @@ class Compiler {
     // The declared filters narrow the rows like the keyset does (after the size: see bindPage).
     keyset += this.filters(view, b, req);
     const orderBy = `${key} ${dir}, ${id} ${dir}`;
-    // (GROUP BY (): one row even when no part aggregates, `pageInfo { __typename }`.)
-    // The objects of the rows: built beside them when every fetched row is shown (no extra row).
-    const objects = this.rowObjects(view, b);
-    let node = (selection: Selection) => this.object(view, b, selection);
-    let from: () => string;
-    let rows: (node: string) => string;
-    // Whether there are more rows, and the cursor of the row numbered `rn`, when `counted`.
-    let full = "NULL";
-    let cursorAt = (_rn: string) => "NULL";
-    let first = "1";
-    let last = "1";
-    if (shape.kind === "connection" && !counted(w, shape)) {
-      // Only the rows are shown: exactly `size` of them, no numbering.
+    const edge = (edges: readonly EdgePart[]): Obj => ({
+      pairs: edges.map((e): [string, Value] => {
+        if ("constant" in e) return [e.key, `${lit(e.constant)}::text`];
+        if ("cursor" in e) return [e.key, cursorSql(b, view, sort)];
+        return [e.key, this.obj(view, b, e.node)];
+      }),
+    });
+
+    // (A page without edges takes the counted form below, which names every bound parameter.)
+    if (shape.kind === "connection" && !counted(w, shape) && shape.parts.some((p) => "edges" in p)) {
+      // Only the rows are shown: exactly `size` of them, no numbering; their values built beside them.
       const out = order === "asc" ? "ASC" : "DESC";
       const source = `(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)}${keyset} ORDER BY ${orderBy} ` +
         `LIMIT ${size}) ${b}`;
-      node = objects.node;
-      from = () => `${objects.from(source)} GROUP BY ()`;
-      rows = (node) => `COALESCE(json_agg(${node} ORDER BY ${key} ${out}, ${id} ${out}), '[]'::json)`;
-    } else {
-      // One more row than shown tells whether there is a next page; `rn$` numbers them in fetch order.
-      const numbered =
-        `(SELECT s.*, count(*) OVER () AS "n$" FROM (SELECT ${b}.*, row_number() OVER (ORDER BY ${orderBy}) ` +
-        `AS "rn$" FROM ${table} ${b} WHERE ${
-          where(b)
-        }${keyset} ORDER BY ${orderBy} LIMIT ${size} + 1) s) ${b} ` +
-        `GROUP BY ()`;
-      from = () => numbered;
-      const kept = `FILTER (WHERE ${b}."rn$" <= ${size})`;
-      rows = (node) =>
-        `COALESCE(json_agg(${node} ORDER BY ${b}."rn$" ${w.backward ? "DESC" : "ASC"}) ${kept}, '[]'::json)`;
-      full = `(count(*) > ${size})`;
-      cursorAt = (rn) =>
-        `min(${cursorSql(b, view, sort)}) FILTER (WHERE ${b}."rn$" = ${rn} AND ${b}."rn$" <= ${size})`;
-      const lastKept = `least(${b}."n$", ${size})`;
-      first = w.backward ? lastKept : "1";
-      last = w.backward ? "1" : lastKept;
-    }
-    if (shape.kind === "rest") {
-      const data = rows(node(shape.node));
-      return `(SELECT json_build_object('data', ${data}, 'nextCursor', CASE WHEN ${full} THEN ${
-        cursorAt(size)
-      } END) FROM ${from()})`;
-    }
-    const part = (p: ConnectionPart): string => {
-      if ("constant" in p) return `${lit(p.constant)}::text`;
-      if ("edges" in p) {
-        return rows(jsonObject(p.edges.map((e) => {
-          if ("constant" in e) return [e.key, `${lit(e.constant)}::text`] as const;
-          if ("cursor" in e) return [e.key, cursorSql(b, view, sort)] as const;
-          return [e.key, node(e.node)] as const;
-        })));
-      }
-      return jsonObject(p.pageInfo.map((i) => {
-        if ("constant" in i) return [i.key, `${lit(i.constant)}::text`] as const;
-        switch (i.info) {
-          case "hasNextPage":
-            return [i.key, w.hasBefore ? "true" : w.hasLast ? "false" : full] as const;
-          case "hasPreviousPage":
-            return [i.key, w.hasAfter ? "true" : w.backward ? full : "false"] as const;
-          case "startCursor":
-            return [i.key, cursorAt(first)] as const;
-          case "endCursor":
-            return [i.key, cursorAt(last)] as const;
+      const parts = shape.parts.map((p): [string, Value] => {
+        if ("constant" in p) return [p.key, `${lit(p.constant)}::text`];
+        if ("edges" in p) {
+          const rows = this.rowValues(b);
+          const value = rows.beside(edge(p.edges));
+          return [
+            p.key,
+            `ARRAY(SELECT ${value} FROM ${rows.from(source)} ORDER BY ${key} ${out}, ${id} ${out})`,
+          ];
         }
-      }));
+        // Decided by the arguments alone (see `counted`).
+        return [p.key, {
+          pairs: p.pageInfo.map((i): [string, Value] => {
+            if ("constant" in i) return [i.key, `${lit(i.constant)}::text`];
+            if (i.info === "hasNextPage") return [i.key, w.hasBefore ? "true" : "false"];
+            if (i.info === "hasPreviousPage") return [i.key, w.hasAfter ? "true" : "false"];
+            return [i.key, "NULL::text"];
+          }),
+        }];
+      });
+      return this.scalar({ pairs: parts });
+    }
+
+    // One more row than shown tells whether there is a next page; `rn$` numbers them in fetch order.
+    // The values of the rows are built in the aggregates (so not for the extra row); the answer's
+    // record is built over the aggregates' one row `g`.
+    const numbered =
+      `(SELECT s.*, count(*) OVER () AS "n$" FROM (SELECT ${b}.*, row_number() OVER (ORDER BY ${orderBy}) ` +
+      `AS "rn$" FROM ${table} ${b} WHERE ${
+        where(b)
+      }${keyset} ORDER BY ${orderBy} LIMIT ${size} + 1) s) ${b} ` +
+      `GROUP BY ()`;
+    const g = this.alias();
+    const aggregates: string[] = [];
+    const aggregate = (sql: string) => {
+      aggregates.push(`${sql} AS a${aggregates.length}`);
+      return `${g}.a${aggregates.length - 1}`;
     };
-    const select = jsonObject(shape.parts.map((p) => [p.key, part(p)] as const));
-    return `(SELECT ${select} FROM ${from()})`;
+    const kept = `FILTER (WHERE ${b}."rn$" <= ${size})`;
+    const rows = (value: Value) =>
+      aggregate(
+        `COALESCE(array_agg(${this.scalar(value)} ORDER BY ${b}."rn$" ${
+          w.backward ? "DESC" : "ASC"
+        }) ${kept}, '{}')`,
+      );
+    const full = `(count(*) > ${size})`;
+    const cursorAt = (rn: string) =>
+      `min(${cursorSql(b, view, sort)}) FILTER (WHERE ${b}."rn$" = ${rn} AND ${b}."rn$" <= ${size})`;
+    const lastKept = `least(${b}."n$", ${size})`;
+    const first = w.backward ? lastKept : "1";
+    const last = w.backward ? "1" : lastKept;
+    let answer: Obj;
+    if (shape.kind === "rest") {
+      answer = {
+        pairs: [
+          ["data", rows(this.obj(view, b, shape.node))],
+          ["nextCursor", aggregate(`CASE WHEN ${full} THEN ${cursorAt(size)} END`)],
+        ],
+      };
+    } else {
+      answer = {
+        pairs: shape.parts.map((p): [string, Value] => {
+          if ("constant" in p) return [p.key, `${lit(p.constant)}::text`];
+          if ("edges" in p) return [p.key, rows(edge(p.edges))];
+          return [p.key, {
+            pairs: p.pageInfo.map((i): [string, Value] => {
+              if ("constant" in i) return [i.key, `${lit(i.constant)}::text`];
+              switch (i.info) {
+                case "hasNextPage":
+                  return [i.key, w.hasBefore ? "true" : w.hasLast ? "false" : aggregate(full)];
+                case "hasPreviousPage":
+                  return [i.key, w.hasAfter ? "true" : w.backward ? aggregate(full) : "false"];
+                case "startCursor":
+                  return [i.key, aggregate(cursorAt(first))];
+                case "endCursor":
+                  return [i.key, aggregate(cursorAt(last))];
+              }
+            }),
+          }];
+        }),
+      };
+    }
+    const items: string[] = [];
+    const top = this.build(answer, items);
+    // (GROUP BY (): one row even when there are no rows, or no aggregate, `pageInfo { __typename }`.)
+    return `(SELECT ${top} FROM (SELECT count(*) AS n${
+      aggregates.map((a) => `, ${a}`).join("")
+    } FROM ${numbered}) ${g}${items.map((i) => `, ${i}`).join("")})`;
   }
 
   /**
@@ -492,7 +589,9 @@ class Compiler {
     if ("view" in root) {
       const b = this.alias();
       const id = this.param(rowId(root.id), "text");
-      return `(SELECT (SELECT ${this.object(root.view, b, root.selection)} FROM ${tableOf(root.view)} ${b} ` +
+      return `(SELECT (SELECT ${this.scalar(this.obj(root.view, b, root.selection))} FROM ${
+        tableOf(root.view)
+      } ${b} ` +
         `WHERE ${b}.${q(idColumn(root.view))} = ${id}) AS v, NULL::int AS m) ${r}`;
     }
     const { read } = root;
@@ -546,7 +645,7 @@ class Compiler {
         root.shape,
       );
     } else {
-      value = this.object(view, leaf, root.selection);
+      value = this.scalar(this.obj(view, leaf, root.selection));
     }
     const found = (b: string, v: View) => `${b}.${q(idColumn(v))}`;
     const views = viewsOf(read);
@@ -705,12 +804,15 @@ function compile(ctx: ActorContext, roots: readonly Root[]): { sql: string; valu
   const c = new Compiler(ctx);
   c.param(ctx.actor.workspaceId, "text");
   const from = roots.map((root, n) => c.root(root, n));
-  const data = jsonObject(roots.map((root, n) => [root.key, `r${n}.v`] as const));
+  const items: string[] = [];
+  const data = c.build({ pairs: roots.map((root, n) => [root.key, `r${n}.v`]) }, items);
   const missing = roots.map((_, n) => `r${n}.m AS m${n}`).join(", ");
   // `$1` (the workspace) is named once in the select list too: a request of rows just written
   // alone does not use it, and PostgreSQL refuses a parameter it cannot type.
   return {
-    sql: `SELECT (${data})::text AS data, $1::text AS ws, ${missing} FROM ${from.join(", ")}`,
+    sql: `SELECT to_json(${data})::text AS data, $1::text AS ws, ${missing} FROM ${
+      [...from, ...items].join(", ")
+    }`,
     values: c.values,
   };
 }
@@ -768,6 +870,6 @@ export async function readOne(ctx: ActorContext, root: Root): Promise<string> {
   const answer = await runReads(ctx, [{ ...root, key: "v" }]);
   const error = answer.missing.get("v");
   if (error) throw error;
-  // The object is `{"v" : <value>}` (json_build_object's spacing): the value is what follows the key.
+  // The object is `{"v":<value>}`: the value is what follows the key.
   return answer.json.slice(answer.json.indexOf(":") + 1, -1).trim();
 }

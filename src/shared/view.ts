@@ -48,7 +48,9 @@ export interface FieldSpec {
   sql?: (t: string) => string;
   /**
    * What the actor sees of the stored value, applied after the read (masking, opening sealed
-   * values). Skipped for actors allowed `unless`, who see the value as stored.
+   * values). Skipped for actors allowed `unless`, who see the value as stored. `apply` must depend
+   * only on the actor's role, the stored value and the app (config, secrets): the read planner
+   * remembers its answers.
    */
   present?: { unless?: Action; apply: (ctx: ActorContext, stored: unknown) => unknown };
 }
