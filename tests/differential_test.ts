@@ -184,7 +184,8 @@ async function seedConversations(t: TestApp, workspaceId: string, agentId: strin
         channelId: channels[i % 2].id,
         contactId: contact.id,
         status: statuses[i],
-        lastMessageAt: i === 3 ? null : new Date(Date.UTC(2026, 1, 1, 0, i)),
+        // Activity in another order than creation, with a tie (the id decides).
+        lastMessageAt: new Date(Date.UTC(2026, 1, 1, 0, [5, 3, 3, 1][i])),
         createdAt: new Date(Date.UTC(2026, 1, 1) + Math.min(i, 2) * 1000),
       },
     });

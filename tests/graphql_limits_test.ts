@@ -245,7 +245,7 @@ Deno.test("bad cursors are BAD_CURSOR; another workspace's cursor answers like a
     const foreignIntent =
       (await theirs.owner.client.get(`/api/agents/${foreignAgent.id}/intents`)).body.data[0].id;
     // Keyset cursors (shared/pagination.ts): the same position, naming a foreign row or no row.
-    const cursor = (id: string) => encodeCursor({ createdAt: new Date(0), id });
+    const cursor = (id: string) => encodeCursor({ at: new Date(0), id });
 
     const badCursors: unknown[] = [
       "",
@@ -314,7 +314,7 @@ Deno.test("bad cursors are BAD_CURSOR; another workspace's cursor answers like a
       assert.equal(backwards.status, 200, JSON.stringify(backwards.body));
     }
     // REST cursors are keysets: the same position naming their row or no row answers the same.
-    const restCursor = (id: string) => encodeCursor({ createdAt: new Date(0), id });
+    const restCursor = (id: string) => encodeCursor({ at: new Date(0), id });
     await same((id) => c.get(`/api/agents?cursor=${restCursor(id)}`));
     const nestedIntents = `query($id: ID!, $c: String) {
       agent(id: $id) { intents(after: $c) { edges { node { id } } } } }`;

@@ -610,13 +610,12 @@ Deno.test("isolation over GraphQL", async (t) => {
       // One cursor variable for every connection: a foreign row of each kind, one by one. Cursors
       // are keyset positions (shared/pagination.ts): a foreign row's cursor must answer exactly as
       // the same position naming no row, and a position past every row as an empty page.
-      const unknownAt = (cursor: string) =>
-        encodeCursor({ createdAt: decodeCursor(cursor)!.createdAt, id: UNKNOWN });
+      const unknownAt = (cursor: string) => encodeCursor({ at: decodeCursor(cursor)!.at, id: UNKNOWN });
       const foreignSets = [await cursorsOf(w2), await cursorsOf(w3)];
       for (const dir of ["after", "before"] as const) {
         for (const c of [w1.client, w1.tokenClient]) {
           const vars = { a: w1.agent, w: w1.webhook };
-          const beyond = encodeCursor({ createdAt: new Date(dir === "after" ? 8.64e15 : 0), id: UNKNOWN });
+          const beyond = encodeCursor({ at: new Date(dir === "after" ? 8.64e15 : 0), id: UNKNOWN });
           const empty = gqlOk(await gql(c, PAGE(dir), { ...vars, c: beyond }), `unknown ${dir}`);
           // (Oldest-first connections; prompt versions are newest first, so that position is their start.)
           for (const conn of [empty.agents, empty.members, empty.invites, empty.apiTokens]) {

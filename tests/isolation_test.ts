@@ -168,7 +168,7 @@ Deno.test("isolation", async (t) => {
     await t.step("cursors of another workspace do not leak its rows", async () => {
       // A cursor naming their agent at the start of time: every row after it, of W1 only.
       for (const id of [w2.agent, w3.agent]) {
-        const res = await w1.client.get(`/api/agents?cursor=${encodeCursor({ createdAt: new Date(0), id })}`);
+        const res = await w1.client.get(`/api/agents?cursor=${encodeCursor({ at: new Date(0), id })}`);
         assertStatus(res, 200);
         for (const a of res.body.data) assert.equal(a.id, w1.agent);
         assert.equal(res.body.nextCursor, null);

@@ -85,7 +85,8 @@ export const agentView = defineView({
       view: () => conversationView,
       foreignKey: "agentId",
       order: "desc",
-      description: "Newest first.",
+      sortKey: "lastMessageAt",
+      description: "Newest activity first (the last message of either side).",
     },
   },
 });

@@ -5,7 +5,8 @@ import { conversationView } from "./views.ts";
 
 export const conversations = defineRead({
   name: "conversations",
-  summary: "The agent's conversations, newest first; `status` keeps those in that state.",
+  summary:
+    "The agent's conversations, newest activity first (last message); `status` keeps those in that state.",
   action: "workspace:read",
   params: { agentId: "Agent" },
   from: { view: agentView, idParam: "agentId" },

@@ -185,7 +185,7 @@ export async function closeConversation(
   tx: Tx,
   conversation: ConversationRef,
   reason: "MANUAL" | "INACTIVITY",
-  where: { lastMessageAt?: Date | null } = {},
+  where: { lastMessageAt?: Date } = {},
 ): Promise<boolean> {
   const changed = await tx.conversation.updateMany({
     where: { id: conversation.id, status: { not: "CLOSED" }, ...where },

@@ -75,7 +75,7 @@ export const conversationView = defineView({
     humanReason: { type: "String", nullable: true, description: "TAG, ESCALATION or MANUAL." },
     transferSummary: { type: "String", nullable: true },
     assignedUserId: { type: "ID", nullable: true, description: "The person who took it over." },
-    lastMessageAt: { type: "DateTime", nullable: true },
+    lastMessageAt: { type: "DateTime", description: "The last message of either side." },
     closedAt: { type: "DateTime", nullable: true },
     createdAt: { type: "DateTime" },
     updatedAt: { type: "DateTime" },

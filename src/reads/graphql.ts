@@ -296,18 +296,18 @@ export async function executeReads(
       return errorAt(e, root.key);
     }
   }
-  const answer = await runReads(ctx, op.roots);
+  const answer = await runReads(ctx, op.roots, ['{"data":', "}"]);
   for (const root of op.roots) {
     const missing = answer.missing.get(root.key);
     if (missing) return errorAt(missing, root.key);
   }
-  const text = `{"data":${answer.json}}`;
+  const text = answer.json;
   let parsed: unknown;
   return {
     // Parsed only if a plugin reads it (none does on this path; useRequestErrorStatus looks at the
     // errors first); Yoga sends `stringify()`.
     get data() {
-      return (parsed ??= JSON.parse(answer.json)) as Record<string, unknown>;
+      return (parsed ??= (JSON.parse(text) as { data: unknown }).data) as Record<string, unknown>;
     },
     stringify: () => text,
   };

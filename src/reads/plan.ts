@@ -1,14 +1,15 @@
 /**
  * The read planner: a list of roots (reads of capabilities, or rows just written) and what to show
  * of each becomes ONE SQL statement whose single row is the whole answer as JSON text, built by
- * PostgreSQL (json_build_object / json_agg over correlated subqueries, as PostGraphile 4 does).
+ * PostgreSQL: nested records and arrays of records (correlated subqueries, a LATERAL sub-select per
+ * object) turned into JSON once by `to_json`.
  * The text goes to the client as it is; JS touches it only when a field must be presented
  * (opened or masked), which SQL cannot do.
  *
  * - Access: `authorize` for every root before any SQL; the workspace is a condition of the root
  *   view's row, and every other row is reached through relations from it, so an id of another
  *   workspace answers exactly as an unknown id.
- * - Pages: keyset conditions on (createdAt, id) from shared/pagination.ts cursors and a LIMIT per
+ * - Pages: keyset conditions on (sort key, id) from shared/pagination.ts cursors and a LIMIT per
  *   parent row, so a nested page never reads rows it does not show (one extra row says "more").
  * - Plans: the SQL text depends only on the shape of the roots (kinds, fields, which page
  *   arguments are present) and the actor's role; it is built once per shape and cached. Ids, the
@@ -17,7 +18,7 @@
 import type { ActorContext } from "../context.ts";
 import type { ReadCapability } from "../shared/capability.ts";
 import type { FieldSpec, Order, View } from "../shared/view.ts";
-import type { ConnectionPart, JsonPart, PageRequest, PageShape, Selection } from "./selection.ts";
+import type { EdgePart, JsonPart, PageRequest, PageShape, Selection } from "./selection.ts";
 import { authorize, can } from "../auth/permissions.ts";
 import { AppError, notFound } from "../shared/errors.ts";
 import {
@@ -43,7 +44,7 @@ export type Root =
   | { key: string; view: View; id: string; selection: Selection };
 
 export interface Answer {
-  /** The JSON text of `{ [root key]: value }`, in the roots' order. */
+  /** The JSON text of `{ [root key]: value }`, in the roots' order, between runReads' `around`. */
   json: string;
   /** Roots whose path named no row: their value is null, and this is the 404 to report. */
   missing: Map<string, AppError>;
@@ -128,28 +129,50 @@ function presenterId(present: NonNullable<FieldSpec["present"]>): number {
 }
 
 /**
- * The answer with every marked value replaced by what the actor may see of it. Only the marked
- * values are parsed (the rest of the text is copied), so a page of webhooks costs its headers,
- * not a parse and stringify of the whole answer.
+ * What a presenter made of a stored value's text, per app (its config object) and role: `apply`
+ * depends only on those and the stored value (see FieldSpec.present), so the same text is parsed,
+ * opened and stringified once. Bounded: cleared when full.
  */
-function present(ctx: ActorContext, json: string): string {
+const presentedByApp = new WeakMap<object, Map<string, string>>();
+const MAX_PRESENTED = 10_000;
+
+function presentValue(ctx: ActorContext, id: string, stored: string): string {
+  let presented = presentedByApp.get(ctx.config);
+  if (!presented) presentedByApp.set(ctx.config, presented = new Map());
+  const key = `${id}\u0001${ctx.actor.role}\u0001${stored}`;
+  let text = presented.get(key);
+  if (text === undefined) {
+    text = JSON.stringify(presenters[Number(id)].apply(ctx, JSON.parse(stored)) ?? null);
+    if (presented.size >= MAX_PRESENTED) presented.clear();
+    presented.set(key, text);
+  }
+  return text;
+}
+
+/**
+ * `before` + the answer + `after`, with every marked value replaced by what the actor may see of it.
+ * Only the marked values are parsed (the rest of the text is copied), so a page of webhooks costs
+ * its headers, not a parse and stringify of the whole answer; and the text is copied once, wrapper
+ * included (a 250 KB answer is a large object for V8: each copy is garbage only a full GC frees).
+ */
+function present(ctx: ActorContext, json: string, [before, after]: readonly [string, string]): string {
   let at = nextMark(json, 0);
-  if (at < 0) return json;
-  const parts: string[] = [];
+  if (at < 0) return before === "" && after === "" ? json : before + json + after;
+  const parts: string[] = [before];
   let copied = 0;
   while (at >= 0) {
     // json_build_array's text: `["\u0000<n>", <value>]`, the marker string at `at`.
     const idEnd = json.indexOf('"', at + MARK.length);
-    const presenter = presenters[Number(json.slice(at + MARK.length, idEnd))];
+    const id = json.slice(at + MARK.length, idEnd);
     const start = skipSpace(json, json.indexOf(",", idEnd) + 1);
     const end = valueEnd(json, start);
     const close = json.indexOf("]", end);
     parts.push(json.slice(copied, at - 1));
-    parts.push(JSON.stringify(presenter.apply(ctx, JSON.parse(json.slice(start, end))) ?? null));
+    parts.push(presentValue(ctx, id, json.slice(start, end)));
     copied = close + 1;
     at = nextMark(json, copied);
   }
-  parts.push(json.slice(copied));
+  parts.push(json.slice(copied), after);
   return parts.join("");
 }
 
@@ -186,19 +209,19 @@ const tableOf = (view: View) => {
   return q(view.table);
 };
 
-/** json_build_object takes at most 100 arguments: larger objects are joined from chunks. */
 /**
- * The keys `of` of a jsonb object (or of each object of a jsonb array, in order), under their
- * response keys: what a GraphQL selection of a JSON object type asks for.
+ * An answer's value in SQL: a scalar expression (text, number, json...), or an object whose keys
+ * map to values. Objects become PostgreSQL records whose column names are the keys, and the whole
+ * answer is turned into JSON once, by `to_json` at the top: PostgreSQL then writes every nested
+ * record and array straight into one buffer, where JSON built level by level (json_build_object,
+ * json_agg) is copied again into each parent (about a sixth of the nested bench's statement).
  */
-function jsonPick(sql: string, of: readonly JsonPart[], list: boolean): string {
-  const pick = (e: string) =>
-    jsonObject(of.map((p) => [p.key, "field" in p ? `${e}->${lit(p.field)}` : `${lit(p.constant)}::text`]));
-  if (!list) return `(SELECT ${pick("e")} FROM (SELECT ${sql} AS e) x WHERE e IS NOT NULL)`;
-  return `(SELECT coalesce(json_agg(${pick("e")} ORDER BY o), '[]'::json) ` +
-    `FROM jsonb_array_elements(${sql}) WITH ORDINALITY x(e, o))`;
+type Value = string | Obj;
+interface Obj {
+  pairs: [string, Value][];
 }
 
+/** json_build_object takes at most 100 arguments: larger objects are joined from chunks. */
 function jsonObject(pairs: ReadonlyArray<readonly [string, string]>): string {
   if (pairs.length === 0) return `'{}'::json`;
   const chunks: string[] = [];
@@ -217,9 +240,32 @@ function jsonObject(pairs: ReadonlyArray<readonly [string, string]>): string {
 
 const utf8 = new TextEncoder();
 
+/** How a page's rows are ordered: by (key, id), ascending or descending. `key` is a DateTime field. */
+interface Sort {
+  order: Order;
+  key: string;
+}
+
+/** A connection's order: its declared sort key (createdAt unless named) and direction. */
+const sortOf = (rel: { order: Order; sortKey?: string }): Sort => ({
+  order: rel.order,
+  key: rel.sortKey ?? "createdAt",
+});
+
+/** The column of a sort key: its field's, or a column of that name the view does not show (Membership.createdAt). */
+function sortColumn(view: View, sort: Sort): string {
+  const spec = view.fields[sort.key];
+  if (spec && (spec.sql || spec.type !== "DateTime" || spec.nullable)) {
+    throw new Error(`${view.name}.${sort.key} is not a stored, non-null DateTime to sort by`);
+  }
+  return q(spec?.column ?? sort.key);
+}
+
 /** The opaque cursor of shared/pagination.ts (base64url of `k1.<ms>.<id>`), computed in SQL. */
-const cursorSql = (a: string, view: View) =>
-  `rtrim(translate(encode(convert_to('k1.' || (extract(epoch FROM ${a}."createdAt") * 1000)::bigint || '.' || ` +
+const cursorSql = (a: string, view: View, sort: Sort) =>
+  `rtrim(translate(encode(convert_to('k1.' || (extract(epoch FROM ${a}.${
+    sortColumn(view, sort)
+  }) * 1000)::bigint || '.' || ` +
   `${a}.${q(idColumn(view))}, 'UTF8'), 'base64'), '+/' || chr(10), '-_'), '=')`;
 
 class Compiler {
@@ -227,9 +273,10 @@ class Compiler {
   private aliases = 0;
   constructor(readonly ctx: ActorContext) {}
 
-  param(value: unknown, type: string): string {
+  /** A bind parameter of `type`; without one PostgreSQL gives it the type of what it is compared with. */
+  param(value: unknown, type?: string): string {
     this.values.push(value);
-    return `$${this.values.length}::${type}`;
+    return type ? `$${this.values.length}::${type}` : `$${this.values.length}`;
   }
 
   alias(): string {
@@ -240,7 +287,7 @@ class Compiler {
     const spec = view.fields[name];
     if (!spec) throw new Error(`${view.name} has no field ${name}`);
     let sql = spec.sql ? spec.sql(a) : `${a}.${q(spec.column ?? name)}`;
-    if (of) sql = jsonPick(sql, of, spec.list === true);
+    if (of) sql = this.jsonPick(sql, of, spec.list === true);
     if (spec.type === "DateTime") {
       sql = `to_char(${sql} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
     }
@@ -251,14 +298,56 @@ class Compiler {
     return sql;
   }
 
-  /** The JSON object of `selection` for the row aliased `a` of `view`. */
-  object(view: View, a: string, selection: Selection): string {
-    return jsonObject(this.pairs(view, a, selection));
+  /**
+   * The keys `of` of a jsonb object (or of each object of a jsonb array, in order), under their
+   * response keys: what a GraphQL selection of a JSON object type asks for.
+   */
+  jsonPick(sql: string, of: readonly JsonPart[], list: boolean): string {
+    const [x, e, o] = [this.alias(), this.alias(), this.alias()];
+    const pick: Obj = {
+      pairs: of.map((p) => [p.key, "field" in p ? `${e}->${lit(p.field)}` : `${lit(p.constant)}::text`]),
+    };
+    const items: string[] = [];
+    const top = this.build(pick, items);
+    const beside = items.map((item) => `, ${item}`).join("");
+    if (!list) return `(SELECT ${top} FROM (SELECT ${sql} AS ${e}) ${x}${beside} WHERE ${e} IS NOT NULL)`;
+    return `ARRAY(SELECT ${top} FROM jsonb_array_elements(${sql}) WITH ORDINALITY ${x}(${e}, ${o})${beside} ` +
+      `ORDER BY ${o})`;
   }
 
-  /** The keys of `selection` and their SQL values, in the selection's order. */
-  pairs(view: View, a: string, selection: Selection): [string, string][] {
-    const pairs: [string, string][] = [];
+  /**
+   * The SQL of `value` in a query whose FROM list gets `items`: each object is a LATERAL sub-select
+   * whose one row is the record (columns named by the keys), after those of its own objects, so the
+   * planner flattens them into row constructors. Keys PostgreSQL would cut (names are at most 63
+   * bytes) and empty objects are built with json_build_object instead.
+   */
+  build(value: Value, items: string[]): string {
+    if (typeof value === "string") return value;
+    const { pairs } = value;
+    if (pairs.length === 0 || pairs.some(([k]) => utf8.encode(k).length > 63)) {
+      return jsonObject(pairs.map(([k, v]) => [k, this.build(v, items)] as const));
+    }
+    const columns = pairs.map(([k, v]) => `${this.build(v, items)} AS ${q(k)}`);
+    const n = this.alias();
+    items.push(`LATERAL (SELECT ${columns.join(", ")}) ${n}`);
+    return n;
+  }
+
+  /** `value` as one scalar expression (an object as a sub-select of its record). */
+  scalar(value: Value): string {
+    const items: string[] = [];
+    const top = this.build(value, items);
+    return items.length === 0 ? top : `(SELECT ${top} FROM ${items.join(", ")})`;
+  }
+
+  /** The object of `selection` for the row aliased `a` of `view`. */
+  obj(view: View, a: string, selection: Selection): Obj {
+    return { pairs: this.pairs(view, a, selection) };
+  }
+
+  /** The keys of `selection` and their values, in the selection's order. */
+  pairs(view: View, a: string, selection: Selection): [string, Value][] {
+    const pairs: [string, Value][] = [];
     for (const s of selection) {
       if ("field" in s) pairs.push([s.key, this.field(view, a, s.field, s.of)]);
       else if ("constant" in s) pairs.push([s.key, `${lit(s.constant)}::text`]);
@@ -268,28 +357,24 @@ class Compiler {
   }
 
   /**
-   * The objects of a page's rows built beside each row, as a LATERAL sub-select whose whole row is
-   * the object: PostgreSQL turns a row into JSON cheaper than it runs json_build_object (~7 % of
-   * the nested bench's statement). Its column names are the keys, and names are cut at 63 bytes
-   * (NAMEDATALEN): longer keys keep json_build_object. `node` gives the SQL of the object of the row
-   * aliased `b`; `from` wraps the rows' FROM item `source` (aliased `b`) with the objects asked for.
+   * Values built beside each row of a page's rows (aliased `b`): `beside` gives how the rows' query
+   * names a value, `from` wraps the rows' FROM item `source` (aliased `b`) with what they need.
    */
-  rowObjects(view: View, b: string) {
-    const built: string[] = [];
-    const names: string[] = [];
+  rowValues(b: string) {
+    const items: string[] = [];
+    const columns: string[] = [];
     return {
-      node: (selection: Selection): string => {
-        const pairs = this.pairs(view, b, selection);
-        if (pairs.length === 0 || pairs.some(([k]) => utf8.encode(k).length > 63)) return jsonObject(pairs);
-        const j = `${b}j${built.length}`;
-        built.push(`LATERAL (SELECT ${pairs.map(([k, v]) => `${v} AS ${q(k)}`).join(", ")}) ${j}`);
-        names.push(j);
-        return `${b}.${j}`;
+      beside: (value: Value): string => {
+        const n = this.alias();
+        columns.push(`${this.build(value, items)} AS ${n}`);
+        return `${b}.${n}`;
       },
       from: (source: string): string =>
-        built.length === 0
+        columns.length === 0
           ? source
-          : `(SELECT ${b}.*, ${names.join(", ")} FROM ${source}, ${built.join(", ")}) ${b}`,
+          : `(SELECT ${b}.*, ${columns.join(", ")} FROM ${source}${
+            items.map((i) => `, ${i}`).join("")
+          }) ${b}`,
     };
   }
 
@@ -297,35 +382,46 @@ class Compiler {
     view: View,
     a: string,
     s: { relation: string; selection: Selection } | { relation: string; page: PageRequest; shape: PageShape },
-  ): string {
+  ): Value {
     const rel = view.relations?.[s.relation];
     if (!rel) throw new Error(`${view.name} has no relation ${s.relation}`);
     const target = rel.view();
     if ("page" in s) {
       if (rel.kind !== "connection") throw new Error(`${view.name}.${s.relation} is not a connection`);
       const parentId = `${a}.${q(idColumn(view))}`;
-      return this.page(target, rel.order, (b) => `${b}.${q(rel.foreignKey)} = ${parentId}`, s.page, s.shape);
+      return this.page(
+        target,
+        sortOf(rel),
+        (b) => `${b}.${q(rel.foreignKey)} = ${parentId}`,
+        s.page,
+        s.shape,
+      );
     }
     switch (rel.kind) {
       case "embedded":
-        return this.object(target, a, s.selection);
+        return this.obj(target, a, s.selection);
       case "object": {
         const b = this.alias();
-        return `(SELECT ${this.object(target, b, s.selection)} FROM ${tableOf(target)} ${b} ` +
+        return `(SELECT ${this.scalar(this.obj(target, b, s.selection))} FROM ${tableOf(target)} ${b} ` +
           `WHERE ${b}.${q(idColumn(target))} = ${a}.${q(rel.localKey)})`;
       }
       case "list": {
         const b = this.alias();
-        return `(SELECT COALESCE(json_agg(${this.object(target, b, s.selection)} ORDER BY ${b}.${
-          q(rel.orderBy)
-        }, ${b}.${q(idColumn(target))}), '[]'::json) FROM ${tableOf(target)} ${b} ` +
-          `WHERE ${b}.${q(rel.foreignKey)} = ${a}.${q(idColumn(view))})`;
+        const rows = this.rowValues(b);
+        const node = rows.beside(this.obj(target, b, s.selection));
+        return `ARRAY(SELECT ${node} FROM ${
+          rows.from(
+            `(SELECT ${b}.* FROM ${tableOf(target)} ${b} WHERE ${b}.${q(rel.foreignKey)} = ${a}.${
+              q(idColumn(view))
+            }) ${b}`,
+          )
+        } ORDER BY ${b}.${q(rel.orderBy)}, ${b}.${q(idColumn(target))})`;
       }
       case "connection":
         // A connection without page arguments (REST's field lists never name one).
         return this.page(
           target,
-          rel.order,
+          sortOf(rel),
           (b) => `${b}.${q(rel.foreignKey)} = ${a}.${q(idColumn(view))}`,
           {},
           { kind: "array", node: s.selection },
@@ -334,21 +430,22 @@ class Compiler {
   }
 
   /**
-   * A page of `view`'s rows matching `where`, in `order` by (createdAt, id). Parameters are taken
+   * A page of `view`'s rows matching `where`, by (sort key, id) in its order. Parameters are taken
    * in this order (see bindPage): cursor time, cursor id, size.
    */
-  page(view: View, order: Order, where: (b: string) => string, req: PageRequest, shape: PageShape): string {
+  page(view: View, sort: Sort, where: (b: string) => string, req: PageRequest, shape: PageShape): string {
     const b = this.alias();
     const table = tableOf(view);
     const id = `${b}.${q(idColumn(view))}`;
+    const key = `${b}.${sortColumn(view, sort)}`;
+    const { order } = sort;
     if (shape.kind === "array") {
       const dir = order === "asc" ? "ASC" : "DESC";
-      const objects = this.rowObjects(view, b);
-      const node = objects.node(shape.node);
-      return `(SELECT COALESCE(json_agg(${node} ORDER BY ${b}."createdAt" ${dir}, ` +
-        `${id} ${dir}), '[]'::json) FROM ${
-          objects.from(`(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)}) ${b}`)
-        })`;
+      const rows = this.rowValues(b);
+      const node = rows.beside(this.obj(view, b, shape.node));
+      return `ARRAY(SELECT ${node} FROM ${
+        rows.from(`(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)}) ${b}`)
+      } ORDER BY ${key} ${dir}, ${id} ${dir})`;
     }
     const w = pageWindow(req, maxPageOf(shape));
     const ascending = (order === "asc") !== w.backward;
@@ -357,94 +454,130 @@ class Compiler {
     if (w.cursor) {
       // Milliseconds rather than an ISO string: years past 9999 are cursors' too (no 500 for them).
       const at = `('epoch'::timestamptz + ${
-        this.param(w.cursor.createdAt.getTime(), "bigint")
+        this.param(w.cursor.at.getTime(), "bigint")
       } * interval '1 millisecond')`;
       const cid = this.param(w.cursor.id, "text");
-      keyset = ` AND (${b}."createdAt", ${id}) ${ascending ? ">" : "<"} (${at}, ${cid})`;
+      keyset = ` AND (${key}, ${id}) ${ascending ? ">" : "<"} (${at}, ${cid})`;
     }
     const size = this.param(w.size, "int");
     // The declared filters narrow the rows like the keyset does (after the size: see bindPage).
     keyset += this.filters(view, b, req);
-    const orderBy = `${b}."createdAt" ${dir}, ${id} ${dir}`;
-    // (GROUP BY (): one row even when no part aggregates, `pageInfo { __typename }`.)
-    // The objects of the rows: built beside them when every fetched row is shown (no extra row).
-    const objects = this.rowObjects(view, b);
-    let node = (selection: Selection) => this.object(view, b, selection);
-    let from: () => string;
-    let rows: (node: string) => string;
-    // Whether there are more rows, and the cursor of the row numbered `rn`, when `counted`.
-    let full = "NULL";
-    let cursorAt = (_rn: string) => "NULL";
-    let first = "1";
-    let last = "1";
-    if (shape.kind === "connection" && !counted(w, shape)) {
-      // Only the rows are shown: exactly `size` of them, no numbering.
+    const orderBy = `${key} ${dir}, ${id} ${dir}`;
+    const edge = (edges: readonly EdgePart[]): Obj => ({
+      pairs: edges.map((e): [string, Value] => {
+        if ("constant" in e) return [e.key, `${lit(e.constant)}::text`];
+        if ("cursor" in e) return [e.key, cursorSql(b, view, sort)];
+        return [e.key, this.obj(view, b, e.node)];
+      }),
+    });
+
+    // (A page without edges takes the counted form below, which names every bound parameter.)
+    if (shape.kind === "connection" && !counted(w, shape) && shape.parts.some((p) => "edges" in p)) {
+      // Only the rows are shown: exactly `size` of them, no numbering; their values built beside them.
       const out = order === "asc" ? "ASC" : "DESC";
       const source = `(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)}${keyset} ORDER BY ${orderBy} ` +
         `LIMIT ${size}) ${b}`;
-      node = objects.node;
-      from = () => `${objects.from(source)} GROUP BY ()`;
-      rows = (node) =>
-        `COALESCE(json_agg(${node} ORDER BY ${b}."createdAt" ${out}, ${id} ${out}), '[]'::json)`;
-    } else {
-      // One more row than shown tells whether there is a next page; `rn$` numbers them in fetch order.
-      const numbered =
-        `(SELECT s.*, count(*) OVER () AS "n$" FROM (SELECT ${b}.*, row_number() OVER (ORDER BY ${orderBy}) ` +
-        `AS "rn$" FROM ${table} ${b} WHERE ${
-          where(b)
-        }${keyset} ORDER BY ${orderBy} LIMIT ${size} + 1) s) ${b} ` +
-        `GROUP BY ()`;
-      from = () => numbered;
-      const kept = `FILTER (WHERE ${b}."rn$" <= ${size})`;
-      rows = (node) =>
-        `COALESCE(json_agg(${node} ORDER BY ${b}."rn$" ${w.backward ? "DESC" : "ASC"}) ${kept}, '[]'::json)`;
-      full = `(count(*) > ${size})`;
-      cursorAt = (rn) =>
-        `min(${cursorSql(b, view)}) FILTER (WHERE ${b}."rn$" = ${rn} AND ${b}."rn$" <= ${size})`;
-      const lastKept = `least(${b}."n$", ${size})`;
-      first = w.backward ? lastKept : "1";
-      last = w.backward ? "1" : lastKept;
-    }
-    if (shape.kind === "rest") {
-      const data = rows(node(shape.node));
-      return `(SELECT json_build_object('data', ${data}, 'nextCursor', CASE WHEN ${full} THEN ${
-        cursorAt(size)
-      } END) FROM ${from()})`;
-    }
-    const part = (p: ConnectionPart): string => {
-      if ("constant" in p) return `${lit(p.constant)}::text`;
-      if ("edges" in p) {
-        return rows(jsonObject(p.edges.map((e) => {
-          if ("constant" in e) return [e.key, `${lit(e.constant)}::text`] as const;
-          if ("cursor" in e) return [e.key, cursorSql(b, view)] as const;
-          return [e.key, node(e.node)] as const;
-        })));
-      }
-      return jsonObject(p.pageInfo.map((i) => {
-        if ("constant" in i) return [i.key, `${lit(i.constant)}::text`] as const;
-        switch (i.info) {
-          case "hasNextPage":
-            return [i.key, w.hasBefore ? "true" : w.hasLast ? "false" : full] as const;
-          case "hasPreviousPage":
-            return [i.key, w.hasAfter ? "true" : w.backward ? full : "false"] as const;
-          case "startCursor":
-            return [i.key, cursorAt(first)] as const;
-          case "endCursor":
-            return [i.key, cursorAt(last)] as const;
+      const parts = shape.parts.map((p): [string, Value] => {
+        if ("constant" in p) return [p.key, `${lit(p.constant)}::text`];
+        if ("edges" in p) {
+          const rows = this.rowValues(b);
+          const value = rows.beside(edge(p.edges));
+          return [
+            p.key,
+            `ARRAY(SELECT ${value} FROM ${rows.from(source)} ORDER BY ${key} ${out}, ${id} ${out})`,
+          ];
         }
-      }));
+        // Decided by the arguments alone (see `counted`).
+        return [p.key, {
+          pairs: p.pageInfo.map((i): [string, Value] => {
+            if ("constant" in i) return [i.key, `${lit(i.constant)}::text`];
+            if (i.info === "hasNextPage") return [i.key, w.hasBefore ? "true" : "false"];
+            if (i.info === "hasPreviousPage") return [i.key, w.hasAfter ? "true" : "false"];
+            return [i.key, "NULL::text"];
+          }),
+        }];
+      });
+      return this.scalar({ pairs: parts });
+    }
+
+    // One more row than shown tells whether there is a next page; `rn$` numbers them in fetch order.
+    // The values of the rows are built in the aggregates (so not for the extra row); the answer's
+    // record is built over the aggregates' one row `g`.
+    const numbered =
+      `(SELECT s.*, count(*) OVER () AS "n$" FROM (SELECT ${b}.*, row_number() OVER (ORDER BY ${orderBy}) ` +
+      `AS "rn$" FROM ${table} ${b} WHERE ${
+        where(b)
+      }${keyset} ORDER BY ${orderBy} LIMIT ${size} + 1) s) ${b} ` +
+      `GROUP BY ()`;
+    const g = this.alias();
+    const aggregates: string[] = [];
+    const aggregate = (sql: string) => {
+      aggregates.push(`${sql} AS a${aggregates.length}`);
+      return `${g}.a${aggregates.length - 1}`;
     };
-    const select = jsonObject(shape.parts.map((p) => [p.key, part(p)] as const));
-    return `(SELECT ${select} FROM ${from()})`;
+    const kept = `FILTER (WHERE ${b}."rn$" <= ${size})`;
+    const rows = (value: Value) =>
+      aggregate(
+        `COALESCE(array_agg(${this.scalar(value)} ORDER BY ${b}."rn$" ${
+          w.backward ? "DESC" : "ASC"
+        }) ${kept}, '{}')`,
+      );
+    const full = `(count(*) > ${size})`;
+    const cursorAt = (rn: string) =>
+      `min(${cursorSql(b, view, sort)}) FILTER (WHERE ${b}."rn$" = ${rn} AND ${b}."rn$" <= ${size})`;
+    const lastKept = `least(${b}."n$", ${size})`;
+    const first = w.backward ? lastKept : "1";
+    const last = w.backward ? "1" : lastKept;
+    let answer: Obj;
+    if (shape.kind === "rest") {
+      answer = {
+        pairs: [
+          ["data", rows(this.obj(view, b, shape.node))],
+          ["nextCursor", aggregate(`CASE WHEN ${full} THEN ${cursorAt(size)} END`)],
+        ],
+      };
+    } else {
+      answer = {
+        pairs: shape.parts.map((p): [string, Value] => {
+          if ("constant" in p) return [p.key, `${lit(p.constant)}::text`];
+          if ("edges" in p) return [p.key, rows(edge(p.edges))];
+          return [p.key, {
+            pairs: p.pageInfo.map((i): [string, Value] => {
+              if ("constant" in i) return [i.key, `${lit(i.constant)}::text`];
+              switch (i.info) {
+                case "hasNextPage":
+                  return [i.key, w.hasBefore ? "true" : w.hasLast ? "false" : aggregate(full)];
+                case "hasPreviousPage":
+                  return [i.key, w.hasAfter ? "true" : w.backward ? aggregate(full) : "false"];
+                case "startCursor":
+                  return [i.key, aggregate(cursorAt(first))];
+                case "endCursor":
+                  return [i.key, aggregate(cursorAt(last))];
+              }
+            }),
+          }];
+        }),
+      };
+    }
+    const items: string[] = [];
+    const top = this.build(answer, items);
+    // (GROUP BY (): one row even when there are no rows, or no aggregate, `pageInfo { __typename }`.)
+    return `(SELECT ${top} FROM (SELECT count(*) AS n${
+      aggregates.map((a) => `, ${a}`).join("")
+    } FROM ${numbered}) ${g}${items.map((i) => `, ${i}`).join("")})`;
   }
 
-  /** The page's equality filters, in field-name order (bindPage binds them so). */
+  /**
+   * The page's equality filters, in field-name order (bindPage binds them so). The value takes the
+   * column's own type (an enum), so an index on the column serves it; values are checked against
+   * the field's enum by both transports before they get here.
+   */
   filters(view: View, b: string, req: PageRequest): string {
     let sql = "";
     for (const name of Object.keys(req.where ?? {}).sort()) {
       const spec = view.fields[name];
       if (!spec || spec.sql) throw new Error(`${view.name} has no stored field ${name} to filter on`);
-      sql += ` AND ${b}.${q(spec.column ?? name)}::text = ${this.param(req.where![name], "text")}`;
+      sql += ` AND ${b}.${q(spec.column ?? name)} = ${this.param(req.where![name])}`;
     }
     return sql;
   }
@@ -455,7 +588,9 @@ class Compiler {
     if ("view" in root) {
       const b = this.alias();
       const id = this.param(rowId(root.id), "text");
-      return `(SELECT (SELECT ${this.object(root.view, b, root.selection)} FROM ${tableOf(root.view)} ${b} ` +
+      return `(SELECT (SELECT ${this.scalar(this.obj(root.view, b, root.selection))} FROM ${
+        tableOf(root.view)
+      } ${b} ` +
         `WHERE ${b}.${q(idColumn(root.view))} = ${id}) AS v, NULL::int AS m) ${r}`;
     }
     const { read } = root;
@@ -467,13 +602,8 @@ class Compiler {
       // A page of the workspace's rows (agents, members, invites, API tokens): oldest first unless
       // the read says otherwise (approvals: newest first).
       if (!("page" in root)) throw new Error(`${read.name} names no row`);
-      const page = this.page(
-        from,
-        read.from.order ?? "asc",
-        (b) => `${b}.${q(ws)} = $1`,
-        root.page,
-        root.shape,
-      );
+      const sort = sortOf({ order: read.from.order ?? "asc" });
+      const page = this.page(from, sort, (b) => `${b}.${q(ws)} = $1`, root.page, root.shape);
       return `(SELECT ${page} AS v, NULL::int AS m) ${r}`;
     }
     const joins: string[] = [];
@@ -510,13 +640,13 @@ class Compiler {
       const parentId = `${leaf}.${q(idColumn(view))}`;
       value = this.page(
         rel.view(),
-        rel.order,
+        sortOf(rel),
         (b) => `${b}.${q(rel.foreignKey)} = ${parentId}`,
         root.page,
         root.shape,
       );
     } else {
-      value = this.object(view, leaf, root.selection);
+      value = this.scalar(this.obj(view, leaf, root.selection));
     }
     const found = (b: string, v: View) => `${b}.${q(idColumn(v))}`;
     const views = viewsOf(read);
@@ -533,16 +663,14 @@ export function isOneRow(read: ReadCapability): boolean {
 }
 
 /** The view a read's rows are of (the page's rows, or the one row). */
-export function viewOfRead(read: ReadCapability): { view: View; order: "asc" | "desc" } {
+export function viewOfRead(read: ReadCapability): { view: View } {
   let view = read.from.view;
-  let order: "asc" | "desc" = read.from.order ?? "asc";
   for (const step of read.path ?? []) {
     const rel = view.relations?.[step.relation];
     if (!rel) throw new Error(`${read.name}: no relation ${step.relation}`);
-    if (rel.kind === "connection") order = rel.order;
     view = rel.view();
   }
-  return { view, order };
+  return { view };
 }
 
 /**
@@ -622,7 +750,7 @@ function bindPage(req: PageRequest, shape: PageShape, key: string[], values: unk
       w.hasLast ? "L" : ""
     }`,
   );
-  if (w.cursor) values.push(w.cursor.createdAt.getTime(), w.cursor.id);
+  if (w.cursor) values.push(w.cursor.at.getTime(), w.cursor.id);
   values.push(w.size);
   for (const name of Object.keys(req.where ?? {}).sort()) {
     key.push(`w:${name}`);
@@ -677,12 +805,15 @@ function compile(ctx: ActorContext, roots: readonly Root[]): { sql: string; valu
   const c = new Compiler(ctx);
   c.param(ctx.actor.workspaceId, "text");
   const from = roots.map((root, n) => c.root(root, n));
-  const data = jsonObject(roots.map((root, n) => [root.key, `r${n}.v`] as const));
+  const items: string[] = [];
+  const data = c.build({ pairs: roots.map((root, n) => [root.key, `r${n}.v`]) }, items);
   const missing = roots.map((_, n) => `r${n}.m AS m${n}`).join(", ");
   // `$1` (the workspace) is named once in the select list too: a request of rows just written
   // alone does not use it, and PostgreSQL refuses a parameter it cannot type.
   return {
-    sql: `SELECT (${data})::text AS data, $1::text AS ws, ${missing} FROM ${from.join(", ")}`,
+    sql: `SELECT to_json(${data})::text AS data, $1::text AS ws, ${missing} FROM ${
+      [...from, ...items].join(", ")
+    }`,
     values: c.values,
   };
 }
@@ -714,9 +845,13 @@ type Row = { data: string } & Record<string, number | null | string>;
 
 /**
  * Reads `roots` for the actor in one statement. Refuses (403) before anything is read when the
- * actor may not perform a root's read.
+ * actor may not perform a root's read. `around` is text to put before and after the answer.
  */
-export async function runReads(ctx: ActorContext, roots: readonly Root[]): Promise<Answer> {
+export async function runReads(
+  ctx: ActorContext,
+  roots: readonly Root[],
+  around: readonly [string, string] = ["", ""],
+): Promise<Answer> {
   for (const root of roots) if ("read" in root) authorize(ctx.actor, root.read.action);
   const { sql, values } = plan(ctx, roots);
   const rows = await ctx.db.$queryRawUnsafe<Row[]>(sql, ...values);
@@ -732,7 +867,7 @@ export async function runReads(ctx: ActorContext, roots: readonly Root[]): Promi
     const at = Number(step) === 0 && steps.length > 1 ? 1 : Number(step);
     missing.set(root.key, notFound(root.read.params[steps[at].idParam]));
   });
-  return { json: present(ctx, row.data), missing };
+  return { json: present(ctx, row.data, around), missing };
 }
 
 /** One root's value as JSON text (REST answers, GraphQL resolvers); a missing row throws its 404. */
@@ -740,6 +875,6 @@ export async function readOne(ctx: ActorContext, root: Root): Promise<string> {
   const answer = await runReads(ctx, [{ ...root, key: "v" }]);
   const error = answer.missing.get("v");
   if (error) throw error;
-  // The object is `{"v" : <value>}` (json_build_object's spacing): the value is what follows the key.
+  // The object is `{"v":<value>}`: the value is what follows the key.
   return answer.json.slice(answer.json.indexOf(":") + 1, -1).trim();
 }

@@ -1,9 +1,11 @@
 /**
- * Keyset pagination of REST lists (`?limit=&cursor=`, `nextCursor` beside `data`). Every list is
- * ordered by (createdAt, id), oldest or newest first; the cursor is the opaque base64url of the last
- * row's (createdAt, id), and the next page is the rows strictly after that position. So a page
- * continues correctly when the cursor's row was deleted meanwhile, and a well-formed cursor of
- * another list or workspace is just a position: the list's own filter stays in the WHERE.
+ * Keyset pagination of lists (REST `?limit=&cursor=` with `nextCursor` beside `data`, GraphQL
+ * connections). Every list is ordered by (sort key, id), oldest or newest first; the sort key is
+ * createdAt unless the connection declares another (conversations: lastMessageAt). The cursor is the
+ * opaque base64url of the last row's (sort key value, id), and the next page is the rows strictly
+ * after that position. So a page continues correctly when the cursor's row was deleted or moved
+ * meanwhile, and a well-formed cursor of another list or workspace is just a position: the list's
+ * own filter stays in the WHERE.
  * A cursor that does not decode to that shape is 400 BAD_CURSOR (the same code as GraphQL's).
  */
 import { z } from "zod";
@@ -17,9 +19,9 @@ const pageSchema = z.object({
   limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(DEFAULT_PAGE),
 });
 
-/** The ordering key of a row: where the next page starts (exclusive). */
+/** A row's position in its list: its sort key's value and its id (the next page starts after it). */
 export interface Keyset {
-  createdAt: Date;
+  at: Date;
   id: string;
 }
 
@@ -39,7 +41,7 @@ const DECODED = /^k1\.(\d{1,16})\.([A-Za-z0-9_-]{1,64})$/;
 const BASE64URL = /^[A-Za-z0-9_-]{1,128}$/;
 
 export function encodeCursor(key: Keyset): string {
-  const text = `k1.${key.createdAt.getTime()}.${key.id}`;
+  const text = `k1.${key.at.getTime()}.${key.id}`;
   return btoa(text).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
@@ -54,9 +56,9 @@ export function decodeCursor(cursor: string): Keyset | undefined {
   }
   const m = DECODED.exec(text);
   if (!m) return undefined;
-  const createdAt = new Date(Number(m[1]));
-  if (Number.isNaN(createdAt.getTime())) return undefined;
-  const key = { createdAt, id: m[2] };
+  const at = new Date(Number(m[1]));
+  if (Number.isNaN(at.getTime())) return undefined;
+  const key = { at, id: m[2] };
   // One spelling per position (no stray bits in the last base64 character).
   return encodeCursor(key) === cursor ? key : undefined;
 }
@@ -71,43 +73,4 @@ export function parsePage(input: unknown): PageInput {
   }
   const { limit } = parseInput(pageSchema, input ?? {});
   return after ? { limit, after } : { limit };
-}
-
-/** Oldest first (ascending) or newest first (descending), always with the id as tiebreak. */
-export type ListOrder = "asc" | "desc";
-
-/** The keyset condition "strictly after `key` in `order`", as a Prisma where. */
-function afterKey({ createdAt, id }: Keyset, order: ListOrder) {
-  return order === "asc"
-    ? { OR: [{ createdAt: { gt: createdAt } }, { createdAt, id: { gt: id } }] }
-    : { OR: [{ createdAt: { lt: createdAt } }, { createdAt, id: { lt: id } }] };
-}
-
-/**
- * Prisma `where`/`orderBy`/`take` for one page of a list filtered by `where` (the workspace, or an
- * agent/webhook already found in it): one extra row tells whether there is a next page.
- */
-export function pageArgs<W extends object>(page: PageInput, order: ListOrder, where: W) {
-  return {
-    where: page.after ? { AND: [where, afterKey(page.after, order)] } : where,
-    orderBy: [{ createdAt: order }, { id: order }],
-    take: page.limit + 1,
-  };
-}
-
-export interface Page<T> {
-  data: T[];
-  nextCursor: string | null;
-}
-
-/** The page of `rows` (fetched with `pageArgs`), each row shown through `view`. */
-export function toPage<R extends Keyset, T = R>(
-  rows: R[],
-  page: PageInput,
-  view: (row: R) => T = (row) => row as unknown as T,
-): Page<T> {
-  const more = rows.length > page.limit;
-  const kept = more ? rows.slice(0, page.limit) : rows;
-  const last = kept[kept.length - 1];
-  return { data: kept.map(view), nextCursor: more ? encodeCursor(last) : null };
 }

@@ -48,7 +48,9 @@ export interface FieldSpec {
   sql?: (t: string) => string;
   /**
    * What the actor sees of the stored value, applied after the read (masking, opening sealed
-   * values). Skipped for actors allowed `unless`, who see the value as stored.
+   * values). Skipped for actors allowed `unless`, who see the value as stored. `apply` must depend
+   * only on the actor's role, the stored value and the app (config, secrets): the read planner
+   * remembers its answers.
    */
   present?: { unless?: Action; apply: (ctx: ActorContext, stored: unknown) => unknown };
 }
@@ -56,8 +58,18 @@ export interface FieldSpec {
 export type Order = "asc" | "desc";
 
 export type RelationSpec =
-  /** The rows of another view whose `foreignKey` is this row's id, paged by (createdAt, id). */
-  | { kind: "connection"; view: () => View; foreignKey: string; order: Order; description?: string }
+  /**
+   * The rows of another view whose `foreignKey` is this row's id, paged by (sortKey, id) in `order`.
+   * `sortKey` is a stored, non-null DateTime field of that view; createdAt unless named.
+   */
+  | {
+    kind: "connection";
+    view: () => View;
+    foreignKey: string;
+    order: Order;
+    sortKey?: string;
+    description?: string;
+  }
   /** The rows of another view whose `foreignKey` is this row's id, all of them, by `orderBy`. */
   | { kind: "list"; view: () => View; foreignKey: string; orderBy: string; description?: string }
   /** The row of another view whose id is this row's `localKey` (null when none). */

@@ -23,7 +23,7 @@ import type { Deps } from "../../src/context.ts";
 import type { Actor } from "../../src/auth/actor.ts";
 import { authorize, can } from "../../src/auth/permissions.ts";
 import { AppError, notFound } from "../../src/shared/errors.ts";
-import { decodeCursor, encodeCursor } from "../../src/shared/pagination.ts";
+import { decodeCursor, encodeCursor, type Keyset } from "../../src/shared/pagination.ts";
 import type { FieldSpec } from "../../src/shared/view.ts";
 import { webhookView } from "../../src/webhooks/views.ts";
 import { intentView } from "../../src/intents/views.ts";
@@ -123,9 +123,9 @@ export async function loadSnapshot(deps: Deps, workspaceId: string): Promise<Sna
 /** The committed schema, without its resolvers. */
 export const referenceSchema: GraphQLSchema = buildSchema(printSchema(appSchema));
 
-/** Key order of (createdAt, id), for a connection in `order`. */
-function compare(a: { createdAt: Date; id: string }, b: { createdAt: Date; id: string }): number {
-  const t = a.createdAt.getTime() - b.createdAt.getTime();
+/** Key order of (sort key value, id), for a connection in `order`. */
+function compare(a: Keyset, b: Keyset): number {
+  const t = a.at.getTime() - b.at.getTime();
   return t !== 0 ? t : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
@@ -136,10 +136,14 @@ interface Args {
   before?: string | null;
 }
 
-/** A Relay connection over `rows` in `order`, as @pothos/plugin-prisma answers it (keyset cursors). */
-function connection(rows: Row[], order: "asc" | "desc", args: Args) {
+/**
+ * A Relay connection over `rows` in `order` of (`sortKey`, id), as @pothos/plugin-prisma answers it
+ * (keyset cursors).
+ */
+function connection(rows: Row[], order: "asc" | "desc", args: Args, sortKey = "createdAt") {
   const sign = order === "asc" ? 1 : -1;
-  const sorted = [...rows].sort((a, b) => sign * compare(a, b));
+  const keyOf = (r: Row): Keyset => ({ at: r[sortKey] as Date, id: r.id });
+  const sorted = [...rows].sort((a, b) => sign * compare(keyOf(a), keyOf(b)));
   const position = (c: string) => {
     const key = decodeCursor(c);
     if (!key) throw new AppError("BAD_CURSOR", 400, "bad cursor");
@@ -148,17 +152,17 @@ function connection(rows: Row[], order: "asc" | "desc", args: Args) {
   let candidates = sorted;
   if (args.after != null) {
     const key = position(args.after);
-    candidates = candidates.filter((r) => sign * compare(r, key) > 0);
+    candidates = candidates.filter((r) => sign * compare(keyOf(r), key) > 0);
   }
   if (args.before != null) {
     const key = position(args.before);
-    candidates = candidates.filter((r) => sign * compare(r, key) < 0);
+    candidates = candidates.filter((r) => sign * compare(keyOf(r), key) < 0);
   }
   const size = Math.min(args.first ?? args.last ?? 100, 100);
   const backward = args.before != null || args.last != null;
   const page = backward ? candidates.slice(Math.max(0, candidates.length - size)) : candidates.slice(0, size);
   const more = candidates.length > size;
-  const edges = page.map((node) => ({ cursor: encodeCursor(node), node }));
+  const edges = page.map((node) => ({ cursor: encodeCursor(keyOf(node)), node }));
   return {
     edges,
     pageInfo: {
@@ -266,7 +270,7 @@ export function referenceExecute(
       const rows = snap.conversations.filter((c) =>
         c.agentId === agent.id && (a.status == null || c.status === a.status)
       );
-      return connection(rows, "desc", a);
+      return connection(rows, "desc", a, "lastMessageAt");
     },
     conversation: (a) => conversationOf(a.id),
     conversationMessages: (a) => {
@@ -292,7 +296,7 @@ export function referenceExecute(
     "Agent.promptVersions": (p, a) => connection(snap.versions.filter((v) => v.agentId === p.id), "desc", a),
     "Agent.channels": (p, a) => connection(snap.channels.filter((c) => c.agentId === p.id), "asc", a),
     "Agent.conversations": (p, a) =>
-      connection(snap.conversations.filter((c) => c.agentId === p.id), "desc", a),
+      connection(snap.conversations.filter((c) => c.agentId === p.id), "desc", a, "lastMessageAt"),
     "Webhook.deliveries": (p, a) =>
       connection(snap.deliveries.filter((d) => d.webhookId === p.id), "desc", a),
     "WebhookDelivery.event": (p) => (p.event as { type: string }).type,
