@@ -11,6 +11,7 @@ import * as channels from "./channels/capabilities.ts";
 import * as conversations from "./conversations/capabilities.ts";
 import * as handoff from "./conversations/handoff_capabilities.ts";
 import * as conversationSubscriptions from "./conversations/subscriptions.ts";
+import * as supervisor from "./supervisor/capabilities.ts";
 
 export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(workspaces),
@@ -20,6 +21,7 @@ export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(channels),
   ...Object.values(conversations),
   ...Object.values(handoff),
+  ...Object.values(supervisor),
 ];
 
 /** Every live feed (GraphQL subscriptions, derived by src/graphql/derive.ts). */

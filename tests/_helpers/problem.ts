@@ -89,6 +89,9 @@ export async function snapshot(app: App): Promise<string> {
     db.conversation.findMany(byId),
     db.message.findMany(byId),
     db.pendingApproval.findMany(byId),
+    db.supervisorConversation.findMany(byId),
+    db.supervisorMessage.findMany(byId),
+    db.supervisorCreditDay.findMany({ orderBy: [{ workspaceId: "asc" }, { day: "asc" }] }),
   ]);
   return JSON.stringify(tables);
 }
