@@ -55,7 +55,7 @@ export async function chat(ctx: ActorContext, input: { message: string }): Promi
   authorize(ctx.actor, "supervisor:use");
   const conversationId = await conversationIdOf(ctx);
   const asked = ctx.clock.now();
-  const question = await ctx.db.supervisorMessage.create({
+  await ctx.db.supervisorMessage.create({
     data: {
       conversationId,
       role: "USER",
@@ -63,7 +63,6 @@ export async function chat(ctx: ActorContext, input: { message: string }): Promi
       content: input.message,
       createdAt: asked,
     },
-    select: { id: true },
   });
 
   const stored = await ctx.db.supervisorMessage.findMany({
