@@ -341,6 +341,14 @@ const listAndCreateCalls: Call[] = [
     'mutation { createInvite(input: { email: "x@example.test", role: OWNER }) { inviteUrl } }',
   ],
   ["createApiToken", "createApiToken", 'mutation { createApiToken(input: { label: "x" }) { token } }'],
+  ["supervisorConversation", "supervisorConversation", "{ supervisorConversation { id messages { id } } }"],
+  [
+    "sendSupervisorMessage",
+    "sendSupervisorMessage",
+    'mutation { sendSupervisorMessage(input: { message: "Planted" }) { reply { id } } }',
+  ],
+  ["resetSupervisorConversation", "resetSupervisorConversation", "mutation { resetSupervisorConversation }"],
+  ["supervisorCredits", "supervisorCredits", "{ supervisorCredits { day credits } }"],
 ];
 
 /** Root fields that act for the credential alone, in no workspace (or need none). */
