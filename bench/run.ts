@@ -1,5 +1,5 @@
 /**
- * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions]`: every benchmark, or the
+ * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor]`: every benchmark, or the
  * one named. Each starts its own throwaway PostgreSQL and writes its figures to bench/results/. Not part of the tests.
  */
 import { runAgentsBench } from "./agents.ts";
@@ -8,6 +8,7 @@ import { runFairnessBench } from "./fairness.ts";
 import { runNestedBench } from "./nested.ts";
 import { runInboundBench } from "./inbound.ts";
 import { runSubscriptionsBench } from "./subscriptions.ts";
+import { runSupervisorBench } from "./supervisor.ts";
 
 const benches: Record<string, () => Promise<unknown>> = {
   agents: runAgentsBench,
@@ -16,6 +17,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   nested: runNestedBench,
   inbound: runInboundBench,
   subscriptions: runSubscriptionsBench,
+  supervisor: runSupervisorBench,
 };
 const only = Deno.args[0];
 if (only && !(only in benches)) {
