@@ -7,7 +7,6 @@
 import { z } from "zod";
 import type { Config } from "../config.ts";
 import type { ActorContext } from "../context.ts";
-import type { Tx } from "../db/client.ts";
 import type { Usage } from "../llm/client.ts";
 import { authorize } from "../auth/permissions.ts";
 
@@ -44,29 +43,6 @@ const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
 
 /** The UTC day of an instant, as a DATE column takes it. */
 const dayOf = (at: Date) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
-
-/** Adds an answer's usage to the workspace's day, inside the transaction that stores the answer. */
-export async function recordCreditUse(
-  tx: Tx,
-  workspaceId: string,
-  at: Date,
-  usage: PricedUsage,
-  credits: number,
-): Promise<void> {
-  // One row per workspace and day, added to atomically: concurrent answers never lose a sum.
-  await tx.$executeRaw`
-    INSERT INTO "SupervisorCreditDay" ("workspaceId", "day", "messages", "inputTokens", "outputTokens",
-      "cacheWriteTokens", "cacheReadTokens", "credits")
-    VALUES (${workspaceId}, ${dayOf(at)}::date, 1, ${usage.inputTokens}, ${usage.outputTokens},
-      ${usage.cacheWriteTokens}, ${usage.cacheReadTokens}, ${credits})
-    ON CONFLICT ("workspaceId", "day") DO UPDATE SET
-      "messages" = "SupervisorCreditDay"."messages" + 1,
-      "inputTokens" = "SupervisorCreditDay"."inputTokens" + EXCLUDED."inputTokens",
-      "outputTokens" = "SupervisorCreditDay"."outputTokens" + EXCLUDED."outputTokens",
-      "cacheWriteTokens" = "SupervisorCreditDay"."cacheWriteTokens" + EXCLUDED."cacheWriteTokens",
-      "cacheReadTokens" = "SupervisorCreditDay"."cacheReadTokens" + EXCLUDED."cacheReadTokens",
-      "credits" = "SupervisorCreditDay"."credits" + EXCLUDED."credits"`;
-}
 
 export const creditDaySchema = z.object({
   day: z.string().describe("The UTC day, YYYY-MM-DD."),

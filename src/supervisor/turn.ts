@@ -16,8 +16,8 @@ import type { ActorContext } from "../context.ts";
 import type { ChatMessage, ToolCall, ToolCompletion, Usage } from "../llm/client.ts";
 import { authorize } from "../auth/permissions.ts";
 import { AppError } from "../shared/errors.ts";
-import { conversationIdOf } from "./conversation.ts";
-import { creditsOf, pricedUsage, recordCreditUse } from "./credits.ts";
+import { creditsOf, pricedUsage } from "./credits.ts";
+import { dropAnswer, openTurn, settleAnswer } from "./store.ts";
 import { runTool, TOOL_SPECS } from "./tools.ts";
 
 /** Stored messages sent to the model with each turn (spec section 8). */
@@ -53,46 +53,22 @@ interface TraceEntry {
 
 export async function chat(ctx: ActorContext, input: { message: string }): Promise<TurnAnswer> {
   authorize(ctx.actor, "supervisor:use");
-  const conversationId = await conversationIdOf(ctx);
-  const asked = ctx.clock.now();
-  await ctx.db.supervisorMessage.create({
-    data: {
-      conversationId,
-      role: "USER",
-      authorUserId: ctx.actor.userId,
-      content: input.message,
-      createdAt: asked,
-    },
-  });
-
-  const stored = await ctx.db.supervisorMessage.findMany({
-    // An answer still being written (a concurrent turn's) has no content yet: it is not history.
-    where: { conversationId, NOT: { content: "" } },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: HISTORY_MESSAGES,
-    select: { role: true, content: true },
-  });
+  const opened = await openTurn(ctx, input.message, { at: ctx.clock.now(), historySize: HISTORY_MESSAGES });
   const messages: ChatMessage[] = [{ role: "system", content: SYSTEM_PROMPT }];
-  for (const m of stored.reverse()) {
+  for (const m of opened.history) {
     messages.push({ role: m.role === "USER" ? "user" : "assistant", content: m.content });
   }
 
-  // The answer's row exists from the start, so the approvals its tool calls create point at it;
-  // it comes after the question even when the clock has not moved.
-  const reply = await ctx.db.supervisorMessage.create({
-    data: { conversationId, role: "ASSISTANT", content: "", createdAt: new Date(asked.getTime() + 1) },
-    select: { id: true },
-  });
   const turn: Turn = { usages: [], trace: [], approvals: [], content: "" };
   let failure: AppError | undefined;
   try {
-    failure = await toolLoop(ctx, messages, reply.id, turn);
+    failure = await toolLoop(ctx, messages, opened.replyId, turn);
   } catch (error) {
-    await settle(ctx, reply.id, turn, "(no answer: the supervisor failed)");
+    await settle(ctx, opened.replyId, turn, "(no answer: the supervisor failed)");
     throw error;
   }
   if (failure) {
-    await settle(ctx, reply.id, turn, "(no answer: the language model failed)");
+    await settle(ctx, opened.replyId, turn, "(no answer: the language model failed)");
     throw failure;
   }
   // A model that ends on tool calls, or says nothing, still leaves an answer in the history.
@@ -101,8 +77,10 @@ export async function chat(ctx: ActorContext, input: { message: string }): Promi
     : turn.approvals.length
     ? `Proposed ${turn.approvals.length} change(s); each waits for an OWNER or MANAGER to approve it.`
     : "(no answer)";
-  const row = await settle(ctx, reply.id, turn, content);
-  const { conversationId: _, ...shown } = row!;
+  const reply = await settle(ctx, opened.replyId, turn, content);
+  // Erased by a concurrent reset: the answer is still this turn's to return.
+  const shown = reply ??
+    { id: opened.replyId, role: "ASSISTANT", authorUserId: null, content, createdAt: ctx.clock.now() };
   return { reply: { ...shown, approvals: turn.approvals }, approvals: turn.approvals };
 }
 
@@ -132,8 +110,13 @@ async function toolLoop(
     // The last call's tool calls are not run: the bound is the bound.
     if (answer.toolCalls.length === 0 || last) return undefined;
     messages.push({ role: "assistant", content: answer.content, toolCalls: answer.toolCalls });
-    for (const toolCall of answer.toolCalls) {
-      const outcome = await runTool(ctx, toolCall, { supervisorMessageId: replyId });
+    // The calls of one answer are independent (each read or proposal on its own): run together,
+    // answered in the model's order.
+    const outcomes = await Promise.all(
+      answer.toolCalls.map((toolCall) => runTool(ctx, toolCall, { supervisorMessageId: replyId })),
+    );
+    for (const [i, toolCall] of answer.toolCalls.entries()) {
+      const outcome = outcomes[i];
       messages.push({ role: "tool", toolCallId: toolCall.id, content: outcome.content });
       turn.trace.push(traceOf(toolCall, outcome));
       if (outcome.approval) turn.approvals.push(outcome.approval);
@@ -143,28 +126,21 @@ async function toolLoop(
 }
 
 /**
- * Writes the answer with the turn's usage and credits, and adds them to the day's use, in one
- * transaction. A turn that ends in a failure before any model answer or approval leaves no answer.
+ * Writes the answer with the turn's usage and credits and adds them to the day's use (one
+ * statement). A turn that failed before any model answer or approval leaves no answer.
  */
 async function settle(ctx: ActorContext, replyId: string, turn: Turn, content: string) {
   if (turn.usages.length === 0 && turn.approvals.length === 0) {
-    await ctx.db.supervisorMessage.deleteMany({ where: { id: replyId } });
+    await dropAnswer(ctx, replyId);
     return null;
   }
   const usage = pricedUsage(turn.usages);
-  const credits = creditsOf(usage, ctx.config.supervisor);
-  return await ctx.db.$transaction(async (tx) => {
-    const row = await tx.supervisorMessage.update({
-      where: { id: replyId },
-      data: {
-        content,
-        toolCalls: turn.trace.length ? JSON.parse(JSON.stringify(turn.trace)) : undefined,
-        ...usage,
-        credits,
-      },
-    });
-    await recordCreditUse(tx, ctx.actor.workspaceId, ctx.clock.now(), usage, credits);
-    return row;
+  return await settleAnswer(ctx, replyId, {
+    content,
+    toolCalls: turn.trace.length ? turn.trace : null,
+    usage,
+    credits: creditsOf(usage, ctx.config.supervisor),
+    at: ctx.clock.now(),
   });
 }
 
