@@ -1,5 +1,5 @@
 /**
- * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor]`: every benchmark, or the
+ * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals]`: every benchmark, or the
  * one named. Each starts its own throwaway PostgreSQL and writes its figures to bench/results/. Not part of the tests.
  */
 import { runAgentsBench } from "./agents.ts";
@@ -9,6 +9,7 @@ import { runNestedBench } from "./nested.ts";
 import { runInboundBench } from "./inbound.ts";
 import { runSubscriptionsBench } from "./subscriptions.ts";
 import { runSupervisorBench } from "./supervisor.ts";
+import { runApprovalsBench } from "./approvals.ts";
 
 const benches: Record<string, () => Promise<unknown>> = {
   agents: runAgentsBench,
@@ -18,6 +19,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   inbound: runInboundBench,
   subscriptions: runSubscriptionsBench,
   supervisor: runSupervisorBench,
+  approvals: runApprovalsBench,
 };
 const only = Deno.args[0];
 if (only && !(only in benches)) {

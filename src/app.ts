@@ -25,6 +25,7 @@ import { Jobs } from "./jobs/boss.ts";
 import { startWebhookDeliveryWorker, webhookDeliveryQueue } from "./jobs/workers/webhook_delivery.ts";
 import { startWebhookDeadLetterWorker, webhookDeadLetterQueue } from "./jobs/workers/webhook_dead_letter.ts";
 import { maintenanceQueues, startMaintenanceWorkers } from "./jobs/workers/maintenance.ts";
+import { approvalQueues, startApprovalWorkers } from "./jobs/workers/approvals.ts";
 import { firstAttemptsMade, webhookListener } from "./webhooks/listener.ts";
 import { startWhatsAppInboundWorker, whatsappInboundQueue } from "./jobs/workers/whatsapp_inbound.ts";
 import { conversationQueues, startConversationWorkers } from "./jobs/workers/conversations.ts";
@@ -90,7 +91,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The data migration of the secret box: rows stored before it existed are sealed now.
   const secrets = await resolveSecretBox(config);
   const sealed = await sealStoredSecrets(db, secrets, "plaintext");
-  if (sealed.webhooks || sealed.channels) logger.info("sealed stored secrets", sealed);
+  if (sealed.webhooks || sealed.channels || sealed.approvals) logger.info("sealed stored secrets", sealed);
   const clock = options.clock ?? systemClock;
   const jobs = new Jobs(databaseUrl, logger);
   // The dead letter first: the delivery queue names it.
@@ -98,6 +99,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     webhookDeadLetterQueue,
     webhookDeliveryQueue,
     ...maintenanceQueues,
+    ...approvalQueues,
     whatsappInboundQueue,
     ...conversationQueues,
   ]);
@@ -125,6 +127,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await startWebhookDeliveryWorker(jobs, deps);
     await startWebhookDeadLetterWorker(jobs, deps);
     await startMaintenanceWorkers(jobs, deps, { retentionDays: config.retentionDays });
+    await startApprovalWorkers(jobs, deps);
     await startWhatsAppInboundWorker(jobs, deps);
     await startConversationWorkers(jobs, deps);
   }

@@ -12,6 +12,8 @@ import * as conversations from "./conversations/capabilities.ts";
 import * as handoff from "./conversations/handoff_capabilities.ts";
 import * as conversationSubscriptions from "./conversations/subscriptions.ts";
 import * as supervisor from "./supervisor/capabilities.ts";
+import * as approvals from "./approvals/capabilities.ts";
+import * as approvalSubscriptions from "./approvals/subscriptions.ts";
 
 export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(workspaces),
@@ -22,9 +24,11 @@ export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(conversations),
   ...Object.values(handoff),
   ...Object.values(supervisor),
+  ...Object.values(approvals),
 ];
 
 /** Every live feed (GraphQL subscriptions, derived by src/graphql/derive.ts). */
 export const SUBSCRIPTIONS: readonly SubscriptionCapability[] = [
   ...Object.values(conversationSubscriptions),
+  ...Object.values(approvalSubscriptions),
 ];

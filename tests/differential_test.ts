@@ -16,6 +16,7 @@ import type { View } from "../src/shared/view.ts";
 import { agentView } from "../src/agents/views.ts";
 import { apiTokenView, inviteView, memberView } from "../src/workspaces/views.ts";
 import { INTENT_FIELDS } from "./_helpers/fixtures.ts";
+import { approvalView } from "../src/approvals/views.ts";
 
 const UNKNOWN = `c${"0".repeat(24)}`;
 
@@ -25,6 +26,7 @@ interface Ids {
   webhooks: Map<string, string[]>;
   deliveries: Map<string, string[]>;
   conversations: string[];
+  approvals: string[];
 }
 
 /** One workspace's data: agents with intents, webhooks, deliveries and attempts, prompt versions. */
@@ -36,6 +38,7 @@ async function seedWorkspace(t: TestApp, owner: Client, workspaceId: string, age
     webhooks: new Map(),
     deliveries: new Map(),
     conversations: [],
+    approvals: [],
   };
   for (let a = 0; a < agents; a++) {
     const agent = await t.seed.agent(owner, { name: `Agent ${a}`, temperature: a === 0 ? 0.7 : null });
@@ -111,6 +114,45 @@ async function seedWorkspace(t: TestApp, owner: Client, workspaceId: string, age
         createdAt: new Date(Date.UTC(2026, 0, 2) + Math.min(i, 2) * 1000),
       })),
     });
+  }
+  ids.approvals = await seedApprovals(t, workspaceId, ids.agents[0]);
+  return ids;
+}
+
+/**
+ * Approvals of each status, written directly with instants that tie; a webhook's snapshots hold
+ * sealed header values and a URL with a credential (shown to OWNER and MANAGER only, who alone read them).
+ */
+async function seedApprovals(t: TestApp, workspaceId: string, agentId: string): Promise<string[]> {
+  const db = t.app.deps.db;
+  const statuses = ["PENDING", "APPROVED", "REJECTED", "EXPIRED", "FAILED", "PENDING"] as const;
+  const hook = (key: string) => ({
+    event: "message.sent",
+    url: "https://example.com/w?token=abc",
+    method: "POST",
+    headers: t.app.deps.secrets.sealValues({ "X-Key": key }),
+  });
+  const ids: string[] = [];
+  for (const [i, status] of statuses.entries()) {
+    const webhook = i % 2 === 0;
+    const row = await db.pendingApproval.create({
+      data: {
+        workspaceId,
+        tool: webhook ? "update_webhook" : "update_agent_prompt",
+        targetType: webhook ? "WEBHOOK" : "AGENT",
+        targetId: webhook ? null : agentId,
+        agentId,
+        before: webhook ? hook("old") : { systemPrompt: `before ${i}` },
+        after: i === 4 ? undefined : webhook ? hook("new") : { systemPrompt: `after ${i}` },
+        rationale: `why ${i}`,
+        status,
+        decidedAt: status === "PENDING" ? null : new Date(Date.UTC(2026, 0, 3)),
+        error: status === "FAILED" ? "DUPLICATE_INTENT: taken" : null,
+        expiresAt: new Date(Date.UTC(2026, 0, 4)),
+        createdAt: new Date(Date.UTC(2026, 0, 2) + Math.min(i, 3) * 1000),
+      },
+    });
+    ids.push(row.id);
   }
   return ids;
 }
@@ -349,8 +391,30 @@ function generateQuery(
         "conversations",
         "conversation",
         "conversationMessages",
+        "approvals",
+        "approval",
+        "supervisorChanges",
       ])
     ) {
+      case "approvals": {
+        const args = w.pageArgs();
+        const parts = args ? [args.slice(1, -1)] : [];
+        if (w.chance(0.5)) {
+          parts.push(`status: ${w.pick(["PENDING", "APPROVED", "REJECTED", "EXPIRED", "FAILED"])}`);
+        }
+        roots.push(
+          `${key}approvals${parts.length ? `(${parts.join(", ")})` : ""} ${w.connection(approvalView, 1)}`,
+        );
+        break;
+      }
+      case "supervisorChanges":
+        roots.push(`${key}supervisorChanges${w.pageArgs()} ${w.connection(approvalView, 1)}`);
+        break;
+      case "approval": {
+        const id = w.chance(0.8) ? any(mine.approvals) : w.chance(0.5) ? any(theirs.approvals) : UNKNOWN;
+        roots.push(`${key}approval(id: ${w.value("ID!", id)}) { ${w.object(approvalView, 1)} }`);
+        break;
+      }
       case "channels": {
         const args = w.pageArgs();
         const more = args ? `, ${args.slice(1, -1)}` : "";

@@ -24,6 +24,7 @@ import { Client, type Reply, startTestApp, type TestApp } from "./_helpers/app.t
 import { restRoutes } from "../src/rest/router.ts";
 import { schema } from "../src/graphql/schema.ts";
 import { startModelServer } from "./_helpers/conversations.ts";
+import { actorOf, newApproval } from "./_helpers/approvals.ts";
 
 const SEED = Number(Deno.env.get("FUZZ_SEED") ?? Math.floor(Math.random() * 2 ** 31));
 const RUNS = Number(Deno.env.get("FUZZ_RUNS") ?? 10);
@@ -45,7 +46,8 @@ type Ref =
   | "inviteToken"
   | "memberId"
   | "channelId"
-  | "conversationId";
+  | "conversationId"
+  | "approvalId";
 type Fixtures = Record<Ref, string>;
 const REFS: Ref[] = [
   "workspaceId",
@@ -60,6 +62,7 @@ const REFS: Ref[] = [
   "memberId",
   "channelId",
   "conversationId",
+  "approvalId",
 ];
 
 const INTENT = {
@@ -160,6 +163,15 @@ async function ensureFixtures(ta: TestApp, token: string, fx: Partial<Fixtures>)
     !(await db.apiToken.findFirst({ where: { id: fx.tokenId, workspaceId: ws, revokedAt: null } }))
   ) {
     fx.tokenId = await created(c.post(`/api/workspaces/${ws}/api-tokens`, { label: "t" }));
+  }
+  // A PENDING approval (a successful approve or reject decides it).
+  if (
+    !fx.approvalId ||
+    !(await db.pendingApproval.findFirst({
+      where: { id: fx.approvalId, workspaceId: ws, status: "PENDING" },
+    }))
+  ) {
+    fx.approvalId = await newApproval(await actorOf(ta.app, token, ws), agentId);
   }
   if (!fx.channelId || !(await db.channel.findFirst({ where: { id: fx.channelId, agentId } }))) {
     fx.channelId = await created(c.post(`/api/agents/${agentId}/channels`, { type: "API", label: "App" }));
@@ -337,6 +349,7 @@ const PARAM_REF: Record<string, Ref> = {
   userId: "memberId",
   channelId: "channelId",
   conversationId: "conversationId",
+  approvalId: "approvalId",
 };
 const resolve = (s: Segment, fx: Fixtures) => "ref" in s ? encodeURIComponent(fx[s.ref]) : s.raw;
 
@@ -356,7 +369,7 @@ const queryString = fc.option(
 
 /** The lists that take ?cursor= and ?limit=. */
 const PAGED =
-  /\/(agents|intents|webhooks|prompt-versions|deliveries|invites|api-tokens|channels|conversations|messages)$/;
+  /\/(agents|intents|webhooks|prompt-versions|deliveries|invites|api-tokens|channels|conversations|messages|approvals|changes)$/;
 
 // ---- assertions ----
 
@@ -432,6 +445,7 @@ function idRefOf(mutation: string, arg: string): Ref | undefined {
   if (arg in PARAM_REF) return PARAM_REF[arg];
   if (arg === "versionId") return "versionId";
   if (arg !== "id") return undefined;
+  if (/Approval/.test(mutation)) return "approvalId";
   if (/Delivery/.test(mutation)) return "deliveryId";
   if (/Intent/.test(mutation)) return "intentId";
   if (/Webhook/.test(mutation)) return "webhookId";

@@ -15,6 +15,7 @@ import { schema } from "../src/graphql/schema.ts";
 import type { App } from "../src/app.ts";
 import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
 import { decodeCursor, encodeCursor } from "../src/shared/pagination.ts";
+import { actorOf, newApproval } from "./_helpers/approvals.ts";
 
 const INTENT = { name: "Agendar Visita", ...INTENT_FIELDS };
 
@@ -36,6 +37,8 @@ interface Fixture {
   channel: string;
   apiChannel: string;
   conversation: string;
+  /** A PENDING approval. */
+  approval: string;
 }
 
 /** One GraphQL call: the root field it exercises, the document and its variables. */
@@ -55,6 +58,13 @@ function byIdCalls(
   const mine = from;
   return [
     ["agent", "agent", "query($id: ID!) { agent(id: $id) { id name } }", { id: T.agent }],
+    ["approval", "approval", "query($id: ID!) { approval(id: $id) { id before after } }", { id: T.approval }],
+    ...["approveApproval", "rejectApproval"].map((field): Call => [
+      field,
+      field,
+      `mutation($id: ID!) { ${field}(id: $id) { id status } }`,
+      { id: T.approval },
+    ]),
     ...["takeoverConversation", "releaseConversation", "closeConversation"].map((field): Call => [
       field,
       field,
@@ -334,6 +344,8 @@ const listAndCreateCalls: Call[] = [
   ["members", "members", "{ members { edges { node { id } } } }"],
   ["invites", "invites", "{ invites { edges { node { id } } } }"],
   ["apiTokens", "apiTokens", "{ apiTokens { edges { node { id } } } }"],
+  ["approvals", "approvals", "{ approvals { edges { node { id } } } }"],
+  ["supervisorChanges", "supervisorChanges", "{ supervisorChanges { edges { node { id } } } }"],
   ["createAgent", "createAgent", 'mutation { createAgent(input: { name: "Planted" }) { id } }'],
   [
     "createInvite",
@@ -350,6 +362,9 @@ const listAndCreateCalls: Call[] = [
   ["resetSupervisorConversation", "resetSupervisorConversation", "mutation { resetSupervisorConversation }"],
   ["supervisorCredits", "supervisorCredits", "{ supervisorCredits { day credits } }"],
 ];
+
+/** Fields that need a person: an API token gets FORBIDDEN before any id is looked at. */
+const PEOPLE_ONLY = ["approveApproval", "rejectApproval"];
 
 /** Root fields that act for the credential alone, in no workspace (or need none). */
 const NOT_WORKSPACE_SCOPED = [
@@ -433,7 +448,9 @@ Deno.test("isolation over GraphQL", async (t) => {
         type: "TEXT",
         content: "hi",
       })).body.conversationId;
+      const approval = await newApproval(await actorOf(app, client.token!, workspaceId), agent);
       return {
+        approval,
         channel,
         apiChannel,
         conversation,
@@ -467,6 +484,7 @@ Deno.test("isolation over GraphQL", async (t) => {
       channel: UNKNOWN,
       apiChannel: UNKNOWN,
       conversation: UNKNOWN,
+      approval: UNKNOWN,
     };
 
     await t.step(
@@ -498,8 +516,9 @@ Deno.test("isolation over GraphQL", async (t) => {
           for (let i = 0; i < foreignCalls.length; i++) {
             const [label, field, query, variables] = foreignCalls[i];
             const foreign = await gql(c, query, variables);
-            const error = gqlRefused(foreign, "NOT_FOUND", label);
-            assert.equal(error.extensions.status, 404, label);
+            const person = c === from.tokenClient && PEOPLE_ONLY.includes(field);
+            const error = gqlRefused(foreign, person ? "FORBIDDEN" : "NOT_FOUND", label);
+            assert.equal(error.extensions.status, person ? 403 : 404, label);
             assert.equal(foreign.body.data?.[field] ?? null, null, label);
             // The same answer as for ids that exist nowhere: nothing tells the id exists.
             const [, , uQuery, uVariables] = unknownCalls[i];
@@ -523,6 +542,8 @@ Deno.test("isolation over GraphQL", async (t) => {
         members { edges { node { id } } }
         invites { edges { node { id } } }
         apiTokens { edges { node { id } } }
+        approvals { edges { node { id } } }
+        supervisorChanges { edges { node { id } } }
         intents(agentId: $a) { edges { node { id } } }
         webhooks(agentId: $a) { edges { node { id } } }
         agent(id: $a) {
@@ -541,6 +562,8 @@ Deno.test("isolation over GraphQL", async (t) => {
           assert.deepEqual(nodeIds(d.members), [owner, f.member].sort());
           assert.deepEqual(nodeIds(d.invites), [f.invite]);
           assert.deepEqual(nodeIds(d.apiTokens), [f.apiToken]);
+          assert.deepEqual(nodeIds(d.approvals), [f.approval]);
+          assert.deepEqual(nodeIds(d.supervisorChanges), [f.approval]);
           assert.deepEqual(nodeIds(d.intents), [f.intent]);
           assert.deepEqual(nodeIds(d.webhooks), [f.webhook]);
           assert.deepEqual(nodeIds(d.agent.intents), [f.intent]);

@@ -8,6 +8,7 @@ import { Client, type Reply, startTestApp } from "./_helpers/app.ts";
 import { assertProblem, assertStatus, snapshot } from "./_helpers/problem.ts";
 import { encodeCursor } from "../src/shared/pagination.ts";
 import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
+import { actorOf, newApproval } from "./_helpers/approvals.ts";
 
 const INTENT = { name: "Agendar Visita", ...INTENT_FIELDS };
 
@@ -22,6 +23,8 @@ interface Fixture {
   invite: string;
   inviteToken: string;
   apiToken: string;
+  /** A PENDING approval. */
+  approval: string;
 }
 
 const ids = (r: Reply) => r.body.data.map((x: { id: string }) => x.id).sort();
@@ -47,7 +50,9 @@ Deno.test("isolation", async (t) => {
         role: "VIEWER",
       });
       const tok = await client.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "same" });
+      const approval = await newApproval(await actorOf(app, client.token!, workspaceId), agent);
       return {
+        approval,
         workspaceId,
         client,
         tokenClient: new Client(app, tok.body.token, workspaceId),
@@ -97,6 +102,12 @@ Deno.test("isolation", async (t) => {
         ["DELETE agent", c.delete(A)],
         ["DELETE invite via mine", c.delete(`${ws}/invites/${target.invite}`)],
         ["revoke token via mine", c.delete(`${ws}/api-tokens/${target.apiToken}`)],
+        ["GET approval", c.get(`/api/approvals/${target.approval}`)],
+        // Deciding needs a person: an API token is refused (403) before any id is looked at.
+        ...(c === from.tokenClient ? [] : [
+          ["approve", c.post(`/api/approvals/${target.approval}/approve`)] as [string, Promise<Reply>],
+          ["reject", c.post(`/api/approvals/${target.approval}/reject`)] as [string, Promise<Reply>],
+        ]),
       ];
     };
 
@@ -143,6 +154,8 @@ Deno.test("isolation", async (t) => {
           assert.deepEqual(ids(await c.get(`/api/agents/${f.agent}/prompt-versions`)), [f.version]);
           assert.deepEqual(ids(await c.get(`/api/workspaces/${f.workspaceId}/invites`)), [f.invite]);
           assert.deepEqual(ids(await c.get(`/api/workspaces/${f.workspaceId}/api-tokens`)), [f.apiToken]);
+          assert.deepEqual(ids(await c.get("/api/approvals")), [f.approval]);
+          assert.deepEqual(ids(await c.get("/api/supervisor/changes")), [f.approval]);
         }
       }
       // Members: W1 and W2 have the same single owner; W3 another.

@@ -17,6 +17,7 @@ import { restRoutes } from "../src/rest/router.ts";
 import { DOCS_ASSETS } from "../src/rest/openapi_routes.ts";
 import { agentView } from "../src/agents/views.ts";
 import { userView } from "../src/workspaces/views.ts";
+import { actorOf, newApproval } from "./_helpers/approvals.ts";
 
 /** A recursive schema: JSON Schema can say it only by reference. */
 const TreeNode: z.ZodType<{ name: string; children: unknown[] }> = z.object({
@@ -414,7 +415,11 @@ Deno.test("real answers of every documented read conform to the documented schem
       content: "hi",
     });
     assert.equal(message.status, 201);
+    // A decided approval: every field of it set.
+    const approvalId = await newApproval(await actorOf(ta.app, owner.token, workspaceId), agentId);
+    assert.equal((await c.post(`/api/approvals/${approvalId}/approve`)).status, 200);
     const ids: Record<string, string> = {
+      approvalId,
       workspaceId,
       agentId,
       intentId: intent.body.id,

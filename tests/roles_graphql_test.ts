@@ -24,6 +24,7 @@ import { schema } from "../src/graphql/schema.ts";
 import type { App } from "../src/app.ts";
 import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
 import { startModelServer } from "./_helpers/conversations.ts";
+import { actorOf, APPROVAL_DECIDERS, APPROVAL_READERS, newApproval } from "./_helpers/approvals.ts";
 
 interface Ids {
   workspaceId: string;
@@ -46,6 +47,8 @@ interface Ids {
   inviteToken?: string;
   /** Set when the row made a workspace of its own: the API token of that workspace. */
   token?: string;
+  /** A PENDING approval (the decision rows make their own). */
+  approvalId?: string;
 }
 
 interface Row {
@@ -167,6 +170,8 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
       type: "TEXT",
       content: "hi",
     })).body.conversationId;
+    const ownerCtx = await actorOf(app, owner.token, workspaceId);
+    fixture.approvalId = await newApproval(ownerCtx, agentId);
     const a = (i: Ids) => `/api/agents/${i.agentId}`;
     const ws = (i: Ids) => `/api/workspaces/${i.workspaceId}`;
     const hook = (i: Ids) => `${a(i)}/webhooks/${i.webhookId}`;
@@ -536,6 +541,40 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
         ],
         rest: { ok: 202, call: (c, i) => c.post(`${hook(i)}/deliveries/${i.deliveryId}/redeliver`) },
       },
+
+      // Approvals: OWNER and MANAGER (supervisor:use); deciding needs a person (API token 403).
+      {
+        name: "approvals",
+        field: "approvals",
+        allowed: [...APPROVAL_READERS],
+        read: true,
+        gql: () => ["{ approvals(status: PENDING) { edges { node { id status before after } } } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/approvals?status=PENDING") },
+      },
+      {
+        name: "approval",
+        field: "approval",
+        allowed: [...APPROVAL_READERS],
+        read: true,
+        gql: (i) => ["query($id: ID!) { approval(id: $id) { id tool before after } }", { id: i.approvalId }],
+        rest: { ok: 200, call: (c, i) => c.get(`/api/approvals/${i.approvalId}`) },
+      },
+      {
+        name: "supervisorChanges",
+        field: "supervisorChanges",
+        allowed: [...APPROVAL_READERS],
+        read: true,
+        gql: () => ["{ supervisorChanges { edges { node { id status } } } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/supervisor/changes") },
+      },
+      ...(["approve", "reject"] as const).map((verb): Row => ({
+        name: `${verb}Approval`,
+        field: `${verb}Approval`,
+        allowed: [...APPROVAL_DECIDERS],
+        setup: async (i) => ({ ...i, approvalId: await newApproval(ownerCtx, i.agentId) }),
+        gql: (i) => [`mutation($id: ID!) { ${verb}Approval(id: $id) { id status } }`, { id: i.approvalId }],
+        rest: { ok: 200, call: (c, i) => c.post(`/api/approvals/${i.approvalId}/${verb}`) },
+      })),
 
       // Channels (agent:write; reads for everyone), the API channel's messages, conversation reads.
       {

@@ -17,6 +17,7 @@ import {
 } from "./_helpers/roles.ts";
 import { startModelServer } from "./_helpers/conversations.ts";
 import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
+import { actorOf, APPROVAL_DECIDERS, APPROVAL_READERS, newApproval } from "./_helpers/approvals.ts";
 
 interface Ids {
   workspaceId: string;
@@ -28,6 +29,8 @@ interface Ids {
   tokenId: string;
   /** Set when the row made a workspace of its own: the API token of that workspace. */
   token?: string;
+  /** A PENDING approval (the decision rows make their own). */
+  approvalId?: string;
 }
 
 interface Row {
@@ -75,6 +78,8 @@ Deno.test("roles", async (t) => {
           .body.id,
       tokenId: (await o.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "fixture" })).body.id,
     };
+    const ownerCtx = await actorOf(app, owner.token, workspaceId);
+    fixture.approvalId = await newApproval(ownerCtx, agentId);
     const a = (ids: Ids) => `/api/agents/${ids.agentId}`;
     const ws = (ids: Ids) => `/api/workspaces/${ids.workspaceId}`;
 
@@ -345,6 +350,35 @@ Deno.test("roles", async (t) => {
         },
         call: (c, i) => c.delete(ws(i)),
       },
+      // Approvals: OWNER and MANAGER (the API token acts as one); deciding needs a person.
+      {
+        name: "GET /api/approvals",
+        allowed: [...APPROVAL_READERS],
+        ok: 200,
+        read: true,
+        call: (c) => c.get("/api/approvals?status=PENDING"),
+      },
+      {
+        name: "GET approval",
+        allowed: [...APPROVAL_READERS],
+        ok: 200,
+        read: true,
+        call: (c, i) => c.get(`/api/approvals/${i.approvalId}`),
+      },
+      {
+        name: "GET /api/supervisor/changes",
+        allowed: [...APPROVAL_READERS],
+        ok: 200,
+        read: true,
+        call: (c) => c.get("/api/supervisor/changes"),
+      },
+      ...(["approve", "reject"] as const).map((verb): Row => ({
+        name: `POST approval ${verb}`,
+        allowed: [...APPROVAL_DECIDERS],
+        ok: 200,
+        setup: async (i) => ({ ...i, approvalId: await newApproval(ownerCtx, i.agentId) }),
+        call: (c, i) => c.post(`/api/approvals/${i.approvalId}/${verb}`),
+      })),
     ];
 
     for (const row of rows) {

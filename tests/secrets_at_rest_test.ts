@@ -18,6 +18,7 @@ import { createLogger, silentLogger } from "../src/shared/logger.ts";
 import { SecretBox, SecretBoxError } from "../src/shared/secret_box.ts";
 import { Client, RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
 import { assertStatus } from "./_helpers/problem.ts";
+import { actorOf, newApproval } from "./_helpers/approvals.ts";
 import {
   type Call,
   eventually,
@@ -309,7 +310,7 @@ Deno.test("rows stored in plaintext are sealed at start, and still sign with the
     assert.equal(call.headers.get("x-legacy"), headerValue);
 
     // Idempotent: nothing left to seal.
-    const none = { webhooks: 0, channels: 0 };
+    const none = { webhooks: 0, channels: 0, approvals: 0 };
     assert.deepEqual(await sealStoredSecrets(t.app.deps.db, t.app.deps.secrets, "plaintext"), none);
     assert.deepEqual(await sealStoredSecrets(t.app.deps.db, t.app.deps.secrets, "rotate"), none);
   } finally {
@@ -404,11 +405,25 @@ Deno.test("admin rotate-secrets reseals everything under the new key; the old ke
       },
     });
     assertStatus(channel, 201);
+    // A proposed header change keeps the old and new values sealed in its snapshots.
+    const approvalHeader = unique("approval-header");
+    const approval = await newApproval(
+      await actorOf(t.app, owner.token, owner.client.workspaceId!),
+      agent.id,
+      {
+        tool: "update_webhook",
+        target: { webhookId: created.body.id },
+        change: { headers: { "X-Key": approvalHeader } },
+      },
+    );
 
     const env = { DATABASE_URL: t.db.url, SECRETS_KEY: key, SECRETS_KEY_PREVIOUS: oldKey };
     const run = await rotateSecretsCommand(env);
     assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(JSON.parse(run.stdout), { kid: kidOf(key), resealed: { webhooks: 2, channels: 1 } });
+    assert.deepEqual(JSON.parse(run.stdout), {
+      kid: kidOf(key),
+      resealed: { webhooks: 2, channels: 1, approvals: 1 },
+    });
     const dump = await dumpDatabase(t.db.url);
     assert.ok(!dump.includes(`sb1:${kidOf(oldKey)}:`), "no value left under the old key");
     const sealed = sealedPattern(key);
@@ -419,17 +434,22 @@ Deno.test("admin rotate-secrets reseals everything under the new key; the old ke
     assert.match((await storedWebhook(t, other.body.id)).signingSecret, sealed);
     const channelRow = await t.app.deps.db.channel.findUniqueOrThrow({ where: { id: channel.body.id } });
     assert.match(channelRow.credentials!, sealed);
+    const approvalRow = await t.app.deps.db.pendingApproval.findUniqueOrThrow({ where: { id: approval } });
+    for (const snapshot of [approvalRow.before, approvalRow.after]) {
+      assert.match((snapshot as { headers: Record<string, string> }).headers["X-Key"], sealed);
+    }
     assertAbsent("the database", dump, [
       created.body.signingSecret,
       rotated.body.signingSecret,
       headerValue,
       channelToken,
+      approvalHeader,
     ]);
 
     // Again: nothing to do.
     const again = await rotateSecretsCommand(env);
     assert.equal(again.code, 0, again.stderr);
-    assert.deepEqual(JSON.parse(again.stdout).resealed, { webhooks: 0, channels: 0 });
+    assert.deepEqual(JSON.parse(again.stdout).resealed, { webhooks: 0, channels: 0, approvals: 0 });
 
     // The old key dropped: an app with the new key alone opens everything.
     later = await buildApp(

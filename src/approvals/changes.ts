@@ -85,12 +85,6 @@ export function sameJson(a: unknown, b: unknown): boolean {
 
 // ---- targets
 
-async function lockAgent(ctx: ActorContext, tx: Tx | undefined, agentId: string): Promise<void> {
-  if (!tx) return;
-  await tx
-    .$queryRaw`SELECT id FROM "Agent" WHERE id = ${agentId} AND "workspaceId" = ${ctx.actor.workspaceId} FOR UPDATE`;
-}
-
 async function agentTarget<K extends "systemPrompt" | "trainingContext" | "status">(
   ctx: ActorContext,
   agentId: string,
@@ -98,11 +92,16 @@ async function agentTarget<K extends "systemPrompt" | "trainingContext" | "statu
   lock?: Tx,
 ): Promise<ResolvedTarget> {
   const id = assertId(agentId, "Agent");
-  await lockAgent(ctx, lock, id);
-  const agent = await (lock ?? ctx.db).agent.findFirst({
-    where: { id, workspaceId: ctx.actor.workspaceId },
-    select: { id: true, systemPrompt: true, trainingContext: true, status: true },
-  });
+  type Row = { systemPrompt: string; trainingContext: string | null; status: string };
+  // Locked and read in one statement (approve runs it while holding the approval's lock).
+  const [agent] = lock
+    ? await lock.$queryRaw<Row[]>`
+        SELECT "systemPrompt", "trainingContext", status::text AS status FROM "Agent"
+         WHERE id = ${id} AND "workspaceId" = ${ctx.actor.workspaceId} FOR UPDATE`
+    : await ctx.db.agent.findMany({
+      where: { id, workspaceId: ctx.actor.workspaceId },
+      select: { systemPrompt: true, trainingContext: true, status: true },
+    });
   if (!agent) throw notFound("Agent");
   return field === null
     ? { targetType: "AGENT", targetId: null, agentId: id, before: null }

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import type { ActorContext } from "../context.ts";
-import { dryRun, joinTransaction } from "../db/transaction.ts";
+import { dryRun, joinTransaction, QUEUED_TRANSACTION } from "../db/transaction.ts";
 import { badRequest, notFound } from "../shared/errors.ts";
 import { parseInput, text } from "../shared/validation.ts";
 import { CHANGE_KINDS, sameJson, sealSnapshot, type Snapshot } from "./changes.ts";
@@ -144,6 +144,6 @@ export async function proposeChange(
       workspaceId: ctx.actor.workspaceId,
     });
     return created;
-  });
+  }, QUEUED_TRANSACTION);
   return presentApproval(ctx, row);
 }

@@ -19,16 +19,20 @@ type Row = {
   headers: unknown;
 };
 
-/** Seals (or reseals) the webhook and channel secrets that need it; returns how many rows of each changed. */
+/**
+ * Seals (or reseals) the webhook, channel and approval secrets that need it; returns how many rows
+ * of each changed.
+ */
 export async function sealStoredSecrets(
   db: Db,
   box: SecretBox,
   mode: "plaintext" | "rotate",
-): Promise<{ webhooks: number; channels: number }> {
+): Promise<{ webhooks: number; channels: number; approvals: number }> {
   // A value needs work unless it starts with this.
   const done = mode === "plaintext" ? SEALED_PREFIX : `${SEALED_PREFIX}${box.kid}:`;
   const fix = (v: string) => v.startsWith(done) ? v : box.reseal(v);
   const channels = await sealChannels(db, done, fix);
+  const approvals = await sealApprovals(db, done, fix);
   let changed = 0;
   for (;;) {
     const n = await db.$transaction(async (tx) => {
@@ -58,7 +62,7 @@ export async function sealStoredSecrets(
     });
     changed += n;
     // Not `n < BATCH`: rows resealed by another process while we waited drop out of a batch.
-    if (n === 0) return { webhooks: changed, channels };
+    if (n === 0) return { webhooks: changed, channels, approvals };
   }
 }
 
@@ -75,6 +79,48 @@ async function sealChannels(db: Db, done: string, fix: (v: string) => string): P
            FOR UPDATE`;
       for (const row of rows) {
         await tx.$executeRaw`UPDATE "Channel" SET credentials = ${fix(row.credentials)} WHERE id = ${row.id}`;
+      }
+      return rows.length;
+    });
+    changed += n;
+    if (n === 0) return changed;
+  }
+}
+
+/**
+ * PendingApproval.before/after of webhook changes: their `headers` values are sealed like the
+ * webhook's own (src/approvals/changes.ts), same batches and locks.
+ */
+async function sealApprovals(db: Db, done: string, fix: (v: string) => string): Promise<number> {
+  const unsealed = (column: string) =>
+    `EXISTS (SELECT 1 FROM jsonb_each_text(CASE WHEN jsonb_typeof(${column}->'headers') = 'object'
+       THEN ${column}->'headers' ELSE '{}'::jsonb END) h WHERE NOT starts_with(h.value, $1))`;
+  const fixHeaders = (snapshot: unknown) => {
+    if (!snapshot || typeof snapshot !== "object" || !("headers" in snapshot)) return snapshot;
+    const headers = (snapshot as { headers: Record<string, string> }).headers;
+    return {
+      ...snapshot,
+      headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, fix(String(v))])),
+    };
+  };
+  // SQL NULL stays NULL (a create has no `before`, a delete no `after`).
+  const json = (v: unknown) => v === null || v === undefined ? null : JSON.stringify(v);
+  let changed = 0;
+  for (;;) {
+    const n = await db.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<Array<{ id: string; before: unknown; after: unknown }>>(
+        `SELECT id, before, after FROM "PendingApproval"
+          WHERE ${unsealed("before")} OR ${unsealed("after")}
+          ORDER BY id LIMIT ${BATCH} FOR UPDATE`,
+        done,
+      );
+      for (const row of rows) {
+        await tx.$executeRaw`
+          UPDATE "PendingApproval"
+             SET before = ${json(fixHeaders(row.before))}::jsonb, after = ${
+          json(fixHeaders(row.after))
+        }::jsonb
+           WHERE id = ${row.id}`;
       }
       return rows.length;
     });

@@ -16,6 +16,13 @@ export function joinTransaction(tx: Tx): Db {
   }) as unknown as Db;
 }
 
+/**
+ * Options of a transaction that a burst of requests may queue for (approving many approvals at
+ * once): Prisma gives up waiting for a pooled connection after 2 s by default and the request
+ * would answer 500; these wait longer for their turn.
+ */
+export const QUEUED_TRANSACTION = { maxWait: 15_000, timeout: 15_000 } as const;
+
 let savepoints = 0;
 
 /**

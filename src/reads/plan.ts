@@ -464,9 +464,16 @@ class Compiler {
     if (!ws) throw new Error(`${read.name}: ${from.name} is not listed under the workspace`);
     const steps = stepsOf(read);
     if (steps.length === 0) {
-      // A page of the workspace's rows (agents, members, invites, API tokens): oldest first.
+      // A page of the workspace's rows (agents, members, invites, API tokens): oldest first unless
+      // the read says otherwise (approvals: newest first).
       if (!("page" in root)) throw new Error(`${read.name} names no row`);
-      const page = this.page(from, "asc", (b) => `${b}.${q(ws)} = $1`, root.page, root.shape);
+      const page = this.page(
+        from,
+        read.from.order ?? "asc",
+        (b) => `${b}.${q(ws)} = $1`,
+        root.page,
+        root.shape,
+      );
       return `(SELECT ${page} AS v, NULL::int AS m) ${r}`;
     }
     const joins: string[] = [];
@@ -528,7 +535,7 @@ export function isOneRow(read: ReadCapability): boolean {
 /** The view a read's rows are of (the page's rows, or the one row). */
 export function viewOfRead(read: ReadCapability): { view: View; order: "asc" | "desc" } {
   let view = read.from.view;
-  let order: "asc" | "desc" = "asc";
+  let order: "asc" | "desc" = read.from.order ?? "asc";
   for (const step of read.path ?? []) {
     const rel = view.relations?.[step.relation];
     if (!rel) throw new Error(`${read.name}: no relation ${step.relation}`);

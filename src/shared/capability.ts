@@ -68,8 +68,11 @@ export interface ReadCapability {
   action: Action;
   /** The ids this read takes, in path order, each with what it names (REST path params, GraphQL ID! arguments). */
   params: Params;
-  /** The rows it starts from: a view listed under the workspace, one row by `idParam` or all. */
-  from: { view: View; idParam?: string };
+  /**
+   * The rows it starts from: a view listed under the workspace, one row by `idParam` or all, by
+   * (createdAt, id) in `order` (oldest first unless given).
+   */
+  from: { view: View; idParam?: string; order?: "asc" | "desc" };
   /** Relations walked from there (each by id but the last, which may be a page). */
   path?: readonly ReadStep[];
   http?: { path: string };

@@ -69,6 +69,15 @@ export const ERROR_CODES = {
     status: 409,
     meaning: "A human reply or a release needs a conversation in HUMAN state (take it over first).",
   },
+  APPROVAL_NOT_PENDING: {
+    status: 409,
+    meaning: "Approve or reject of an approval that is no longer PENDING (decided, expired or failed).",
+  },
+  STALE_APPROVAL: {
+    status: 409,
+    meaning:
+      "The approval's target changed (or is gone) since the proposal; it stays PENDING, reject it and propose again.",
+  },
   CONCURRENT_CHANGE: {
     status: 409,
     meaning: "A concurrent request got in the way (deadlock); nothing was changed, send it again.",

@@ -60,3 +60,24 @@ export async function propose(
 ): Promise<ApprovalView> {
   return await proposeChange(ctx, args, { supervisorMessageId });
 }
+
+/** Who reads approvals and the supervisor's changes (supervisor:use): OWNER, MANAGER, and so the API token. */
+export const APPROVAL_READERS = ["OWNER", "MANAGER", "TOKEN"] as const;
+/** Who approves or rejects: a person who is OWNER or MANAGER (decisions.md "Roles"). */
+export const APPROVAL_DECIDERS = ["OWNER", "MANAGER"] as const;
+
+/**
+ * A PENDING approval proposed by `ctx`'s actor: a training change of the agent unless `args` names
+ * another proposal.
+ */
+export async function newApproval(
+  ctx: ActorContext,
+  agentId: string,
+  args: Record<string, unknown> = {
+    tool: "update_agent_training",
+    target: { agentId },
+    change: { trainingContext: `Training ${crypto.randomUUID()}` },
+  },
+): Promise<string> {
+  return (await propose(ctx, { rationale: "matrix", ...args })).id;
+}

@@ -27,6 +27,7 @@ import { decodeCursor, encodeCursor } from "../../src/shared/pagination.ts";
 import type { FieldSpec } from "../../src/shared/view.ts";
 import { webhookView } from "../../src/webhooks/views.ts";
 import { intentView } from "../../src/intents/views.ts";
+import { approvalView } from "../../src/approvals/views.ts";
 import { schema as appSchema } from "../../src/graphql/schema.ts";
 
 type Row = Record<string, unknown> & { id: string; createdAt: Date };
@@ -47,6 +48,7 @@ export interface Snapshot {
   conversations: Row[];
   contacts: Row[];
   messages: Row[];
+  approvals: Row[];
   counts: Map<string, { conversations: number; intents: number; numbers: number }>;
 }
 
@@ -85,6 +87,11 @@ export async function loadSnapshot(deps: Deps, workspaceId: string): Promise<Sna
   const messages = await db.message.findMany({
     where: { conversationId: { in: conversations.map((c) => c.id) } },
   }) as Row[];
+  const approvals = (await db.pendingApproval.findMany({ where: { workspaceId } })).map((a) => ({
+    ...a,
+    proposedBy: a.proposedById,
+    decidedBy: a.decidedById,
+  })) as Row[];
   const counts = new Map<string, { conversations: number; intents: number; numbers: number }>();
   for (const id of agentIds) {
     counts.set(id, {
@@ -108,6 +115,7 @@ export async function loadSnapshot(deps: Deps, workspaceId: string): Promise<Sna
     conversations,
     contacts,
     messages,
+    approvals,
     counts,
   };
 }
@@ -162,7 +170,10 @@ function connection(rows: Row[], order: "asc" | "desc", args: Args) {
   };
 }
 
-const ROOT_ACTIONS: Record<string, "workspace:read" | "members:manage"> = {
+const ROOT_ACTIONS: Record<string, "workspace:read" | "members:manage" | "supervisor:use"> = {
+  approvals: "supervisor:use",
+  approval: "supervisor:use",
+  supervisorChanges: "supervisor:use",
   agents: "workspace:read",
   agent: "workspace:read",
   intents: "workspace:read",
@@ -182,6 +193,7 @@ const ROOT_ACTIONS: Record<string, "workspace:read" | "members:manage"> = {
 const presented: Record<string, Record<string, FieldSpec | undefined>> = {
   Webhook: { url: webhookView.fields.url, headers: webhookView.fields.headers },
   Intent: { webhookUrl: intentView.fields.webhookUrl },
+  Approval: { before: approvalView.fields.before, after: approvalView.fields.after },
 };
 
 /** Executes `document` as the reference: the answer graphql-js gives with these naive resolvers. */
@@ -264,6 +276,14 @@ export function referenceExecute(
     members: (a) => connection(snap.members, "asc", a),
     invites: (a) => connection(snap.invites, "asc", a),
     apiTokens: (a) => connection(snap.tokens, "asc", a),
+    approvals: (a) =>
+      connection(snap.approvals.filter((r) => a.status == null || r.status === a.status), "desc", a),
+    approval: (a) => {
+      const found = byId(snap.approvals, a.id);
+      if (!found) throw notFound("Approval");
+      return found;
+    },
+    supervisorChanges: (a) => connection(snap.approvals, "desc", a),
   };
   const relations: Record<string, (parent: Row, args: Record<string, unknown>) => unknown> = {
     "Agent.counts": (p) => snap.counts.get(p.id),

@@ -1,0 +1,64 @@
+/**
+ * What the API can do with approvals, declared once (see shared/capability.ts). Reads and decisions
+ * are for OWNER and MANAGER (decisions.md "Roles"); deciding also needs a person (API token 403).
+ */
+import { defineOperation, defineRead } from "../shared/capability.ts";
+import * as service from "./service.ts";
+import { approvalView } from "./views.ts";
+
+const approvalParam = { approvalId: "Approval" } as const;
+
+export const approvals = defineRead({
+  name: "approvals",
+  summary: "The workspace's approvals, newest first, optionally of one status (`status=PENDING`).",
+  action: "supervisor:use",
+  params: {},
+  from: { view: approvalView, order: "desc" },
+  filters: ["status"],
+  http: { path: "/api/approvals" },
+});
+
+export const approval = defineRead({
+  name: "approval",
+  summary: "One approval with its before/after.",
+  action: "supervisor:use",
+  params: approvalParam,
+  from: { view: approvalView, idParam: "approvalId" },
+  http: { path: "/api/approvals/{approvalId}" },
+});
+
+/** Every approval comes from the supervisor's propose_change, so its change list is every approval. */
+export const supervisorChanges = defineRead({
+  name: "supervisorChanges",
+  summary: "The changes the supervisor proposed (approvals of every status), newest first.",
+  action: "supervisor:use",
+  params: {},
+  from: { view: approvalView, order: "desc" },
+  http: { path: "/api/supervisor/changes" },
+});
+
+export const approveApproval = defineOperation({
+  name: "approveApproval",
+  summary:
+    "Approves a PENDING approval and executes its change in the same transaction (a person only: API tokens get 403). 409 APPROVAL_NOT_PENDING when decided or expired, 409 STALE_APPROVAL (it stays PENDING) when the target changed since the proposal; a change the service refuses now answers the FAILED approval with its error.",
+  access: { kind: "workspace", action: "approval:decide" },
+  guard: service.requirePerson,
+  params: approvalParam,
+  target: "approvalId",
+  output: { view: approvalView },
+  http: { method: "POST", path: "/api/approvals/{approvalId}/approve" },
+  run: (ctx, { approvalId }) => service.approve(ctx, approvalId),
+});
+
+export const rejectApproval = defineOperation({
+  name: "rejectApproval",
+  summary:
+    "Rejects a PENDING approval; nothing is executed (a person only: API tokens get 403). 409 APPROVAL_NOT_PENDING when decided or expired.",
+  access: { kind: "workspace", action: "approval:decide" },
+  guard: service.requirePerson,
+  params: approvalParam,
+  target: "approvalId",
+  output: { view: approvalView },
+  http: { method: "POST", path: "/api/approvals/{approvalId}/reject" },
+  run: (ctx, { approvalId }) => service.reject(ctx, approvalId),
+});

@@ -1,0 +1,42 @@
+/**
+ * `approvalEvents` (decisions.md "Live"): approvals of the workspace as they are created, approved,
+ * rejected, expired or fail, for OWNER and MANAGER. The events are published in the transaction of
+ * each change of state (./events.ts) and reach every server process through src/live/hub.ts.
+ */
+import { defineSubscription } from "../shared/capability.ts";
+import type { DomainEventType } from "../shared/events.ts";
+import type { LiveEvent } from "../live/hub.ts";
+import { enumType } from "../shared/view.ts";
+import { approvalView } from "./views.ts";
+
+const ApprovalEventType = enumType(
+  "ApprovalEventType",
+  ["CREATED", "APPROVED", "REJECTED", "EXPIRED", "FAILED"],
+  "What happened to the approval: proposed, approved (executed), rejected, expired, or approved but failed to execute.",
+);
+
+const TYPES: Partial<Record<DomainEventType, typeof ApprovalEventType.values[number]>> = {
+  "approval.created": "CREATED",
+  "approval.approved": "APPROVED",
+  "approval.rejected": "REJECTED",
+  "approval.expired": "EXPIRED",
+  "approval.failed": "FAILED",
+};
+
+export const approvalEvents = defineSubscription({
+  name: "approvalEvents",
+  summary: "The workspace's approvals as they are created, approved, rejected, expire or fail.",
+  action: "supervisor:use",
+  params: {},
+  output: {
+    name: "ApprovalEvent",
+    description: "What happened, and the approval as it is now.",
+    typeEnum: ApprovalEventType,
+    rows: { approval: { view: approvalView } },
+  },
+  select(event: LiveEvent) {
+    const type = TYPES[event.type];
+    if (!type || !event.approvalId) return null;
+    return { type, approval: event.approvalId };
+  },
+});

@@ -1,0 +1,86 @@
+/**
+ * Live-feed clients for tests: a second server process on the same database, a graphql-ws client,
+ * a subscription read one result at a time, and an SSE reader (tests/approvals_live_test.ts).
+ */
+import assert from "node:assert/strict";
+import { type Client as WsClient, createClient } from "graphql-ws";
+import { type App, buildApp } from "../../src/app.ts";
+import { loadConfig } from "../../src/config.ts";
+import { silentLogger } from "../../src/shared/logger.ts";
+import { RECEIVER_ALLOWLIST, TEST_SECRETS_KEY, type TestApp } from "./app.ts";
+import { eventually } from "./receiver.ts";
+
+const JWT_SECRET = "test-secret-test-secret-test-secret-0123456789";
+
+/** A second server process on the same database (its own pool, bus and LISTEN connection). */
+export async function secondApp(t: TestApp): Promise<App> {
+  const config = loadConfig({
+    DATABASE_URL: t.db.url,
+    JWT_SECRET,
+    SECRETS_KEY: TEST_SECRETS_KEY,
+    OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
+    APP_ENV: "test",
+    PORT: "0",
+  });
+  return await buildApp(config, { logger: silentLogger, bootstrap: false, workers: false });
+}
+
+/** A graphql-ws client of the server on `port`, authenticated by connection_init. */
+export function wsClient(port: number, who: { token: string; workspaceId: string }): WsClient {
+  return createClient({
+    url: `ws://127.0.0.1:${port}/graphql`,
+    connectionParams: { authorization: `Bearer ${who.token}`, "x-workspace-id": who.workspaceId },
+    retryAttempts: 0,
+    lazy: true,
+  });
+}
+
+// deno-lint-ignore no-explicit-any
+export type Result = { data?: any; errors?: any[] };
+
+/** A subscription's results, one at a time. */
+export function subscribe(client: WsClient, query: string, variables: Record<string, unknown> = {}) {
+  const iterator = client.iterate<Result["data"]>({ query, variables })[Symbol.asyncIterator]();
+  return {
+    next: async (): Promise<Result> => {
+      const r = await iterator.next();
+      if (r.done) throw new Error("the subscription completed");
+      return r.value as Result;
+    },
+    ended: async () => assert.equal((await iterator.next()).done, true),
+    stop: () => iterator.return?.(),
+  };
+}
+
+/** Waits until `app` has `n` local subscribers (the subscribe message has been handled). */
+export const subscribed = (app: App, n: number) =>
+  eventually(() => Promise.resolve(app.deps.live.subscribers >= n || undefined));
+
+/** Reads server-sent events from a response body, one event at a time. */
+export function sseEvents(body: ReadableStream<Uint8Array>) {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  return {
+    async next(): Promise<{ event: string; data: string }> {
+      for (;;) {
+        const end = buffer.indexOf("\n\n");
+        if (end >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const lines = block.split("\n").filter((l) => !l.startsWith(":") && l);
+          if (!lines.length) continue; // a keep-alive comment
+          const field = (name: string) =>
+            lines.filter((l) => l.startsWith(`${name}:`)).map((l) => l.slice(name.length + 1).trim()).join(
+              "\n",
+            );
+          return { event: field("event"), data: field("data") };
+        }
+        const { value, done } = await reader.read();
+        if (done) throw new Error("the stream ended");
+        buffer += decoder.decode(value, { stream: true });
+      }
+    },
+    cancel: () => reader.cancel(),
+  };
+}
