@@ -117,10 +117,27 @@ Deno.test("each of the nine proposals becomes a PENDING approval of the workspac
       ids,
     );
 
+    // The same turn over GraphQL: the reply and the approvals it created.
+    const again = await manager.client.graphql(
+      `mutation { sendSupervisorMessage(input: { message: "Once more" }) {
+        reply { id role approvals { id } } approvals { id tool status before after expiresAt proposedBy } } }`,
+    );
+    assert.equal(again.body.errors, undefined, JSON.stringify(again.body.errors));
+    const sent = again.body.data.sendSupervisorMessage;
+    assert.deepEqual(sent.approvals.map((a: { tool: string }) => a.tool), Object.keys(proposalsFor(targets)));
+    assert.deepEqual(
+      sent.reply.approvals.map((a: { id: string }) => a.id),
+      sent.approvals.map((a: { id: string }) => a.id),
+    );
+    assert.deepEqual(sent.approvals[0].after, { systemPrompt: "Be formal." });
+    assert.equal(typeof sent.approvals[0].expiresAt, "string");
+    assert.equal(sent.approvals[0].proposedBy, manager.userId);
+    assert.deepEqual(await workspaceState(owner.client), before);
+
     // Reset: the history goes, the approvals stay, no longer linked to a message.
     assert.equal((await owner.client.delete("/api/supervisor/conversation")).status, 204);
     const kept = await ta.app.deps.db.pendingApproval.findMany({ where: { workspaceId } });
-    assert.equal(kept.length, 9);
+    assert.equal(kept.length, 18);
     for (const a of kept) {
       assert.equal(a.supervisorMessageId, null);
       assert.equal(a.status, "PENDING");

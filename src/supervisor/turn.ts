@@ -1,14 +1,15 @@
 /**
- * One supervisor turn (POST /api/supervisor/chat): the person's message is stored first, then a
- * bounded tool-calling loop runs against the model, then the answer is stored with the turn's token
- * usage and credits. Requires `supervisor:use`.
+ * One supervisor turn (POST /api/supervisor/chat). Requires `supervisor:use`.
  *
+ * - Open (one statement, store.ts): the person's message and the answer's empty row are stored
+ *   (the turn's approvals point at that row), the history is read.
  * - Context: a system prompt, then the last HISTORY_MESSAGES stored messages (the new one
  *   included); older ones stay stored but are not sent (spec section 8).
  * - Bound: at most MAX_MODEL_CALLS model calls per turn; the last one is made with
- *   `tool_choice: "none"`, so the turn ends with an answer whatever the model wants.
+ *   `tool_choice: "none"` and its tool calls are not run, so the turn ends whatever the model wants.
  * - Tools: src/supervisor/tools.ts. Inspections read, `propose_change` stores a PendingApproval;
  *   nothing the model says changes the workspace.
+ * - Settle (one statement): the answer with the turn's usage and credits, and the day's use.
  * - No key: 503 SUPERVISOR_MODEL_UNAVAILABLE; a model error or timeout: 502 SUPERVISOR_MODEL_ERROR.
  *   The person's message stays stored either way (and approvals proposed before the failure stay).
  */
@@ -51,6 +52,7 @@ interface TraceEntry {
   approvalId?: string;
 }
 
+/** Runs one turn; answers the stored reply and the approvals this turn created. */
 export async function chat(ctx: ActorContext, input: { message: string }): Promise<TurnAnswer> {
   authorize(ctx.actor, "supervisor:use");
   const opened = await openTurn(ctx, input.message, { at: ctx.clock.now(), historySize: HISTORY_MESSAGES });
