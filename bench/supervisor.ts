@@ -137,6 +137,8 @@ export async function runSupervisorBench(): Promise<void> {
       return JSON.parse(new TextDecoder().decode(out.stdout)) as LoadResult;
     };
 
+    const loadAverage = async () => (await Deno.readTextFile("/proc/loadavg").catch(() => "?")).split(" ")[0];
+    const loadBefore = await loadAverage();
     const results: Record<string, LoadResult[]> = {};
     const levels = [1, 4];
     for (let round = 0; round < ROUNDS; round++) {
@@ -177,6 +179,11 @@ export async function runSupervisorBench(): Promise<void> {
         }x | ${f2(med(`turn@${c}`, "p99") / med(`baseline@${c}`, "p99"))}x |`,
       );
     }
+    const loadAfter = await loadAverage();
+    const perRound = (c: number) =>
+      results[`turn@${c}`].map((r, i) =>
+        `${f2(r.p50 - 2 * results[`model@${c}`][i].p50)}/${f2(r.p99 - 2 * results[`model@${c}`][i].p99)}`
+      ).join(", ");
     const report = `# Supervisor turn: the server's time beyond the model
 
 Measured ${
@@ -188,8 +195,8 @@ ${ROUNDS} rounds of ${DURATION_MS / 1000} s per side and level, alternating; med
 
 A turn: the question stored, the last 30 messages read, the answer row created, a model call
 asking for list_agents, get_agent and list_webhooks (10 agents with a webhook each), the three
-reads, a second model call, the answer stored with its credits and the day's use in one
-transaction. API token, the conversation growing through the run.
+reads (at once), a second model call, the answer stored with its credits and the day's use in
+one statement. API token, the conversation growing through the run.
 
 | side | callers | req/s | p50 ms | p99 ms |
 |---|---|---|---|---|
@@ -200,6 +207,10 @@ Beyond the model = turn - 2 x the stand-in's round trip (at the same percentile;
 | callers | beyond the model p50 ms | beyond the model p99 ms | turn / baseline p50 | turn / baseline p99 |
 |---|---|---|---|---|
 ${ratios.join("\n")}
+
+Per round, beyond the model p50/p99 ms: 1 caller ${perRound(1)}; 4 callers ${perRound(4)}.
+Machine load average (1 min) at the start and end of the run: ${loadBefore}, ${loadAfter}
+(the machine is shared; rounds under other processes' load show it).
 `;
     await Deno.writeTextFile(RESULTS, report);
     console.log(report);

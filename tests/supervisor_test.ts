@@ -110,6 +110,26 @@ Deno.test("the conversation: one per workspace, created once under concurrent fi
   }
 });
 
+Deno.test("concurrent first messages share the one conversation", async () => {
+  const s = await setup(() => answer("ok"));
+  try {
+    const sent = await Promise.all(
+      Array.from(
+        { length: 5 },
+        (_, i) =>
+          (i % 2 ? s.owner.client : s.manager.client).post("/api/supervisor/chat", { message: `m${i}` }),
+      ),
+    );
+    for (const r of sent) assert.equal(r.status, 200, JSON.stringify(r.body));
+    const db = s.ta.app.deps.db;
+    assert.equal(await db.supervisorConversation.count(), 1);
+    assert.equal(await db.supervisorMessage.count({ where: { role: "USER" } }), 5);
+    assert.equal(await db.supervisorMessage.count({ where: { role: "ASSISTANT", content: "ok" } }), 5);
+  } finally {
+    await s.close();
+  }
+});
+
 Deno.test("the seven inspection tools run with the caller's workspace and their results reach the model", async () => {
   let ids: Record<string, string> = {};
   const s = await setup((_call, index) =>

@@ -30,11 +30,18 @@ export async function openTurn(
   // The history's SELECT sees the statement's snapshot: the messages before this turn's two rows.
   // An answer still being written (a concurrent turn's) has no content yet: it is not history.
   const [row] = await ctx.db.$queryRaw<Array<{ id: string; history: OpenedTurn["history"] | null }>>`
-    WITH c AS (
+    WITH existing AS (
+      SELECT id FROM "SupervisorConversation" WHERE "workspaceId" = ${ctx.actor.workspaceId}
+    ), created AS (
+      -- Only when absent (no write on every turn); DO UPDATE answers the id when a concurrent
+      -- first turn inserted it meanwhile.
       INSERT INTO "SupervisorConversation" (id, "workspaceId", "createdAt")
-      VALUES (${crypto.randomUUID()}, ${ctx.actor.workspaceId}, ${options.at})
+      SELECT ${crypto.randomUUID()}, ${ctx.actor.workspaceId}, ${options.at}
+       WHERE NOT EXISTS (SELECT 1 FROM existing)
       ON CONFLICT ("workspaceId") DO UPDATE SET "workspaceId" = EXCLUDED."workspaceId"
       RETURNING id
+    ), c AS (
+      SELECT id FROM existing UNION ALL SELECT id FROM created
     ), question AS (
       INSERT INTO "SupervisorMessage" (id, "conversationId", role, "authorUserId", content, "createdAt")
       SELECT ${crypto.randomUUID()}, c.id, 'USER', ${ctx.actor.userId}, ${message}, ${options.at} FROM c
