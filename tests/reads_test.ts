@@ -24,6 +24,7 @@ import { AppError } from "../src/shared/errors.ts";
 import { execute, parse } from "graphql";
 import { byResponseKey, resolveRead } from "../src/reads/graphql.ts";
 import { referenceSchema } from "./_helpers/reference.ts";
+import { newApproval } from "./_helpers/approvals.ts";
 
 async function withApp(fn: (t: TestApp) => Promise<void>, options?: Parameters<typeof startTestApp>[1]) {
   const t = await startTestApp({}, options);
@@ -514,7 +515,9 @@ Deno.test("restRead answers every read exactly as today's REST routes do, 404s i
       type: "TEXT",
       content: "hi",
     });
+    const approvalId = await newApproval(await actorOf(t, owner.token, workspaceId), agent.id);
     const ids: Record<string, string> = {
+      approvalId,
       agentId: agent.id,
       intentId: made.body.id,
       webhookId: hookId,
@@ -545,7 +548,7 @@ Deno.test("restRead answers every read exactly as today's REST routes do, 404s i
       }
       compared++;
     }
-    assert.equal(compared, 16);
+    assert.equal(compared, 19);
   }, { workers: false }));
 
 Deno.test("objects of more than 50 keys (json_build_object's limit) and rows just written", () =>
