@@ -30,6 +30,8 @@ interface LoadResult {
   rps: number;
   p50: number;
   p99: number;
+  /** The server process's CPU time over the measured window (bench/load.ts `cpuPid`). */
+  cpuMs: number;
 }
 
 interface Scenario {
@@ -102,10 +104,11 @@ export async function runSupervisorBench(): Promise<void> {
       }
       reader.releaseLock();
       child.stdout.cancel().catch(() => {});
+      return child.pid;
     };
     await spawn("bench/_model_standin.ts", { PORT: String(modelPort), AGENT_ID: agentId });
     const appPort = freePort();
-    await spawn("bench/serve_app.ts", { PORT: String(appPort) });
+    const serverPid = await spawn("bench/serve_app.ts", { PORT: String(appPort) });
 
     const auth = { authorization: `Bearer ${token}`, "x-workspace-id": workspaceId };
     const scenarios: Record<string, Scenario> = {
@@ -129,7 +132,7 @@ export async function runSupervisorBench(): Promise<void> {
           "run",
           "-A",
           "bench/load.ts",
-          JSON.stringify({ ...s, concurrency, durationMs: DURATION_MS, warmupMs: 1000 }),
+          JSON.stringify({ ...s, concurrency, durationMs: DURATION_MS, warmupMs: 1000, cpuPid: serverPid }),
         ],
         stdout: "piped",
         stderr: "inherit",
@@ -166,10 +169,14 @@ export async function runSupervisorBench(): Promise<void> {
           ["baseline", "GET /api/agents/{id} (baseline)"],
         ]
       ) {
+        // The stand-in is another process: no server CPU of its own to show.
+        const cpu = name === "model"
+          ? "-"
+          : f2(median(results[`${name}@${c}`].map((r) => r.cpuMs / r.requests)));
         rows.push(
           `| ${label} | ${c} | ${med(`${name}@${c}`, "rps").toFixed(0)} | ${
             f2(med(`${name}@${c}`, "p50"))
-          } | ${f2(med(`${name}@${c}`, "p99"))} |`,
+          } | ${f2(med(`${name}@${c}`, "p99"))} | ${cpu} |`,
         );
       }
       const over = (p: "p50" | "p99") => med(`turn@${c}`, p) - 2 * med(`model@${c}`, p);
@@ -198,8 +205,8 @@ asking for list_agents, get_agent and list_webhooks (10 agents with a webhook ea
 reads (at once), a second model call, the answer stored with its credits and the day's use in
 one statement. API token, the conversation growing through the run.
 
-| side | callers | req/s | p50 ms | p99 ms |
-|---|---|---|---|---|
+| side | callers | req/s | p50 ms | p99 ms | server CPU ms/req |
+|---|---|---|---|---|---|
 ${rows.join("\n")}
 
 Beyond the model = turn - 2 x the stand-in's round trip (at the same percentile; goal p99 < 30 ms):
