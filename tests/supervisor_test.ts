@@ -300,6 +300,32 @@ Deno.test("the loop is bounded: a model that keeps calling tools gets 8 calls, t
   }
 });
 
+Deno.test("at most 16 tool calls of one answer run; the others are answered with an error", async () => {
+  const s = await setup((_call, index) =>
+    index === 0
+      ? {
+        content: "",
+        toolCalls: Array.from(
+          { length: 20 },
+          (_, i) => ({ id: `c${i}`, name: "list_agents", arguments: {} }),
+        ),
+      }
+      : answer("ok")
+  );
+  try {
+    const res = await s.owner.client.post("/api/supervisor/chat", { message: "Flood" });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const r = toolResults(s.model.calls[1]);
+    assert.equal(r.size, 20);
+    for (let i = 0; i < 20; i++) {
+      if (i < 16) assert.ok(Array.isArray(r.get(`c${i}`)), `c${i}`);
+      else assert.match(r.get(`c${i}`).error, /At most 16 tool calls per answer/);
+    }
+  } finally {
+    await s.close();
+  }
+});
+
 Deno.test("only the last 30 messages go to the model; older ones stay stored", async () => {
   const s = await setup(() => answer("ok"));
   try {

@@ -194,7 +194,8 @@ export async function runTool(
 /** The caller's workspace, presented as a VIEWER sees it (no header values for the model's provider). */
 const asViewer = (ctx: ActorContext): ActorContext => ({ ...ctx, actor: { ...ctx.actor, role: "VIEWER" } });
 
-function refused(message: string): ToolOutcome {
+/** A refusal as the model receives it. */
+export function refused(message: string): ToolOutcome {
   return { content: JSON.stringify({ error: message }), error: message };
 }
 

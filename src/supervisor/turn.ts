@@ -19,12 +19,14 @@ import { authorize } from "../auth/permissions.ts";
 import { AppError } from "../shared/errors.ts";
 import { creditsOf, pricedUsage } from "./credits.ts";
 import { dropAnswer, openTurn, settleAnswer } from "./store.ts";
-import { runTool, TOOL_SPECS } from "./tools.ts";
+import { refused, runTool, TOOL_SPECS } from "./tools.ts";
 
 /** Stored messages sent to the model with each turn (spec section 8). */
 export const HISTORY_MESSAGES = 30;
 /** Model calls per turn at most: up to MAX_MODEL_CALLS - 1 rounds of tool calls, then an answer. */
 export const MAX_MODEL_CALLS = 8;
+/** Tool calls run per model answer at most; the rest are answered with an error. */
+export const MAX_TOOL_CALLS_PER_ANSWER = 16;
 
 export const SYSTEM_PROMPT = [
   "You are the supervisor of this workspace's customer-service agents on a messaging platform.",
@@ -114,8 +116,14 @@ async function toolLoop(
     messages.push({ role: "assistant", content: answer.content, toolCalls: answer.toolCalls });
     // The calls of one answer are independent (each read or proposal on its own): run together,
     // answered in the model's order.
+    // Past MAX_TOOL_CALLS_PER_ANSWER they are refused (each call still gets its answer, as the
+    // protocol requires), so one answer cannot start a flood of reads or proposals.
     const outcomes = await Promise.all(
-      answer.toolCalls.map((toolCall) => runTool(ctx, toolCall, { supervisorMessageId: replyId })),
+      answer.toolCalls.map((toolCall, i) =>
+        i < MAX_TOOL_CALLS_PER_ANSWER
+          ? runTool(ctx, toolCall, { supervisorMessageId: replyId })
+          : refused(`At most ${MAX_TOOL_CALLS_PER_ANSWER} tool calls per answer; this one was not run.`)
+      ),
     );
     for (const [i, toolCall] of answer.toolCalls.entries()) {
       const outcome = outcomes[i];
