@@ -10,6 +10,7 @@ import { ManualClock } from "./_helpers/clock.ts";
 import { assertProblem, assertStatus, snapshot } from "./_helpers/problem.ts";
 import { actorOf, changeTargets, proposalsFor, propose, type Targets } from "./_helpers/approvals.ts";
 import { INTENT_FIELDS } from "./_helpers/fixtures.ts";
+import { secondApp } from "./_helpers/live.ts";
 import { expireApprovals } from "../src/approvals/expiry.ts";
 import type { Jobs } from "../src/jobs/boss.ts";
 import { APPROVAL_EXPIRY_CRON, APPROVAL_EXPIRY_QUEUE } from "../src/jobs/workers/approvals.ts";
@@ -248,20 +249,23 @@ Deno.test("reject, not PENDING, stale, failed execution, who may decide", async 
   }
 });
 
-Deno.test("ten approves of one approval at once execute it once", async () => {
+Deno.test("ten approves of one approval at once, through two server processes, execute it once", async () => {
   const ta = await startTestApp();
+  const b = await secondApp(ta);
   try {
-    const { ctx, c } = await setup(ta);
+    const { ctx, c, manager, workspaceId } = await setup(ta);
+    const onB = new Client(b, manager.token, workspaceId);
     const targets = await changeTargets(c);
     const approval = await propose(ctx, proposalsFor(targets).update_agent_prompt);
     const answers = await Promise.all(
-      Array.from({ length: 10 }, () => c.post(`/api/approvals/${approval.id}/approve`)),
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? onB : c).post(`/api/approvals/${approval.id}/approve`)),
     );
     const statuses = answers.map((a) => a.status).sort();
     assert.deepEqual(statuses, [200, 409, 409, 409, 409, 409, 409, 409, 409, 409]);
     for (const a of answers) if (a.status === 409) assert.equal(a.body.code, "APPROVAL_NOT_PENDING");
     assert.equal(await ta.app.deps.db.promptVersion.count({ where: { agentId: targets.agentId } }), 1);
   } finally {
+    await b.stop();
     await ta.close();
   }
 });
@@ -371,19 +375,23 @@ Deno.test("expiry: the sweep sets EXPIRED after 24 h, once, and publishes it", a
     const decided = await propose(ctx, p.toggle_agent_active);
     assertStatus(await c.post(`/api/approvals/${decided.id}/reject`), 200);
 
+    // A second server process; the expired events of both processes' buses are collected.
+    const other = await secondApp(ta);
     const published: string[] = [];
-    const stop = ta.app.deps.events.subscribe((_tx, e) => {
-      if (e.type === "approval.expired") published.push(e.data.approvalId as string);
-      return Promise.resolve();
-    });
+    const stops = [ta.app, other].map((app) =>
+      app.deps.events.subscribe((_tx, e) => {
+        if (e.type === "approval.expired") published.push(e.data.approvalId as string);
+        return Promise.resolve();
+      })
+    );
     try {
       clock.advance(23 * HOUR - 1);
       assert.equal(await expireApprovals(ta.app.deps, clock.now()), 0);
       clock.advance(1);
-      // Two sweeps at once (two processes) expire it once.
+      // Two sweeps at once, in two server processes, expire it once.
       const [a, b] = await Promise.all([
         expireApprovals(ta.app.deps, clock.now()),
-        expireApprovals(ta.app.deps, clock.now()),
+        expireApprovals(other.deps, clock.now()),
       ]);
       assert.equal(a + b, 1);
       assert.deepEqual(published, [old.id]);
@@ -399,7 +407,8 @@ Deno.test("expiry: the sweep sets EXPIRED after 24 h, once, and publishes it", a
       assertProblem(await c.post(`/api/approvals/${old.id}/approve`), 409, "APPROVAL_NOT_PENDING");
       assert.equal((await c.get(`/api/agents/${targets.agentId}`)).body.trainingContext, null);
     } finally {
-      stop();
+      for (const stop of stops) stop();
+      await other.stop();
     }
   } finally {
     await ta.close();
