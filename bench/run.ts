@@ -1,5 +1,5 @@
 /**
- * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|approvals]`: every benchmark, or the
+ * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals]`: every benchmark, or the
  * one named. Each starts its own throwaway PostgreSQL and writes its figures to bench/results/. Not part of the tests.
  */
 import { runAgentsBench } from "./agents.ts";
@@ -8,6 +8,7 @@ import { runFairnessBench } from "./fairness.ts";
 import { runNestedBench } from "./nested.ts";
 import { runInboundBench } from "./inbound.ts";
 import { runSubscriptionsBench } from "./subscriptions.ts";
+import { runSupervisorBench } from "./supervisor.ts";
 import { runApprovalsBench } from "./approvals.ts";
 
 const benches: Record<string, () => Promise<unknown>> = {
@@ -17,6 +18,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   nested: runNestedBench,
   inbound: runInboundBench,
   subscriptions: runSubscriptionsBench,
+  supervisor: runSupervisorBench,
   approvals: runApprovalsBench,
 };
 const only = Deno.args[0];

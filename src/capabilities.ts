@@ -11,6 +11,7 @@ import * as channels from "./channels/capabilities.ts";
 import * as conversations from "./conversations/capabilities.ts";
 import * as handoff from "./conversations/handoff_capabilities.ts";
 import * as conversationSubscriptions from "./conversations/subscriptions.ts";
+import * as supervisor from "./supervisor/capabilities.ts";
 import * as approvals from "./approvals/capabilities.ts";
 import * as approvalSubscriptions from "./approvals/subscriptions.ts";
 
@@ -22,6 +23,7 @@ export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(channels),
   ...Object.values(conversations),
   ...Object.values(handoff),
+  ...Object.values(supervisor),
   ...Object.values(approvals),
 ];
 

@@ -20,6 +20,7 @@ function parseDuration(value: string): number | null {
 const optionalString = z.string().trim().min(1).optional();
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveMs = z.coerce.number().int().min(1);
+const price = z.coerce.number().min(0);
 
 function badKey(ctx: z.RefinementCtx): never {
   ctx.addIssue({ code: "custom", message: "must be 32 random bytes in base64 (openssl rand -base64 32)" });
@@ -66,6 +67,15 @@ const envSchema = z.object({
   GROUPING_MEDIUM_MS: positiveMs.default(5000),
   GROUPING_SLOW_MS: positiveMs.default(10000),
   LLM_TIMEOUT_MS: positiveMs.default(60000),
+  // Spec section 8: the supervisor's prices in USD per million tokens, and USD -> credits.
+  SUPERVISOR_MODEL: optionalString,
+  SUPERVISOR_PRICE_INPUT: price.default(3),
+  SUPERVISOR_PRICE_OUTPUT: price.default(15),
+  SUPERVISOR_PRICE_CACHE_WRITE: price.default(3.75),
+  SUPERVISOR_PRICE_CACHE_READ: price.default(0.3),
+  CREDITS_EXCHANGE_RATE: z.coerce.number().positive().default(5),
+  CREDITS_MARKUP: z.coerce.number().positive().default(3),
+  CREDIT_UNIT_PRICE: z.coerce.number().positive().default(0.1),
   RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   APP_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -111,8 +121,19 @@ export interface Config {
   intentWebhookTimeoutMs: number;
   /** Grouping window per messageGroupingTime, in ms (decisions.md: 2 s, 5 s, 10 s). */
   groupingMs: { FAST: number; MEDIUM: number; SLOW: number };
-  /** One model call of the reply pipeline waits at most this long. */
+  /** One model call (reply pipeline, supervisor) waits at most this long. */
   llmTimeoutMs: number;
+  /**
+   * The supervisor's model (default DEFAULT_MODEL) and what a message costs (spec section 8):
+   * USD per million tokens of each kind, then credits = usd x exchangeRate x markup / unitPrice.
+   */
+  supervisor: {
+    model: string;
+    prices: { input: number; output: number; cacheWrite: number; cacheRead: number };
+    exchangeRate: number;
+    markup: number;
+    unitPrice: number;
+  };
   /** Events and their deliveries older than this many days are removed (hourly). */
   retentionDays: number;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -166,6 +187,18 @@ export function loadConfig(env: Env): Config {
     intentWebhookTimeoutMs: e.INTENT_WEBHOOK_TIMEOUT_MS,
     groupingMs: { FAST: e.GROUPING_FAST_MS, MEDIUM: e.GROUPING_MEDIUM_MS, SLOW: e.GROUPING_SLOW_MS },
     llmTimeoutMs: e.LLM_TIMEOUT_MS,
+    supervisor: {
+      model: e.SUPERVISOR_MODEL ?? e.DEFAULT_MODEL,
+      prices: {
+        input: e.SUPERVISOR_PRICE_INPUT,
+        output: e.SUPERVISOR_PRICE_OUTPUT,
+        cacheWrite: e.SUPERVISOR_PRICE_CACHE_WRITE,
+        cacheRead: e.SUPERVISOR_PRICE_CACHE_READ,
+      },
+      exchangeRate: e.CREDITS_EXCHANGE_RATE,
+      markup: e.CREDITS_MARKUP,
+      unitPrice: e.CREDIT_UNIT_PRICE,
+    },
     retentionDays: e.RETENTION_DAYS,
     logLevel: e.LOG_LEVEL,
     appEnv: e.APP_ENV,

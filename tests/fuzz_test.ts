@@ -23,6 +23,7 @@ import {
 import { Client, type Reply, startTestApp, type TestApp } from "./_helpers/app.ts";
 import { restRoutes } from "../src/rest/router.ts";
 import { schema } from "../src/graphql/schema.ts";
+import { startModelServer } from "./_helpers/conversations.ts";
 import { actorOf, newApproval } from "./_helpers/approvals.ts";
 
 const SEED = Number(Deno.env.get("FUZZ_SEED") ?? Math.floor(Math.random() * 2 ** 31));
@@ -100,6 +101,7 @@ const VALID: Record<string, unknown> = {
     content: "hi",
   },
   "POST /api/conversations/:conversationId/messages": { content: "Olá" },
+  "POST /api/supervisor/chat": { message: "Make Ana more formal" },
 };
 
 async function created(res: Promise<Reply>, status = 201): Promise<string> {
@@ -354,7 +356,7 @@ const resolve = (s: Segment, fx: Fixtures) => "ref" in s ? encodeURIComponent(fx
 const queryString = fc.option(
   fc.array(
     fc.tuple(
-      fc.constantFrom("cursor", "limit", "status", "first", "x"),
+      fc.constantFrom("cursor", "limit", "status", "first", "days", "x"),
       fc.oneof(
         fc.constantFrom("%00", "a%00b", "%ED%A0%80", "0", "-1", "501", "1e3", "abc", "", "%FF"),
         fc.string({ maxLength: 80 }).filter((s) => s.isWellFormed()).map(encodeURIComponent),
@@ -471,7 +473,11 @@ function fill(value: unknown, fx: Fixtures, depth = 0): unknown {
 }
 
 Deno.test("fuzz: every REST route and GraphQL mutation answers bad input with a 4xx and changes nothing", async (t) => {
-  const ta = await startTestApp({}, { workers: false });
+  // The supervisor's model: a valid chat is answered (no key would be a 503 by design).
+  const model = startModelServer(() => ({ content: "ok" }));
+  const ta = await startTestApp({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseUrl }, {
+    workers: false,
+  });
   try {
     const { owner: seeded } = await ta.seed.workspace();
     // The owner's credential: logged in again when a successful call (a logout, say) ended it.
@@ -615,6 +621,7 @@ Deno.test("fuzz: every REST route and GraphQL mutation answers bad input with a 
     console.log([...seen].sort().map(([k, n]) => `${k}: ${n}`).join("\n"));
   } finally {
     await ta.close();
+    await model.close();
   }
 });
 

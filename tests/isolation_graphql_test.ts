@@ -353,6 +353,14 @@ const listAndCreateCalls: Call[] = [
     'mutation { createInvite(input: { email: "x@example.test", role: OWNER }) { inviteUrl } }',
   ],
   ["createApiToken", "createApiToken", 'mutation { createApiToken(input: { label: "x" }) { token } }'],
+  ["supervisorConversation", "supervisorConversation", "{ supervisorConversation { id messages { id } } }"],
+  [
+    "sendSupervisorMessage",
+    "sendSupervisorMessage",
+    'mutation { sendSupervisorMessage(input: { message: "Planted" }) { reply { id } } }',
+  ],
+  ["resetSupervisorConversation", "resetSupervisorConversation", "mutation { resetSupervisorConversation }"],
+  ["supervisorCredits", "supervisorCredits", "{ supervisorCredits { day credits } }"],
 ];
 
 /** Fields that need a person: an API token gets FORBIDDEN before any id is looked at. */

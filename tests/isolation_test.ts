@@ -181,6 +181,10 @@ Deno.test("isolation", async (t) => {
         assertProblem(await c.get("/api/agents"), 403, "FORBIDDEN");
         assertProblem(await c.get(`/api/agents/${w3.agent}`), 403, "FORBIDDEN");
         assertProblem(await c.post("/api/agents", { name: "Planted" }), 403, "FORBIDDEN");
+        assertProblem(await c.get("/api/supervisor/conversation"), 403, "FORBIDDEN");
+        assertProblem(await c.post("/api/supervisor/chat", { message: "Planted" }), 403, "FORBIDDEN");
+        assertProblem(await c.delete("/api/supervisor/conversation"), 403, "FORBIDDEN");
+        assertProblem(await c.get("/api/supervisor/credits"), 403, "FORBIDDEN");
       }
       const paths = (
         ws: string,
@@ -224,6 +228,32 @@ Deno.test("isolation", async (t) => {
       assertStatus(await ta.anon.get(`/invite/${w1.inviteToken}`), 200);
       assertStatus(await ta.anon.get(`/invite/${w3.inviteToken}`), 200);
     });
+
+    await t.step(
+      "each workspace has its own supervisor conversation; a reset erases only its own",
+      async () => {
+        // No model here: each chat answers 503 and keeps the person's message, enough to tell them apart.
+        for (const f of all) {
+          assertProblem(
+            await f.client.post("/api/supervisor/chat", { message: `from ${f.workspaceId}` }),
+            503,
+            "SUPERVISOR_MODEL_UNAVAILABLE",
+          );
+        }
+        const seen = await Promise.all(
+          all.map(async (f) => (await f.tokenClient.get("/api/supervisor/conversation")).body),
+        );
+        assert.equal(new Set(seen.map((c) => c.id)).size, 3);
+        for (const [i, f] of all.entries()) {
+          assert.deepEqual(seen[i].messages.map((m: { content: string }) => m.content), [
+            `from ${f.workspaceId}`,
+          ]);
+        }
+        assertStatus(await w3.client.delete("/api/supervisor/conversation"), 204);
+        assert.equal((await w1.client.get("/api/supervisor/conversation")).body.messages.length, 1);
+        assert.equal((await w3.client.get("/api/supervisor/conversation")).body.messages.length, 0);
+      },
+    );
 
     await t.step("deleting W2 leaves W1 and W3 whole", async () => {
       const keep = async () =>

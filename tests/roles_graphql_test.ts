@@ -16,12 +16,14 @@ import {
   OWNER_ONLY,
   PEOPLE,
   seedRoleCast,
+  SUPERVISORS,
   type Who,
   WRITERS,
 } from "./_helpers/roles.ts";
 import { schema } from "../src/graphql/schema.ts";
 import type { App } from "../src/app.ts";
 import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
+import { startModelServer } from "./_helpers/conversations.ts";
 import { actorOf, APPROVAL_DECIDERS, APPROVAL_READERS, newApproval } from "./_helpers/approvals.ts";
 
 interface Ids {
@@ -82,7 +84,10 @@ async function fullSnapshot(app: App): Promise<string> {
 
 Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) => {
   // No workers: a test event or redelivery stays queued, so only the call itself changes rows.
-  const ta = await startTestApp({}, { workers: false });
+  const model = startModelServer(() => ({ content: "ok" }));
+  const ta = await startTestApp({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseUrl }, {
+    workers: false,
+  });
   const { app, seed } = ta;
   const db = app.deps.db;
   try {
@@ -174,6 +179,21 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
       ...i,
       memberId: (await seed.member(i.workspaceId, role)).userId,
     });
+
+    // The supervisor: a conversation made anew by each read, a message for each reset to erase.
+    const withoutSupervisorConversation = async (i: Ids) => {
+      await db.supervisorConversation.deleteMany({ where: { workspaceId: i.workspaceId } });
+      return i;
+    };
+    const withSupervisorMessage = async (i: Ids) => {
+      const conv = await db.supervisorConversation.upsert({
+        where: { workspaceId: i.workspaceId },
+        create: { workspaceId: i.workspaceId },
+        update: {},
+      });
+      await db.supervisorMessage.create({ data: { conversationId: conv.id, role: "USER", content: "x" } });
+      return i;
+    };
 
     const rows: Row[] = [
       // Conversations: conversation:attend (decisions.md: take over, reply in, release, close).
@@ -784,6 +804,41 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
         },
       },
 
+      // The supervisor: OWNER, MANAGER and so the API token; AGENT and VIEWER FORBIDDEN.
+      {
+        name: "supervisorConversation (created when absent)",
+        field: "supervisorConversation",
+        allowed: SUPERVISORS,
+        setup: withoutSupervisorConversation,
+        gql: () => ["{ supervisorConversation { id messages { id role } } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/supervisor/conversation") },
+      },
+      {
+        name: "sendSupervisorMessage",
+        field: "sendSupervisorMessage",
+        allowed: SUPERVISORS,
+        gql: () => [
+          'mutation { sendSupervisorMessage(input: { message: "Hello" }) { reply { id credits } approvals { id } } }',
+        ],
+        rest: { ok: 200, call: (c) => c.post("/api/supervisor/chat", { message: "Hello" }) },
+      },
+      {
+        name: "resetSupervisorConversation",
+        field: "resetSupervisorConversation",
+        allowed: SUPERVISORS,
+        setup: withSupervisorMessage,
+        gql: () => ["mutation { resetSupervisorConversation }"],
+        rest: { ok: 204, call: (c) => c.delete("/api/supervisor/conversation") },
+      },
+      {
+        name: "supervisorCredits",
+        field: "supervisorCredits",
+        allowed: SUPERVISORS,
+        read: true,
+        gql: () => ["{ supervisorCredits(input: { days: 7 }) { day credits } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/supervisor/credits?days=7") },
+      },
+
       // Workspaces: any person creates one (not a token); only the OWNER deletes.
       {
         name: "createWorkspace",
@@ -923,5 +978,6 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
     });
   } finally {
     await ta.close();
+    await model.close();
   }
 });

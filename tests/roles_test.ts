@@ -6,7 +6,16 @@
 import assert from "node:assert/strict";
 import { Client, type Reply, startTestApp } from "./_helpers/app.ts";
 import { assertProblem, snapshot } from "./_helpers/problem.ts";
-import { EVERYONE, OWNER_ONLY, PEOPLE, seedRoleCast, type Who, WRITERS } from "./_helpers/roles.ts";
+import {
+  EVERYONE,
+  OWNER_ONLY,
+  PEOPLE,
+  seedRoleCast,
+  SUPERVISORS,
+  type Who,
+  WRITERS,
+} from "./_helpers/roles.ts";
+import { startModelServer } from "./_helpers/conversations.ts";
 import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
 import { actorOf, APPROVAL_DECIDERS, APPROVAL_READERS, newApproval } from "./_helpers/approvals.ts";
 
@@ -36,7 +45,8 @@ interface Row {
 }
 
 Deno.test("roles", async (t) => {
-  const ta = await startTestApp();
+  const model = startModelServer(() => ({ content: "ok" }));
+  const ta = await startTestApp({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseUrl });
   const { app, seed } = ta;
   const db = app.deps.db;
   try {
@@ -72,6 +82,21 @@ Deno.test("roles", async (t) => {
     fixture.approvalId = await newApproval(ownerCtx, agentId);
     const a = (ids: Ids) => `/api/agents/${ids.agentId}`;
     const ws = (ids: Ids) => `/api/workspaces/${ids.workspaceId}`;
+
+    // The supervisor: a conversation made anew by each read, a message for each reset to erase.
+    const withoutSupervisorConversation = async (i: Ids) => {
+      await db.supervisorConversation.deleteMany({ where: { workspaceId: i.workspaceId } });
+      return i;
+    };
+    const withSupervisorMessage = async (i: Ids) => {
+      const conv = await db.supervisorConversation.upsert({
+        where: { workspaceId: i.workspaceId },
+        create: { workspaceId: i.workspaceId },
+        update: {},
+      });
+      await db.supervisorMessage.create({ data: { conversationId: conv.id, role: "USER", content: "x" } });
+      return i;
+    };
 
     const rows: Row[] = [
       // Reads: everyone.
@@ -274,6 +299,35 @@ Deno.test("roles", async (t) => {
         call: (c, i) => c.delete(`${ws(i)}/api-tokens/${i.tokenId}`),
       },
 
+      // The supervisor: OWNER, MANAGER and so the API token; AGENT and VIEWER 403 (spec section 5).
+      {
+        name: "GET supervisor conversation (created when absent)",
+        allowed: SUPERVISORS,
+        ok: 200,
+        setup: withoutSupervisorConversation,
+        call: (c) => c.get("/api/supervisor/conversation"),
+      },
+      {
+        name: "POST supervisor chat",
+        allowed: SUPERVISORS,
+        ok: 200,
+        call: (c) => c.post("/api/supervisor/chat", { message: "Hello" }),
+      },
+      {
+        name: "DELETE supervisor conversation",
+        allowed: SUPERVISORS,
+        ok: 204,
+        setup: withSupervisorMessage,
+        call: (c) => c.delete("/api/supervisor/conversation"),
+      },
+      {
+        name: "GET supervisor credits",
+        allowed: SUPERVISORS,
+        ok: 200,
+        read: true,
+        call: (c) => c.get("/api/supervisor/credits?days=7"),
+      },
+
       // Workspaces: any person may create one (not a token); only the OWNER deletes.
       {
         name: "POST /api/workspaces",
@@ -376,5 +430,6 @@ Deno.test("roles", async (t) => {
     });
   } finally {
     await ta.close();
+    await model.close();
   }
 });

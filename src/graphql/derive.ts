@@ -448,10 +448,16 @@ function operationField(t: AnyRef, cap: OperationCapability): AnyRef {
 
 /** Adds the fields of every capability to Query and Mutation. */
 export function deriveFields(capabilities: readonly Capability[]): void {
-  // The views' types first: an answer schema naming the same type (User) then reuses it.
+  // The views' types first, and those their relations reach: an answer schema naming the same
+  // type (User, SupervisorMessage) then reuses it.
+  const withRelated = (view: View): void => {
+    if (objects.has(view.name)) return;
+    viewRef(view);
+    for (const rel of Object.values(view.relations ?? {})) withRelated(rel.view());
+  };
   for (const cap of capabilities) {
-    if (cap.kind === "read") viewRef(viewOfRead(cap).view);
-    else if ("view" in cap.output) viewRef(cap.output.view);
+    if (cap.kind === "read") withRelated(viewOfRead(cap).view);
+    else if ("view" in cap.output) withRelated(cap.output.view);
   }
   builder.queryFields((t) =>
     Object.fromEntries(

@@ -3,11 +3,12 @@
  * `OPENAI_BASE_URL`. No key: every call answers "unavailable" without a request.
  */
 import OpenAI from "openai";
-import type { Completion, LanguageModel } from "./client.ts";
+import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import type { ChatMessage, Completion, LanguageModel, ToolCall, ToolCompletion, Usage } from "./client.ts";
 
 export function openAiModel(options: { apiKey?: string; baseUrl?: string }): LanguageModel {
   const client = options.apiKey
-    // The pipeline decides what a failure means (a transfer to a human): no hidden retries.
+    // The callers decide what a failure means (a transfer to a human, a 502): no hidden retries.
     ? new OpenAI({ apiKey: options.apiKey, baseURL: options.baseUrl, maxRetries: 0 })
     : null;
   return {
@@ -31,13 +32,87 @@ export function openAiModel(options: { apiKey?: string; baseUrl?: string }): Lan
           outputTokens: answer.usage?.completion_tokens ?? 0,
         };
       } catch (error) {
-        if (error instanceof OpenAI.APIConnectionTimeoutError) {
-          return { ok: false, kind: "timeout", message: `no answer within ${timeoutMs} ms` };
-        }
-        const status = error instanceof OpenAI.APIError ? error.status : undefined;
-        const text = error instanceof Error ? error.message : String(error);
-        return { ok: false, kind: "error", message: (status ? `HTTP ${status}: ` : "") + text.slice(0, 300) };
+        return failure(error, timeoutMs);
       }
     },
+
+    async converse(request, { timeoutMs }): Promise<ToolCompletion> {
+      if (!client) return { ok: false, kind: "unavailable", message: "no OPENAI_API_KEY" };
+      try {
+        const answer = await client.chat.completions.create(
+          {
+            model: request.model,
+            messages: request.messages.map(toOpenAi),
+            ...(request.tools.length
+              ? {
+                tools: request.tools.map((t) => ({
+                  type: "function" as const,
+                  function: { name: t.name, description: t.description, parameters: t.parameters },
+                })),
+                tool_choice: request.toolChoice ?? "auto",
+              }
+              : {}),
+          },
+          { timeout: timeoutMs },
+        );
+        const message = answer.choices?.[0]?.message;
+        if (!message) return { ok: false, kind: "error", message: "the model answered no choice" };
+        const toolCalls: ToolCall[] = [];
+        for (const call of message.tool_calls ?? []) {
+          // Custom (non-function) tools are never offered: anything else is passed on as unknown.
+          const fn = "function" in call ? call.function : undefined;
+          toolCalls.push({ id: call.id, name: fn?.name ?? "", arguments: fn?.arguments ?? "" });
+        }
+        return { ok: true, content: message.content ?? "", toolCalls, usage: usageOf(answer.usage) };
+      } catch (error) {
+        return failure(error, timeoutMs);
+      }
+    },
+  };
+}
+
+function failure(
+  error: unknown,
+  timeoutMs: number,
+): { ok: false; kind: "timeout" | "error"; message: string } {
+  if (error instanceof OpenAI.APIConnectionTimeoutError) {
+    return { ok: false, kind: "timeout", message: `no answer within ${timeoutMs} ms` };
+  }
+  const status = error instanceof OpenAI.APIError ? error.status : undefined;
+  const text = error instanceof Error ? error.message : String(error);
+  return { ok: false, kind: "error", message: (status ? `HTTP ${status}: ` : "") + text.slice(0, 300) };
+}
+
+function toOpenAi(m: ChatMessage): ChatCompletionMessageParam {
+  switch (m.role) {
+    case "tool":
+      return { role: "tool", tool_call_id: m.toolCallId, content: m.content };
+    case "assistant":
+      return m.toolCalls?.length
+        ? {
+          role: "assistant",
+          content: m.content || null,
+          tool_calls: m.toolCalls.map((c) => ({
+            id: c.id,
+            type: "function" as const,
+            function: { name: c.name, arguments: c.arguments },
+          })),
+        }
+        : { role: "assistant", content: m.content };
+    default:
+      return { role: m.role, content: m.content };
+  }
+}
+
+/** Counts the endpoint reported (missing or malformed ones count as 0). */
+function usageOf(raw: unknown): Usage {
+  const u = (raw ?? {}) as Record<string, unknown>;
+  const details = (u.prompt_tokens_details ?? {}) as Record<string, unknown>;
+  const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
+  return {
+    promptTokens: n(u.prompt_tokens),
+    completionTokens: n(u.completion_tokens),
+    cacheReadTokens: n(details.cached_tokens),
+    cacheWriteTokens: n(details.cache_write_tokens) || n(u.cache_creation_input_tokens),
   };
 }

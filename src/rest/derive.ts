@@ -49,7 +49,12 @@ async function serveRead(deps: Deps, c: Context, read: ReadCapability): Promise<
 const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 
 async function serveOperation(deps: Deps, c: Context, cap: OperationCapability): Promise<Response> {
-  const input = WITH_BODY.has(c.req.method) ? await readJson(c) : undefined;
+  // A GET has no body: its input is its query string (as the OpenAPI document says).
+  const input = WITH_BODY.has(c.req.method)
+    ? await readJson(c)
+    : c.req.method === "GET"
+    ? queryOf(c)
+    : undefined;
   const result = await invoke(cap, restCaller(deps, c), c.req.param(), input);
   const status = cap.http?.status ?? 200;
   if ("none" in cap.output) return c.body(null, 204);

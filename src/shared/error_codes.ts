@@ -111,6 +111,14 @@ export const ERROR_CODES = {
     status: 499,
     meaning: "GraphQL: work stopped because the client went away (nobody receives it).",
   },
+  SUPERVISOR_MODEL_UNAVAILABLE: {
+    status: 503,
+    meaning: "The supervisor has no language model configured (`OPENAI_API_KEY`); the message was stored.",
+  },
+  SUPERVISOR_MODEL_ERROR: {
+    status: 502,
+    meaning: "The supervisor's language model failed or timed out; the message was stored, send it again.",
+  },
   UNAVAILABLE: { status: 503, meaning: "`GET /healthz`: the database does not answer." },
   INTERNAL: { status: 500, meaning: "A bug on our side (logged); the answer says no more." },
 } as const satisfies Record<string, { status: number; meaning: string }>;

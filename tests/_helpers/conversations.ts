@@ -13,12 +13,32 @@ export interface ModelCall {
   body: any;
 }
 
+/** A tool call the stand-in answers with; `arguments` is sent as given (a string) or as JSON text. */
+export interface ScriptedToolCall {
+  id?: string;
+  name: string;
+  arguments: unknown;
+}
+
+export interface ModelUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number };
+}
+
+/** A chat completion's message: text, and tool calls for the supervisor's tests. */
+export interface ScriptedMessage {
+  content: string;
+  toolCalls?: ScriptedToolCall[];
+  usage?: ModelUsage;
+}
+
 export type ModelAnswer =
-  | { content: string; usage?: { prompt_tokens: number; completion_tokens: number } }
+  | ScriptedMessage
   | Response
   /** No answer until the server closes (a model that never answers). */
   | "hang"
-  | Promise<{ content: string } | Response | "hang">;
+  | Promise<ScriptedMessage | Response | "hang">;
 
 export interface ModelServer {
   baseUrl: string;
@@ -41,12 +61,25 @@ export function startModelServer(script: (call: ModelCall, index: number) => Mod
     const usage = "usage" in answer && answer.usage
       ? answer.usage
       : { prompt_tokens: 120, completion_tokens: 30 };
+    const toolCalls = "toolCalls" in answer && answer.toolCalls?.length
+      ? answer.toolCalls.map((c, n) => ({
+        id: c.id ?? `call_${index}_${n}`,
+        type: "function",
+        function: {
+          name: c.name,
+          arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
+        },
+      }))
+      : undefined;
+    const message = toolCalls
+      ? { role: "assistant", content: answer.content || null, tool_calls: toolCalls }
+      : { role: "assistant", content: answer.content };
     return Response.json({
       id: `chatcmpl-${index}`,
       object: "chat.completion",
       created: 1,
       model: modelCall.body.model,
-      choices: [{ index: 0, message: { role: "assistant", content: answer.content }, finish_reason: "stop" }],
+      choices: [{ index: 0, message, finish_reason: toolCalls ? "tool_calls" : "stop" }],
       usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
     });
   });

@@ -88,6 +88,10 @@ export async function snapshot(app: App): Promise<string> {
     db.contact.findMany(byId),
     db.conversation.findMany(byId),
     db.message.findMany(byId),
+    db.supervisorConversation.findMany(byId),
+    db.supervisorMessage.findMany(byId),
+    db.supervisorCreditDay.findMany({ orderBy: [{ workspaceId: "asc" }, { day: "asc" }] }),
+    // Last: the approvals tests compare everything but this table.
     db.pendingApproval.findMany(byId),
   ]);
   return JSON.stringify(tables);
