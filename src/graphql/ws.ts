@@ -35,6 +35,8 @@ interface Extra {
   headers: Headers;
   clientAddress: string | null;
   close(code: number, reason: string): void;
+  /** Writes a message to the socket while it is open. */
+  send(data: string): void;
   /** The credential of connection_init, kept current per event until the socket closes. */
   credential?: CredentialHandle;
   /** The authorization counted against LIVE_MAX_SOCKETS_PER_CREDENTIAL. */
@@ -107,8 +109,8 @@ export function createWebSocketHandler(
   const limits = deps.config.live;
   const perCredential = new Map<string, number>();
   const perAddress = new Map<string, number>();
-  /** The socket of each operation's context (the subscribe hook only gets the execution args). */
-  const connectionOf = new WeakMap<object, Extra>();
+  /** The socket and id of each operation's context (the subscribe hook only gets the execution args). */
+  const operationOf = new WeakMap<object, { extra: Extra; id: string }>();
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
     connectionInitWaitTimeout: limits.connectionInitTimeoutMs,
     execute: (args) => (args.rootValue as Enveloped).execute(args),
@@ -117,8 +119,9 @@ export function createWebSocketHandler(
     subscribe: async (args) => {
       const start = () => Promise.resolve((args.rootValue as Enveloped).subscribe(args));
       const context = args.contextValue as GraphQLContext;
-      const credential = connectionOf.get(context)?.credential;
-      if (!credential) return start();
+      const operation = operationOf.get(context);
+      const credential = operation?.extra.credential;
+      if (!operation || !credential) return start();
       let actor;
       try {
         actor = (await context.actor()).actor;
@@ -135,7 +138,13 @@ export function createWebSocketHandler(
         variables: args.variableValues,
       });
       const path = rootKey(args);
-      return shared.subscribe(key, start, () => refusalOf(credential.standing, role, path));
+      // Each result is serialized once and the same bytes go to every socket (graphql-ws's `next`
+      // message, written here as graphql-ws writes it); only a refusal goes through graphql-ws.
+      const head = `{"id":${JSON.stringify(operation.id)},"type":"next","payload":`;
+      return shared.subscribe(key, start, {
+        gate: () => refusalOf(credential.standing, role, path),
+        send: (payload) => operation.extra.send(head + payload + "}"),
+      });
     },
     onConnect: async (ctx) => {
       const params = ctx.connectionParams ?? {};
@@ -166,7 +175,7 @@ export function createWebSocketHandler(
       extra.headers.set("x-workspace-id", workspaceId!);
       return true;
     },
-    onSubscribe: async (ctx, _id, payload) => {
+    onSubscribe: async (ctx, id, payload) => {
       // This operation is already among them.
       if (Object.keys(ctx.subscriptions).length > limits.maxSubscriptionsPerSocket) {
         return [
@@ -190,7 +199,7 @@ export function createWebSocketHandler(
       const errors = enveloped.validate(enveloped.schema, document);
       if (errors.length) return errors as GraphQLError[];
       const contextValue = await enveloped.contextFactory();
-      connectionOf.set(contextValue, ctx.extra);
+      operationOf.set(contextValue, { extra: ctx.extra, id });
       const args: ExecutionArgs = {
         schema: enveloped.schema,
         operationName: payload.operationName,
@@ -229,15 +238,16 @@ export function createWebSocketHandler(
         closing = true;
         socket.close(code, reason);
       };
-      const extra: Extra = { headers: new Headers(), clientAddress, close, closed: false };
+      const send = (data: string) => {
+        if (socket.readyState === WebSocket.OPEN) socket.send(data);
+      };
+      const extra: Extra = { headers: new Headers(), clientAddress, close, send, closed: false };
       let closed: ((code?: number, reason?: string) => Promise<void>) | undefined;
       socket.onopen = () => {
         open.add(socket);
         closed = server.opened({
           protocol,
-          send: (data) => {
-            if (socket.readyState === WebSocket.OPEN) socket.send(data);
-          },
+          send,
           close,
           onMessage: (handle) => {
             socket.onmessage = async (event) => {

@@ -121,13 +121,20 @@ export class LiveCredentials {
       else byId.set(id, [entry]);
     }
     try {
-      const [sessionRows, tokenRows] = await Promise.all([
-        sessions.size
-          ? db.$queryRaw<Array<{ id: string; userId: string; expiresAt: Date; role: Role | null }>>`
-            SELECT s."id", s."userId", s."expiresAt", m."role"::text AS "role"
-            FROM "Session" s
-            LEFT JOIN "Membership" m ON m."userId" = s."userId" AND m."workspaceId" = ${workspaceId}
-            WHERE s."id" = ANY(${[...sessions.keys()]}::text[]) AND s."revokedAt" IS NULL`
+      // Only the sessions whose standing changed come back (ended, no longer a member, another role).
+      const ids = [...sessions.keys()];
+      const userIds = ids.map((id) => (sessions.get(id)![0].principal as { userId: string }).userId);
+      const roles = ids.map((id) => sessions.get(id)![0].standing.ctx!.actor.role);
+      // The JWT's `exp` is its session's expiresAt (auth/sessions.ts), on the wall clock as jose checks it.
+      const now = new Date();
+      const [changed, tokenRows] = await Promise.all([
+        ids.length
+          ? db.$queryRaw<Array<{ id: string; ended: boolean; role: Role | null }>>`
+            SELECT x."id", (s."id" IS NULL OR s."expiresAt" <= ${now}) AS "ended", m."role"::text AS "role"
+            FROM unnest(${ids}::text[], ${userIds}::text[], ${roles}::text[]) AS x("id", "userId", "role")
+            LEFT JOIN "Session" s ON s."id" = x."id" AND s."userId" = x."userId" AND s."revokedAt" IS NULL
+            LEFT JOIN "Membership" m ON m."userId" = x."userId" AND m."workspaceId" = ${workspaceId}
+            WHERE s."id" IS NULL OR s."expiresAt" <= ${now} OR m."role" IS NULL OR m."role"::text <> x."role"`
           : [],
         tokens.size
           ? db.$queryRaw<Array<{ id: string }>>`
@@ -136,18 +143,12 @@ export class LiveCredentials {
           ]}::text[]) AND "revokedAt" IS NULL`
           : [],
       ]);
-      // The JWT's `exp` is its session's expiresAt (auth/sessions.ts), on the wall clock as jose checks it.
-      const now = Date.now();
-      const live = new Map(sessionRows.map((row) => [row.id, row]));
-      for (const [id, list] of sessions) {
-        const row = live.get(id);
-        for (const entry of list) {
-          const userId = entry.principal.kind === "user" ? entry.principal.userId : null;
-          if (!row || row.userId !== userId || row.expiresAt.getTime() <= now) {
-            entry.standing = { refused: sessionEnded() };
-          } else if (!row.role) {
+      for (const row of changed) {
+        for (const entry of sessions.get(row.id)!) {
+          if (row.ended) entry.standing = { refused: sessionEnded() };
+          else if (!row.role) {
             entry.standing = { refused: forbidden("You are not a member of this workspace.") };
-          } else if (row.role !== entry.standing.ctx!.actor.role) {
+          } else {
             const ctx = entry.standing.ctx!;
             entry.standing = { ctx: { ...ctx, actor: { ...ctx.actor, role: row.role } } };
           }

@@ -14,8 +14,19 @@ type Results = AsyncIterator<ExecutionResult>;
 /** Null to pass a result on, or the result that ends this member instead (a refusal). */
 export type Gate = () => ExecutionResult | null;
 
+/** How one member takes the shared results. */
+export interface MemberOptions {
+  gate?: Gate;
+  /**
+   * Sends a result, given as JSON, straight to the member's client. Each result is serialized
+   * once for every member that has this, and never goes through the member's iterator (which then
+   * yields only a refusal, or ends).
+   */
+  send?: (payloadJson: string) => void;
+}
+
 interface Member {
-  push(result: ExecutionResult): void;
+  push(result: ExecutionResult, json: () => string): void;
   end(error?: unknown): void;
 }
 
@@ -55,11 +66,11 @@ export class SharedSubscriptions {
   async subscribe(
     key: string,
     start: () => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>,
-    gate: Gate = () => null,
+    options: MemberOptions = {},
   ): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
     for (;;) {
       const running = this.#running.get(key);
-      if (running) return this.#join(key, running, gate);
+      if (running) return this.#join(key, running, options);
       const pending = this.#starting.get(key);
       if (!pending) break;
       // The first gave a single result (a refusal): this one runs on its own, unshared.
@@ -76,7 +87,7 @@ export class SharedSubscriptions {
       }
       const entry: Entry = { members: new Set<Member>(), source: result[Symbol.asyncIterator]() };
       this.#running.set(key, entry);
-      const member = this.#join(key, entry, gate);
+      const member = this.#join(key, entry, options);
       void this.#pump(key, entry);
       settle(entry);
       return member;
@@ -100,7 +111,10 @@ export class SharedSubscriptions {
       for (;;) {
         const next = await entry.source.next();
         if (next.done) break;
-        for (const member of entry.members) member.push(next.value);
+        const result = next.value;
+        let json: string | undefined;
+        const serialized = () => json ??= JSON.stringify(result);
+        for (const member of entry.members) member.push(result, serialized);
       }
       for (const member of [...entry.members]) member.end();
     } catch (error) {
@@ -110,16 +124,21 @@ export class SharedSubscriptions {
     }
   }
 
-  #join(key: string, entry: Entry, gate: Gate): AsyncIterableIterator<ExecutionResult> {
+  #join(key: string, entry: Entry, options: MemberOptions): AsyncIterableIterator<ExecutionResult> {
+    const { gate, send } = options;
     const queue: ExecutionResult[] = [];
     let wake: (() => void) | undefined;
     let ended = false;
     let failure: unknown;
     const member: Member = {
-      push(result) {
-        const refusal = gate();
-        queue.push(refusal ?? result);
-        if (refusal) void leave();
+      push(result, json) {
+        const refusal = gate?.();
+        if (refusal) {
+          queue.push(refusal);
+          void leave();
+        } else if (send) {
+          return send(json());
+        } else queue.push(result);
         wake?.();
       },
       end(error) {
