@@ -6,7 +6,7 @@
  * server and of the clients, which run in a process of their own (bench/_ws_clients.ts). Baseline
  * in the same run: bench/_ws_broadcast.ts, which forwards each NOTIFY payload to N plain WebSockets
  * (the transport floor: no protocol, no authentication, no reads). BENCH_SUBSCRIBERS (sizes,
- * default 1000,5000), BENCH_SUBSCRIPTION_EVENTS (default 10); BENCH_CPU_PROFILE=<prefix> writes the
+ * default 1000,5000), BENCH_SUBSCRIPTION_EVENTS (default 30); BENCH_CPU_PROFILE=<prefix> writes the
  * server's CPU profile of the events of each graphql-ws row to <prefix>-<one|distinct>-<N>.
  * Writes bench/results/subscriptions.md.
  */
@@ -21,7 +21,7 @@ import { benchEnv, seedOwner } from "./_seed.ts";
 import { cpuTimeMs } from "./_cpu.ts";
 
 const SIZES = (Deno.env.get("BENCH_SUBSCRIBERS") ?? "1000,5000").split(",").map(Number);
-const EVENTS = Number(Deno.env.get("BENCH_SUBSCRIPTION_EVENTS") ?? 10);
+const EVENTS = Number(Deno.env.get("BENCH_SUBSCRIPTION_EVENTS") ?? 30);
 const RESULTS = "bench/results/subscriptions.md";
 
 interface Figures {

@@ -141,8 +141,16 @@ export function createWebSocketHandler(
       // Each result is serialized once and the same bytes go to every socket (graphql-ws's `next`
       // message, written here as graphql-ws writes it); only a refusal goes through graphql-ws.
       const head = `{"id":${JSON.stringify(operation.id)},"type":"next","payload":`;
+      // A standing is replaced when it changes: one already let through needs no second look.
+      let passed: Standing | undefined;
       return shared.subscribe(key, start, {
-        gate: () => refusalOf(credential.standing, role, path),
+        gate: () => {
+          const standing = credential.standing;
+          if (standing === passed) return null;
+          const refusal = refusalOf(standing, role, path);
+          if (!refusal) passed = standing;
+          return refusal;
+        },
         send: (payload) => operation.extra.send(head + payload + "}"),
       });
     },
