@@ -8,6 +8,11 @@
  * uses (auth/authenticate.ts): bad credentials close with 4401, a refused workspace (not a member,
  * a token of another workspace) with 4403, a missing workspace with 4400. Each operation sees them
  * as the headers of a request, so roles are checked at subscribe as for HTTP.
+ *
+ * Limits (config.live): operations open at once per socket (an `error` message LIVE_LIMIT_REACHED),
+ * sockets per credential (close 4429) and per client address (HTTP 429 at the upgrade), both per
+ * process; `connection_init` within a timeout (4408, graphql-ws); Deno's keepalive ping on idle
+ * sockets (1001 without a pong).
  */
 import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer } from "graphql-ws";
 import { type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError } from "graphql";
@@ -138,8 +143,9 @@ export function createWebSocketHandler(
         variables: args.variableValues,
       });
       const path = rootKey(args);
-      // Each result is serialized once and the same bytes go to every socket (graphql-ws's `next`
-      // message, written here as graphql-ws writes it); only a refusal goes through graphql-ws.
+      // Each result is serialized once; every socket gets those bytes behind its own operation id
+      // (graphql-ws's `next` message, written as graphql-ws writes it). Only a refusal goes through
+      // graphql-ws's own loop.
       const head = `{"id":${JSON.stringify(operation.id)},"type":"next","payload":`;
       // A standing is replaced when it changes: one already let through needs no second look.
       let passed: Standing | undefined;
