@@ -318,3 +318,21 @@ Deno.test("sockets of one role share one execution; a revoked API token or a cha
     await t.close();
   }
 });
+
+Deno.test("a graphql-ws ping from the client is answered with a pong carrying its payload", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  let socket: WebSocket | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const acked = await initOutcome(port, owner.token, workspaceId);
+    assert.ok(acked instanceof WebSocket);
+    socket = acked;
+    const pong = new Promise<string>((resolve) => acked.onmessage = (e) => resolve(String(e.data)));
+    acked.send(JSON.stringify({ type: "ping", payload: { at: 1 } }));
+    assert.deepEqual(JSON.parse(await pong), { type: "pong", payload: { at: 1 } });
+  } finally {
+    if (socket) await closeSocket(socket);
+    await t.close();
+  }
+});
