@@ -1,6 +1,6 @@
 /**
  * The real server for the benchmark, configured from the environment like `deno task start`.
- * With BENCH_CPU_PROFILE=<file>, V8's CPU profile since the start is written there on SIGUSR2
+ * With BENCH_CPU_PROFILE=<file>, V8's CPU profile since the start (or the previous SIGUSR2) is written there on SIGUSR2
  * (open it in Chrome DevTools). Deno 2.9 has no `--cpu-prof`, so an inspector session does it;
  * SIGUSR2 rather than SIGTERM because the process may be gone before an async SIGTERM handler ends.
  */
@@ -19,6 +19,8 @@ if (profiler) {
     const { profile } = await profiler.post("Profiler.stop");
     await Deno.writeTextFile(`${profileTo}.part`, JSON.stringify(profile));
     await Deno.rename(`${profileTo}.part`, profileTo!);
+    // Profiling goes on: the next SIGUSR2 writes the profile since this one (a phase of a bench).
+    await profiler.post("Profiler.start");
   });
 }
 

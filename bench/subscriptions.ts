@@ -2,10 +2,13 @@
  * Subscriptions benchmark (issue 9 section 6), part of `deno task bench`; alone:
  * `deno task bench subscriptions`. N graphql-ws subscribers of `conversationEvents` on one server
  * process (bench/serve_app.ts), one event a second published through another app instance on the
- * same database; publish → receive latency per subscriber and the server's memory. Baseline in the
- * same run: bench/_ws_broadcast.ts, which forwards each NOTIFY payload to N plain WebSockets (the
- * transport floor: no protocol, no authentication, no reads). Clients run in this process, so they
- * share the machine's cores with the server. Writes bench/results/subscriptions.md.
+ * same database; publish → receive latency per subscriber, the server's memory, and the CPU of the
+ * server and of the clients, which run in a process of their own (bench/_ws_clients.ts). Baseline
+ * in the same run: bench/_ws_broadcast.ts, which forwards each NOTIFY payload to N plain WebSockets
+ * (the transport floor: no protocol, no authentication, no reads). BENCH_SUBSCRIBERS (sizes,
+ * default 1000,5000), BENCH_SUBSCRIPTION_EVENTS (default 30); BENCH_CPU_PROFILE=<prefix> writes the
+ * server's CPU profile of the events of each graphql-ws row to <prefix>-<one|distinct>-<N>.
+ * Writes bench/results/subscriptions.md.
  */
 import { ensureDatabase, freePort, startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { applyMigrations } from "../src/db/migrate.ts";
@@ -15,9 +18,10 @@ import { silentLogger } from "../src/shared/logger.ts";
 import { openSession } from "../src/auth/sessions.ts";
 import { createAgent } from "../src/agents/mod.ts";
 import { benchEnv, seedOwner } from "./_seed.ts";
+import { cpuTimeMs } from "./_cpu.ts";
 
 const SIZES = (Deno.env.get("BENCH_SUBSCRIBERS") ?? "1000,5000").split(",").map(Number);
-const EVENTS = Number(Deno.env.get("BENCH_SUBSCRIPTION_EVENTS") ?? 10);
+const EVENTS = Number(Deno.env.get("BENCH_SUBSCRIPTION_EVENTS") ?? 30);
 const RESULTS = "bench/results/subscriptions.md";
 
 interface Figures {
@@ -29,7 +33,20 @@ interface Figures {
   max: number;
   rssBeforeMb: number;
   rssAfterMb: number;
+  /** CPU time per event of the server process and of the clients' process, ms. */
+  serverCpuMs: number;
+  clientsCpuMs: number;
+  /** Connecting and subscribing every socket, s. */
+  connectSeconds: number;
 }
+
+/** The graphql-ws limits raised for the bench: every socket comes from 127.0.0.1. */
+const LIMITS = {
+  LIVE_MAX_SOCKETS_PER_ADDRESS: "100000",
+  LIVE_MAX_SOCKETS_PER_CREDENTIAL: "100000",
+  // The server only serves the feeds (no job polling in its CPU figures).
+  BENCH_WORKERS: "0",
+};
 
 const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
@@ -58,42 +75,36 @@ async function spawn(script: string, env: Record<string, string>): Promise<Deno.
   return child;
 }
 
-/** One subscriber: resolves `ready` once subscribed; calls `onEvent` for each event it receives. */
-function connect(
-  url: string,
-  graphqlWs: { token: string; workspaceId: string; agentId: string } | null,
-  onEvent: () => void,
-): { ready: Promise<void>; close(): void } {
-  const socket = graphqlWs ? new WebSocket(url, "graphql-transport-ws") : new WebSocket(url);
-  const ready = new Promise<void>((resolve, reject) => {
-    socket.onerror = () => reject(new Error("socket error"));
-    socket.onopen = () => {
-      if (!graphqlWs) return;
-      socket.send(JSON.stringify({
-        type: "connection_init",
-        payload: { authorization: `Bearer ${graphqlWs.token}`, "x-workspace-id": graphqlWs.workspaceId },
-      }));
-    };
-    socket.onmessage = (e) => {
-      const data = String(e.data);
-      if (!graphqlWs) return data === "subscribed" ? resolve() : onEvent();
-      const msg = JSON.parse(data);
-      if (msg.type === "connection_ack") {
-        socket.send(JSON.stringify({
-          id: "1",
-          type: "subscribe",
-          payload: {
-            query: `subscription ($a: ID!) { conversationEvents(agentId: $a) {
-              type conversation { id status } message { id content sender } } }`,
-            variables: { a: graphqlWs.agentId },
-          },
-        }));
-        resolve(); // subscribed once the server handles it: the warm-up event confirms it
-      } else if (msg.type === "next") onEvent();
-      else if (msg.type === "error") reject(new Error(data));
-    };
-  });
-  return { ready, close: () => socket.close() };
+/** Lines a child process prints on stdout, one at a time. */
+function lineReader(child: Deno.ChildProcess) {
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  let pending: Promise<ReadableStreamReadResult<string>> | undefined;
+  return async (timeoutMs = 600_000): Promise<string | null> => {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const end = buffer.indexOf("\n");
+      if (end >= 0) {
+        const line = buffer.slice(0, end);
+        buffer = buffer.slice(end + 1);
+        return line;
+      }
+      const left = deadline - performance.now();
+      if (left <= 0) return null;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      // A read that lost the race stays pending for the next call (its chunk must not be lost).
+      pending ??= reader.read();
+      const chunk = await Promise.race([
+        pending,
+        new Promise<null>((r) => timer = setTimeout(() => r(null), left)),
+      ]);
+      clearTimeout(timer);
+      if (chunk === null) return null;
+      pending = undefined;
+      if (chunk.done) throw new Error("the clients' process exited");
+      buffer += chunk.value;
+    }
+  };
 }
 
 export async function runSubscriptionsBench(): Promise<string> {
@@ -121,6 +132,13 @@ export async function runSubscriptionsBench(): Promise<string> {
     const tokens: string[] = [];
     for (let i = 0; i < Math.max(...SIZES); i++) tokens.push(await openSession(deps, owner.actor.userId!));
     const workspaceId = owner.actor.workspaceId;
+    const credentialsFile = (distinct: boolean) => `${dir}/credentials-${distinct ? "distinct" : "one"}.json`;
+    for (const distinct of [false, true]) {
+      await Deno.writeTextFile(
+        credentialsFile(distinct),
+        JSON.stringify({ workspaceId, agentId: agent.id, tokens: distinct ? tokens : [token] }),
+      );
+    }
     const channel = await deps.db.channel.create({
       data: { workspaceId, agentId: agent.id, label: "Bench" },
     });
@@ -157,64 +175,87 @@ export async function runSubscriptionsBench(): Promise<string> {
       distinct = false,
     ) => {
       const port = await freePort();
-      const server = await spawn(script, { ...env, PORT: String(port) });
+      const profile = Deno.env.get("BENCH_CPU_PROFILE");
+      const profileTo = profile &&
+        `${profile}-${graphqlWs ? (distinct ? "distinct" : "one") : "baseline"}-${size}`;
+      const server = await spawn(script, {
+        ...env,
+        ...LIMITS,
+        PORT: String(port),
+        ...(profileTo ? { BENCH_CPU_PROFILE: profileTo } : {}),
+      });
       try {
         const rssBeforeMb = rssMb(server.pid);
-        let current = -1;
-        let sentAt = 0;
-        const latencies: number[] = [];
-        let warm = 0;
-        const onEvent = () => {
-          if (current < 0) warm++;
-          else latencies.push(performance.now() - sentAt);
-        };
-        const clients = [];
-        for (let i = 0; i < size; i += 100) {
-          const batch = Array.from({ length: Math.min(100, size - i) }, (_, j) =>
-            connect(
-              `ws://127.0.0.1:${port}/graphql`,
-              graphqlWs ? { token: distinct ? tokens[i + j] : token, workspaceId, agentId: agent.id } : null,
-              onEvent,
-            ));
-          await Promise.all(batch.map((c) => c.ready));
-          clients.push(...batch);
-        }
-        // Warm-up: an event every subscriber receives (so all are subscribed on the server).
-        for (let tries = 0;; tries++) {
-          warm = 0;
-          await publishOne(-1 - tries);
-          const deadline = performance.now() + 5000;
-          while (warm < size && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-          if (warm >= size) break;
-          if (tries >= 5) throw new Error(`${label}: ${warm} of ${size} subscribers received the warm-up`);
-        }
-        await new Promise((r) => setTimeout(r, 1000));
-        const rssAfterMb = rssMb(server.pid);
-        for (let i = 0; i < EVENTS; i++) {
-          current = i;
-          sentAt = performance.now();
-          await publishOne(i);
+        const clients = new Deno.Command(Deno.execPath(), {
+          args: ["run", "-A", "bench/_ws_clients.ts"],
+          env: {
+            URL: `ws://127.0.0.1:${port}/graphql`,
+            SIZE: String(size),
+            MODE: graphqlWs ? "graphql-ws" : "plain",
+            CREDENTIALS: credentialsFile(distinct),
+          },
+          stdin: "piped",
+          stdout: "piped",
+          stderr: "inherit",
+        }).spawn();
+        const line = lineReader(clients);
+        const stdin = clients.stdin.getWriter();
+        const tell = (text: string) => stdin.write(new TextEncoder().encode(`${text}\n`));
+        try {
+          const connectStarted = performance.now();
+          if (await line() !== "ready") throw new Error(`${label}: the clients did not connect`);
+          const connectSeconds = (performance.now() - connectStarted) / 1000;
+          // Warm-up: an event every subscriber receives (so all are subscribed on the server).
+          for (let tries = 0;; tries++) {
+            await publishOne(-1 - tries);
+            if (await line(5000) === "warm") break;
+            if (tries >= 5) throw new Error(`${label}: not every subscriber received the warm-up`);
+          }
           await new Promise((r) => setTimeout(r, 1000));
+          const rssAfterMb = rssMb(server.pid);
+          const serverCpu = cpuTimeMs(server.pid);
+          const clientsCpu = cpuTimeMs(clients.pid);
+          // The profile of the connections is written now; the next one is the events' alone.
+          if (profileTo && graphqlWs) server.kill("SIGUSR2");
+          for (let i = 0; i < EVENTS; i++) {
+            await tell(`t ${performance.timeOrigin + performance.now()}`);
+            await publishOne(i);
+            await new Promise((r) => setTimeout(r, 1000));
+          }
+          await tell("report");
+          const report = JSON.parse((await line(20_000)) ?? "null") as { latencies: number[]; cpuMs: number };
+          const latencies = report.latencies;
+          const serverCpuMs = (cpuTimeMs(server.pid) - serverCpu) / EVENTS;
+          if (profileTo && graphqlWs) {
+            const written = Deno.statSync(profileTo).mtime!.getTime();
+            server.kill("SIGUSR2");
+            while (Deno.statSync(profileTo).mtime!.getTime() === written) {
+              await new Promise((r) => setTimeout(r, 100));
+            }
+          }
+          const clientsCpuMs = (report.cpuMs - clientsCpu) / EVENTS;
+          latencies.sort((a, b) => a - b);
+          const f: Figures = {
+            subscribers: size,
+            received: latencies.length,
+            expected: size * EVENTS,
+            p50: Math.round(pct(latencies, 50)),
+            p99: Math.round(pct(latencies, 99)),
+            max: Math.round(latencies[latencies.length - 1] ?? 0),
+            rssBeforeMb,
+            rssAfterMb,
+            serverCpuMs: Math.round(serverCpuMs),
+            clientsCpuMs: Math.round(clientsCpuMs),
+            connectSeconds: Math.round(connectSeconds * 10) / 10,
+          };
+          console.error(`${label} ${size}: ${JSON.stringify(f)}`);
+          return f;
+        } finally {
+          try {
+            clients.kill("SIGTERM");
+          } catch { /* it has exited after its report */ }
+          await clients.status;
         }
-        // The last event's receipts, before the clients go (at most 10 s).
-        const deadline = performance.now() + 10_000;
-        while (latencies.length < size * EVENTS && performance.now() < deadline) {
-          await new Promise((r) => setTimeout(r, 50));
-        }
-        for (const c of clients) c.close();
-        latencies.sort((a, b) => a - b);
-        const f: Figures = {
-          subscribers: size,
-          received: latencies.length,
-          expected: size * EVENTS,
-          p50: Math.round(pct(latencies, 50)),
-          p99: Math.round(pct(latencies, 99)),
-          max: Math.round(latencies[latencies.length - 1] ?? 0),
-          rssBeforeMb,
-          rssAfterMb,
-        };
-        console.error(`${label} ${size}: ${JSON.stringify(f)}`);
-        return f;
       } finally {
         server.kill("SIGTERM");
         await server.status;
@@ -226,11 +267,11 @@ export async function runSubscriptionsBench(): Promise<string> {
       const ours = await scenario("graphql-ws, one credential", "bench/serve_app.ts", size, true);
       const distinct = await scenario("graphql-ws, a session each", "bench/serve_app.ts", size, true, true);
       const row = (label: string, f: Figures, ratio: string) =>
-        `| ${label} | ${f.subscribers} | ${f.received}/${f.expected} | ${f.p50} | ${f.p99} | ${f.max} | ${f.rssBeforeMb} → ${f.rssAfterMb} | ${ratio} |`;
+        `| ${label} | ${f.subscribers} | ${f.received}/${f.expected} | ${f.p50} | ${f.p99} | ${f.max} | ${f.serverCpuMs} | ${f.clientsCpuMs} | ${f.rssBeforeMb} → ${f.rssAfterMb} | ${f.connectSeconds} | ${ratio} |`;
       rows.push(row("NOTIFY → plain WebSocket (baseline)", base, "1.00x"));
       const ratio = (f: Figures) => `${(f.p99 / Math.max(1, base.p99)).toFixed(2)}x`;
-      rows.push(row("graphql-ws, one credential (one shared execution)", ours, ratio(ours)));
-      rows.push(row("graphql-ws, a login session each (checked per event)", distinct, ratio(distinct)));
+      rows.push(row("graphql-ws, one credential", ours, ratio(ours)));
+      rows.push(row("graphql-ws, a login session each", distinct, ratio(distinct)));
     }
     await publisher.stop();
   } finally {
@@ -240,19 +281,21 @@ export async function runSubscriptionsBench(): Promise<string> {
   const md = `# Subscriptions
 
 Measured ${new Date().toISOString()} by \`deno task bench subscriptions\` (bench/subscriptions.ts) on
-${navigator.hardwareConcurrency} cores. One server process with N graphql-ws subscribers of
-\`conversationEvents\` (selection: type, conversation { id status }, message { id content sender }),
-all of one workspace, either all with one credential (identical subscriptions share one execution:
-src/live/shared_subscriptions.ts) or each with its own login session (one execution and one
-credential check per subscriber and event; rows are read once per role and selection); ${EVENTS} events, one a second, each a message inserted and
-\`message.received\` published through another app instance on the same database. Latency: publish
-call → the event received by the client (ms). Baseline: the same NOTIFY forwarded to N plain
-WebSockets (bench/_ws_broadcast.ts). Clients run in the benchmark process, on the same cores, so
-both rows include the clients' own work. Ratio: p99 against the baseline's p99. Load average
-before → after: ${loadBefore} → ${await load()}.
+${navigator.hardwareConcurrency} cores. One server process (bench/serve_app.ts) with N graphql-ws
+subscribers of \`conversationEvents\` (selection: type, conversation { id status }, message { id
+content sender }), all of one workspace and one role (OWNER), either all with one credential or
+each with its own login session. Either way the sockets share one execution per role and document
+(src/live/shared_subscriptions.ts) and every credential is checked again before each event in one
+statement (src/live/credentials.ts). ${EVENTS} events, one a second, each a message inserted and
+\`message.received\` published through another app instance (the bench process) on the same
+database. Latency: publish call → the event received by the client (ms, wall clock of both
+processes). The clients run in a process of their own (bench/_ws_clients.ts) on the same cores;
+CPU ms per event of each process is shown. Baseline: the same NOTIFY forwarded as it is to N plain
+WebSockets (bench/_ws_broadcast.ts). Ratio: p99 against the baseline's p99. Load average before →
+after: ${loadBefore} → ${await load()}.
 
-| server | subscribers | received | p50 | p99 | max | server RSS MB (before → with subscribers) | p99 ratio |
-|---|---|---|---|---|---|---|---|
+| server | subscribers | received | p50 | p99 | max | server CPU ms/event | clients CPU ms/event | server RSS MB (before → with subscribers) | connect s | p99 ratio |
+|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 `;
   await Deno.writeTextFile(RESULTS, md);

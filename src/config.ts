@@ -82,6 +82,12 @@ const envSchema = z.object({
   // The estimate of src/graphql/limits.ts: 100 agents with 100 intents and 100 webhooks each (about
   // 20 000 rows, cost 141 301) fits; a third level of pages (a million rows) does not.
   GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(200_000),
+  // Live feeds over graphql-ws (src/graphql/ws.ts); the socket counts are per server process.
+  LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).default(100),
+  LIVE_MAX_SOCKETS_PER_CREDENTIAL: z.coerce.number().int().min(1).default(100),
+  LIVE_MAX_SOCKETS_PER_ADDRESS: z.coerce.number().int().min(1).default(1000),
+  LIVE_CONNECTION_INIT_TIMEOUT_MS: positiveMs.default(3000),
+  LIVE_KEEPALIVE_SECONDS: z.coerce.number().int().min(0).default(30),
   CORS_ORIGINS: z.string().default("").transform((v, ctx) => {
     const origins = v.split(",").map((s) => s.trim()).filter(Boolean);
     for (const origin of origins) {
@@ -142,6 +148,16 @@ export interface Config {
   graphqlMaxCost: number;
   /** Origins allowed to call the API from a browser; empty: no CORS headers at all. */
   corsOrigins: string[];
+  /** graphql-ws limits (src/graphql/ws.ts); socket counts are per server process. */
+  live: {
+    maxSubscriptionsPerSocket: number;
+    maxSocketsPerCredential: number;
+    maxSocketsPerAddress: number;
+    /** A socket without `connection_init` this long is closed with 4408. */
+    connectionInitTimeoutMs: number;
+    /** A WebSocket ping after this many idle seconds; no pong in as long again closes it. 0: never. */
+    keepaliveSeconds: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -204,5 +220,12 @@ export function loadConfig(env: Env): Config {
     appEnv: e.APP_ENV,
     graphqlMaxCost: e.GRAPHQL_MAX_COST,
     corsOrigins: e.CORS_ORIGINS,
+    live: {
+      maxSubscriptionsPerSocket: e.LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET,
+      maxSocketsPerCredential: e.LIVE_MAX_SOCKETS_PER_CREDENTIAL,
+      maxSocketsPerAddress: e.LIVE_MAX_SOCKETS_PER_ADDRESS,
+      connectionInitTimeoutMs: e.LIVE_CONNECTION_INIT_TIMEOUT_MS,
+      keepaliveSeconds: e.LIVE_KEEPALIVE_SECONDS,
+    },
   };
 }

@@ -180,3 +180,41 @@ Deno.test("with DATABASE_URL, a missing JWT_SECRET or SECRETS_KEY stops the star
   // Embedded mode (no DATABASE_URL) generates both under DATA_DIR instead.
   assert.equal(loadConfig({}).secretsKey, undefined);
 });
+
+Deno.test("loadConfig() takes the graphql-ws limits, with their defaults, and refuses zero counts", () => {
+  assert.deepEqual(loadConfig({}).live, {
+    maxSubscriptionsPerSocket: 100,
+    maxSocketsPerCredential: 100,
+    maxSocketsPerAddress: 1000,
+    connectionInitTimeoutMs: 3000,
+    keepaliveSeconds: 30,
+  });
+  assert.deepEqual(
+    loadConfig({
+      LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET: "5",
+      LIVE_MAX_SOCKETS_PER_CREDENTIAL: "6",
+      LIVE_MAX_SOCKETS_PER_ADDRESS: "7",
+      LIVE_CONNECTION_INIT_TIMEOUT_MS: "800",
+      LIVE_KEEPALIVE_SECONDS: "0",
+    }).live,
+    {
+      maxSubscriptionsPerSocket: 5,
+      maxSocketsPerCredential: 6,
+      maxSocketsPerAddress: 7,
+      connectionInitTimeoutMs: 800,
+      keepaliveSeconds: 0,
+    },
+  );
+  assert.throws(
+    () =>
+      loadConfig({
+        LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET: "0",
+        LIVE_MAX_SOCKETS_PER_ADDRESS: "many",
+        LIVE_KEEPALIVE_SECONDS: "-1",
+      }),
+    (e: unknown) =>
+      e instanceof ConfigError &&
+      JSON.stringify(e.problems.map((p) => p.split(":")[0]).sort()) ===
+        '["LIVE_KEEPALIVE_SECONDS","LIVE_MAX_SOCKETS_PER_ADDRESS","LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET"]',
+  );
+});

@@ -65,6 +65,9 @@ function subscribe(client: WsClient, query: string, variables: Record<string, un
 /** Waits until `app` has `n` local subscribers (the subscribe message has been handled). */
 const subscribed = (app: App, n: number) =>
   eventually(() => Promise.resolve(app.deps.live.subscribers >= n || undefined));
+/** Waits until `n` graphql-ws subscriptions of `app` share executions (one per role and document). */
+const members = (app: App, n: number) =>
+  eventually(() => Promise.resolve(app.deps.live.shared.members === n || undefined));
 /** Waits until every subscription of `app` has ended (its live stream unsubscribed). */
 const unsubscribed = (app: App) =>
   eventually(() => Promise.resolve(app.deps.live.subscribers === 0 || undefined));
@@ -447,7 +450,8 @@ Deno.test("a logout or a removed membership ends the feed with its error at the 
       clients.push(client);
       return subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
     });
-    await subscribed(t.app, 3);
+    await members(t.app, 3);
+    assert.equal(t.app.deps.live.subscribers, 2, "one execution per role: AGENT, VIEWER");
     assert.equal((await leaving.client.post("/api/auth/logout")).status, 204);
     await t.app.deps.db.membership.deleteMany({ where: { userId: removed.userId, workspaceId } });
 
@@ -465,7 +469,7 @@ Deno.test("a logout or a removed membership ends the feed with its error at the 
   }
 });
 
-Deno.test("subscribers with one role and one selection share one read per event", async () => {
+Deno.test("subscribers with one role and one selection share one credential check and one read per event", async () => {
   const t = await startTestApp({ PORT: "0" }, { workers: false });
   const statements: string[] = [];
   const b = await secondApp(t, { db: createPrisma(t.db.url, { onQuery: (sql) => statements.push(sql) }) });
@@ -481,13 +485,14 @@ Deno.test("subscribers with one role and one selection share one read per event"
       clients.push(client);
       return subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
     });
-    await subscribed(b, 3);
+    await members(b, 3);
+    assert.equal(b.deps.live.subscribers, 1, "one execution for the three viewers");
     statements.length = 0;
     const added = await addMessage(t.app, seeded, "shared");
     await publish(t.app, added.event);
     for (const feed of feeds) assert.equal((await feed.next()).data.conversationEvents.message.id, added.id);
-    // One credential check per subscriber (three people), one read per row (conversation, message).
-    assert.equal(statements.length, 5, statements.join("\n"));
+    // One credential check for the three sessions, one read per row (conversation, message).
+    assert.equal(statements.length, 3, statements.join("\n"));
   } finally {
     for (const client of clients) await client.dispose();
     await b.stop();

@@ -19,7 +19,10 @@ const LAST_USED_RESOLUTION_MS = 60_000;
  * looked up here (401 when unknown or revoked); a login JWT's signature and expiry are checked, but
  * not its session: `authenticate` and `actorFor` do that.
  */
-async function readCredential(deps: Deps, authorization: string | null | undefined): Promise<Principal> {
+export async function readCredential(
+  deps: Deps,
+  authorization: string | null | undefined,
+): Promise<Principal> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
   if (!match) throw unauthorized("Send Authorization: Bearer <token>.");
   const credential = match[1];
@@ -44,7 +47,8 @@ async function readCredential(deps: Deps, authorization: string | null | undefin
   return { kind: "user", ...claims };
 }
 
-const sessionEnded = () => unauthorized("The session has ended (logged out, password changed or expired).");
+export const sessionEnded = () =>
+  unauthorized("The session has ended (logged out, password changed or expired).");
 
 /**
  * 401 unless the JWT's session is live: not revoked, its user not deleted (expiry was checked with

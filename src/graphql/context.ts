@@ -17,6 +17,11 @@ export interface GraphQLContext {
   actor(): Promise<ActorContext>;
   /** The principal acting in a workspace named by an argument (deleteWorkspace). Not memoized. */
   actorIn(workspaceId: string): Promise<ActorContext>;
+  /**
+   * Set by graphql-ws (src/graphql/ws.ts) on a subscription whose execution is shared by every
+   * socket of this role and workspace: the transport checks each member's credential per event.
+   */
+  liveGroup?: boolean;
 }
 
 /** Builds the per-request context; nothing is resolved until a resolver asks for it. */

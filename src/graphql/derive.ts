@@ -34,7 +34,6 @@ import type { ActorContext } from "../context.ts";
 import type { Selection } from "../reads/selection.ts";
 import type { LiveEvent } from "../live/hub.ts";
 import { oncePerEvent } from "../live/per_event.ts";
-import { authenticateActor } from "../auth/authenticate.ts";
 import { AppError } from "../shared/errors.ts";
 import { isOneRow, viewOfRead } from "../reads/plan.ts";
 
@@ -586,28 +585,35 @@ function subscriptionField(t: AnyRef, sub: SubscriptionCapability): AnyRef {
       const ids = checkIds(args, sub.params);
       await sub.check?.(first, ids);
       const { workspaceId } = first.actor;
-      const authorization = ctx.request.headers.get("authorization");
-      const source = first.live.stream(workspaceId, async (event): Promise<LiveItem | null> => {
+      const live = first.live;
+      // Shared by every socket of this role (src/graphql/ws.ts): the transport checks each member.
+      if (ctx.liveGroup) {
+        return live.stream(workspaceId, (event): LiveItem | null => {
+          const selected = sub.select(event, ids);
+          return selected && { ids: selected, event, ctx: first };
+        });
+      }
+      // The credential and role as they are at each event (checked for all subscribers at once by
+      // the hub): a logout, a revoked token or a removed membership ends the feed with its 401/403.
+      const credential = await live.credentials.track(
+        ctx.deps,
+        ctx.request.headers.get("authorization"),
+        workspaceId,
+        first.actor,
+      );
+      const source = live.stream(workspaceId, (event): LiveItem | null => {
         const selected = sub.select(event, ids);
         if (!selected) return null;
-        // The credential and role as they are now (one check per event and credential): a logout,
-        // a revoked token or a removed membership ends the feed with its 401/403.
+        const { ctx: now, refused } = credential.standing;
+        if (refused) return { ids: selected, event, ctx: first, refused };
         try {
-          const actorCtx = await oncePerEvent(
-            event,
-            `actor:${authorization}`,
-            async (): Promise<ActorContext> => ({
-              ...ctx.deps,
-              actor: await authenticateActor(ctx.deps, authorization, () => workspaceId),
-            }),
-          );
-          authorize(actorCtx.actor, sub.action);
-          return { ids: selected, event, ctx: actorCtx };
+          authorize(now.actor, sub.action);
         } catch (error) {
           if (!(error instanceof AppError)) throw error;
           return { ids: selected, event, ctx: first, refused: error };
         }
-      });
+        return { ids: selected, event, ctx: now };
+      }, () => credential.release());
       return endAfterRefusal(source);
     },
     resolve: (item: LiveItem, _args: unknown, _ctx: unknown, info: GraphQLResolveInfo) => {

@@ -8,14 +8,22 @@
  * uses (auth/authenticate.ts): bad credentials close with 4401, a refused workspace (not a member,
  * a token of another workspace) with 4403, a missing workspace with 4400. Each operation sees them
  * as the headers of a request, so roles are checked at subscribe as for HTTP.
+ *
+ * Limits (config.live): operations open at once per socket (an `error` message LIVE_LIMIT_REACHED),
+ * sockets per credential (close 4429) and per client address (HTTP 429 at the upgrade), both per
+ * process; `connection_init` within a timeout (4408, graphql-ws); Deno's keepalive ping on idle
+ * sockets (1001 without a pong).
  */
 import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer } from "graphql-ws";
-import type { ExecutionArgs, GraphQLError } from "graphql";
+import { type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
 import type { Deps } from "../context.ts";
+import type { GraphQLContext } from "./context.ts";
 import { authenticateActor, requireWorkspaceHeader } from "../auth/authenticate.ts";
-import { AppError } from "../shared/errors.ts";
+import { AppError, forbidden } from "../shared/errors.ts";
+import { problem } from "../rest/errors.ts";
 import { shareKey } from "../live/shared_subscriptions.ts";
+import type { CredentialHandle, Standing } from "../live/credentials.ts";
 
 /** The close code for a refused `connection_init`. */
 function closeCodeOf(error: AppError): number {
@@ -24,11 +32,21 @@ function closeCodeOf(error: AppError): number {
   return CloseCode.BadRequest; // 4400
 }
 
+/** Too many sockets for one credential (graphql-ws clients do not retry after it). */
+export const CLOSE_TOO_MANY_SOCKETS = 4429;
+
 interface Extra {
   /** The credentials of connection_init, as request headers for every operation. */
   headers: Headers;
   clientAddress: string | null;
   close(code: number, reason: string): void;
+  /** Writes a message to the socket while it is open. */
+  send(data: string): void;
+  /** The credential of connection_init, kept current per event until the socket closes. */
+  credential?: CredentialHandle;
+  /** The authorization counted against LIVE_MAX_SOCKETS_PER_CREDENTIAL. */
+  counted?: string;
+  closed: boolean;
 }
 
 type Enveloped = ReturnType<
@@ -36,6 +54,47 @@ type Enveloped = ReturnType<
 >;
 
 const text = (value: unknown): string | null => typeof value === "string" ? value : null;
+
+/** The response key of the operation's root field (the path of a refusal). */
+function rootKey(args: ExecutionArgs): string {
+  const field = getOperationAST(args.document, args.operationName)?.selectionSet.selections[0];
+  return field?.kind === "Field" ? (field.alias ?? field.name).value : "subscription";
+}
+
+/**
+ * What a member of a shared execution gets instead of the next result: its credential's refusal,
+ * or FORBIDDEN when its role is no longer the one the execution reads with. Null: the result.
+ */
+function refusalOf(standing: Standing, role: string, path: string): ExecutionResult | null {
+  const error = standing.refused ??
+    (standing.ctx.actor.role !== role
+      ? forbidden("Your role in this workspace changed; subscribe again.")
+      : null);
+  if (!error) return null;
+  return {
+    data: null,
+    errors: [
+      new GraphQLError(error.message, {
+        path: [path],
+        extensions: { code: error.code, status: error.status },
+      }),
+    ],
+  };
+}
+
+/** Adds one to `key`'s count unless it is at `max`; false when it is. */
+function take(counts: Map<string, number>, key: string, max: number): boolean {
+  const n = counts.get(key) ?? 0;
+  if (n >= max) return false;
+  counts.set(key, n + 1);
+  return true;
+}
+
+function give(counts: Map<string, number>, key: string) {
+  const n = (counts.get(key) ?? 1) - 1;
+  if (n > 0) counts.set(key, n);
+  else counts.delete(key);
+}
 
 export interface WebSocketHandler {
   /** Is this a WebSocket upgrade request? */
@@ -52,37 +111,93 @@ export function createWebSocketHandler(
   yoga: YogaServerInstance<any, any>,
 ): WebSocketHandler {
   const shared = deps.live.shared;
+  const limits = deps.config.live;
+  const perCredential = new Map<string, number>();
+  const perAddress = new Map<string, number>();
+  /** The socket and id of each operation's context (the subscribe hook only gets the execution args). */
+  const operationOf = new WeakMap<object, { extra: Extra; id: string }>();
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
+    connectionInitWaitTimeout: limits.connectionInitTimeoutMs,
     execute: (args) => (args.rootValue as Enveloped).execute(args),
-    // Identical subscriptions (same credential, workspace, document, variables) share one execution.
-    subscribe: (args) => {
+    // Identical subscriptions (same role, workspace, document, variables) share one execution;
+    // each socket's own credential is checked per event before a result reaches it.
+    subscribe: async (args) => {
       const start = () => Promise.resolve((args.rootValue as Enveloped).subscribe(args));
-      const headers = (args.contextValue as { request: Request }).request.headers;
+      const context = args.contextValue as GraphQLContext;
+      const operation = operationOf.get(context);
+      const credential = operation?.extra.credential;
+      if (!operation || !credential) return start();
+      let actor;
+      try {
+        actor = (await context.actor()).actor;
+      } catch {
+        return start(); // refused as a read is: the execution answers the error
+      }
+      const { role, workspaceId } = actor;
+      context.liveGroup = true;
       const key = shareKey({
-        authorization: headers.get("authorization"),
-        workspaceId: headers.get("x-workspace-id"),
+        role,
+        workspaceId,
         document: args.document,
         operationName: args.operationName,
         variables: args.variableValues,
       });
-      return key ? shared.subscribe(key, start) : start();
+      const path = rootKey(args);
+      // Each result is serialized once; every socket gets those bytes behind its own operation id
+      // (graphql-ws's `next` message, written as graphql-ws writes it). Only a refusal goes through
+      // graphql-ws's own loop.
+      const head = `{"id":${JSON.stringify(operation.id)},"type":"next","payload":`;
+      // A standing is replaced when it changes: one already let through needs no second look.
+      let passed: Standing | undefined;
+      return shared.subscribe(key, start, {
+        gate: () => {
+          const standing = credential.standing;
+          if (standing === passed) return null;
+          const refusal = refusalOf(standing, role, path);
+          if (!refusal) passed = standing;
+          return refusal;
+        },
+        send: (payload) => operation.extra.send(head + payload + "}"),
+      });
     },
     onConnect: async (ctx) => {
       const params = ctx.connectionParams ?? {};
       const authorization = text(params.authorization ?? params.Authorization);
       const workspaceId = text(params["x-workspace-id"]);
+      const extra = ctx.extra;
+      let credential: CredentialHandle;
       try {
-        await authenticateActor(deps, authorization, () => requireWorkspaceHeader(workspaceId));
+        const actor = await authenticateActor(deps, authorization, () => requireWorkspaceHeader(workspaceId));
+        credential = await deps.live.credentials.track(deps, authorization, actor.workspaceId, actor);
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
-        ctx.extra.close(closeCodeOf(error), error.message.slice(0, 120));
+        extra.close(closeCodeOf(error), error.message.slice(0, 120));
         return false;
       }
-      if (authorization) ctx.extra.headers.set("authorization", authorization);
-      if (workspaceId) ctx.extra.headers.set("x-workspace-id", workspaceId);
+      if (extra.closed) {
+        credential.release();
+        return false;
+      }
+      if (!take(perCredential, authorization!, limits.maxSocketsPerCredential)) {
+        credential.release();
+        extra.close(CLOSE_TOO_MANY_SOCKETS, "Too many sockets for this credential");
+        return false;
+      }
+      extra.counted = authorization!;
+      extra.credential = credential;
+      extra.headers.set("authorization", authorization!);
+      extra.headers.set("x-workspace-id", workspaceId!);
       return true;
     },
-    onSubscribe: async (ctx, _id, payload) => {
+    onSubscribe: async (ctx, id, payload) => {
+      // This operation is already among them.
+      if (Object.keys(ctx.subscriptions).length > limits.maxSubscriptionsPerSocket) {
+        return [
+          new GraphQLError(`At most ${limits.maxSubscriptionsPerSocket} operations at once on one socket.`, {
+            extensions: { code: "LIVE_LIMIT_REACHED", status: 429 },
+          }),
+        ];
+      }
       const request = new Request("http://websocket.local/graphql", { headers: ctx.extra.headers });
       const enveloped: Enveloped = yoga.getEnveloped({
         request,
@@ -97,12 +212,14 @@ export function createWebSocketHandler(
       }
       const errors = enveloped.validate(enveloped.schema, document);
       if (errors.length) return errors as GraphQLError[];
+      const contextValue = await enveloped.contextFactory();
+      operationOf.set(contextValue, { extra: ctx.extra, id });
       const args: ExecutionArgs = {
         schema: enveloped.schema,
         operationName: payload.operationName,
         document,
         variableValues: payload.variables,
-        contextValue: await enveloped.contextFactory(),
+        contextValue,
         rootValue: enveloped,
       };
       return args;
@@ -113,9 +230,21 @@ export function createWebSocketHandler(
   return {
     accepts: (request) => request.headers.get("upgrade")?.toLowerCase() === "websocket",
     upgrade(request, clientAddress) {
+      const address = clientAddress ?? "";
+      if (!take(perAddress, address, limits.maxSocketsPerAddress)) {
+        return problem(
+          429,
+          "LIVE_LIMIT_REACHED",
+          `At most ${limits.maxSocketsPerAddress} WebSockets from one client address.`,
+        );
+      }
       const offered = (request.headers.get("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim());
       const protocol = offered.includes(GRAPHQL_TRANSPORT_WS_PROTOCOL) ? GRAPHQL_TRANSPORT_WS_PROTOCOL : "";
-      const { socket, response } = Deno.upgradeWebSocket(request, protocol ? { protocol } : {});
+      // idleTimeout: Deno pings an idle socket and closes it when the pong does not come.
+      const { socket, response } = Deno.upgradeWebSocket(request, {
+        ...(protocol ? { protocol } : {}),
+        idleTimeout: limits.keepaliveSeconds,
+      });
       let closing = false;
       // graphql-ws may ask twice (our 4401, then its own 4403 for the refused connect): the first wins.
       const close = (code: number, reason: string) => {
@@ -123,13 +252,16 @@ export function createWebSocketHandler(
         closing = true;
         socket.close(code, reason);
       };
+      const send = (data: string) => {
+        if (socket.readyState === WebSocket.OPEN) socket.send(data);
+      };
+      const extra: Extra = { headers: new Headers(), clientAddress, close, send, closed: false };
+      let closed: ((code?: number, reason?: string) => Promise<void>) | undefined;
       socket.onopen = () => {
         open.add(socket);
-        const closed = server.opened({
+        closed = server.opened({
           protocol,
-          send: (data) => {
-            if (socket.readyState === WebSocket.OPEN) socket.send(data);
-          },
+          send,
           close,
           onMessage: (handle) => {
             socket.onmessage = async (event) => {
@@ -141,13 +273,17 @@ export function createWebSocketHandler(
               }
             };
           },
-        }, { headers: new Headers(), clientAddress, close });
-        socket.onclose = (event) => {
-          closing = true;
-          open.delete(socket);
-          // Ends the socket's subscriptions (their live streams unsubscribe).
-          closed(event.code, event.reason);
-        };
+        }, extra);
+      };
+      socket.onclose = (event) => {
+        closing = true;
+        extra.closed = true;
+        open.delete(socket);
+        give(perAddress, address);
+        if (extra.counted !== undefined) give(perCredential, extra.counted);
+        extra.credential?.release();
+        // Ends the socket's subscriptions (their live streams unsubscribe).
+        void closed?.(event.code, event.reason);
       };
       return response;
     },

@@ -3,12 +3,15 @@
  * `pg_notify` inside the publishing transaction (PostgreSQL delivers it on COMMIT, never for a
  * rollback), and one dedicated LISTEN connection per process hands what arrives to the local
  * subscribers of the event's workspace. The payload carries ids only (NOTIFY caps it at 8000 bytes);
- * each subscriber reads the rows itself, with its own role and selection.
+ * each subscriber reads the rows itself, with its own role and selection. Before an event is handed
+ * out, the credentials of the workspace's subscribers are checked again in one statement
+ * (./credentials.ts), so a logout or a removed membership is seen by that very event.
  */
 import pg from "pg";
 import type { DomainEventType, EventListener } from "../shared/events.ts";
 import type { Logger } from "../shared/logger.ts";
 import { SharedSubscriptions } from "./shared_subscriptions.ts";
+import { LiveCredentials } from "./credentials.ts";
 
 /** The NOTIFY channel of live events. */
 export const LIVE_CHANNEL = "switchboard_live";
@@ -51,6 +54,10 @@ export class LiveHub {
   readonly #byWorkspace = new Map<string, Set<Deliver>>();
   /** Identical graphql-ws subscriptions of this process, run once (./shared_subscriptions.ts). */
   readonly shared = new SharedSubscriptions();
+  /** The credentials of local subscribers and sockets, checked again before each event. */
+  readonly credentials: LiveCredentials;
+  /** Events are handed out in the order they arrived (commit order), each after its check. */
+  #order: Promise<void> = Promise.resolve();
   /** Ends each open stream (at stop, so SSE responses and sockets complete). */
   readonly #streams = new Set<() => void>();
   #client: pg.Client | undefined;
@@ -58,7 +65,9 @@ export class LiveHub {
   #retryMs = RECONNECT_MIN_MS;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private readonly databaseUrl: string, private readonly logger: Logger) {}
+  constructor(private readonly databaseUrl: string, private readonly logger: Logger) {
+    this.credentials = new LiveCredentials(logger);
+  }
 
   /**
    * The bus listener: `pg_notify` in the publisher's transaction. Only live event types; the
@@ -91,11 +100,19 @@ export class LiveHub {
     const client = new pg.Client({ connectionString: this.databaseUrl });
     client.on("notification", (n) => {
       if (n.channel !== LIVE_CHANNEL || !n.payload) return;
+      let event: LiveEvent;
       try {
-        this.#dispatch(JSON.parse(n.payload) as LiveEvent);
+        event = JSON.parse(n.payload) as LiveEvent;
       } catch (error) {
         this.logger.error("live event not dispatched", { error });
+        return;
       }
+      if (!this.#byWorkspace.has(event.workspaceId)) return;
+      // The check starts now (coalesced per workspace); the hand-out waits for it and its turn.
+      const checked = this.credentials.refresh(event.workspaceId);
+      this.#order = this.#order.then(() => checked).then(() => this.#dispatch(event)).catch((error) =>
+        this.logger.error("live event not dispatched", { error })
+      );
     });
     // A lost connection is reopened with backoff; events notified meanwhile are not seen here.
     client.on(
@@ -150,11 +167,13 @@ export class LiveHub {
    * The workspace's live events that `select` keeps, as an async iterator (a GraphQL
    * subscription's source), in the order they were committed. `select` runs as each event
    * arrives and may be async (a read); it resolving to null skips the event, and it throwing ends
-   * the iterator with that error. `return()` unsubscribes at once, even while `next()` waits.
+   * the iterator with that error. `return()` unsubscribes at once, even while `next()` waits;
+   * `onEnd` runs once when the stream ends, however it ends.
    */
   stream<T>(
     workspaceId: string,
     select: (event: LiveEvent) => T | null | Promise<T | null>,
+    onEnd?: () => void,
   ): AsyncIterableIterator<T> {
     const queue: Promise<T | null>[] = [];
     let wake: (() => void) | undefined;
@@ -173,6 +192,7 @@ export class LiveHub {
       wake?.();
     });
     const finish = (): Promise<IteratorResult<T>> => {
+      if (!done) onEnd?.();
       done = true;
       unsubscribe();
       this.#streams.delete(finish);

@@ -1,35 +1,50 @@
 /**
- * One execution for identical subscriptions: operations with the same credential, workspace,
- * document, operation name and variables get the same results (the same actor reads the same rows
- * with the same selection), so the first one runs and later ones join its results. Each member has
- * its own queue; the execution ends when its last member leaves. A result is shared as an object:
- * each transport serializes it for its own client.
+ * One execution for identical subscriptions: operations with the same role, workspace, document,
+ * operation name and variables get the same results (rows are read with the workspace and role
+ * only, and the same selection), so the first one runs and later ones join its results. Each
+ * member has its own queue and its own gate: before a result reaches a member, the gate may answer
+ * a refusal instead (its credential was revoked or its role changed), which ends that member only.
+ * The execution ends when its last member leaves. A result is shared as an object: each transport
+ * serializes it for its own client.
  */
 import type { DocumentNode, ExecutionResult } from "graphql";
 
 type Results = AsyncIterator<ExecutionResult>;
 
+/** Null to pass a result on, or the result that ends this member instead (a refusal). */
+export type Gate = () => ExecutionResult | null;
+
+/** How one member takes the shared results. */
+export interface MemberOptions {
+  gate?: Gate;
+  /**
+   * Sends a result, given as JSON, straight to the member's client. Each result is serialized
+   * once for every member that has this, and never goes through the member's iterator (which then
+   * yields only a refusal, or ends).
+   */
+  send?: (payloadJson: string) => void;
+}
+
 interface Member {
-  push(result: ExecutionResult): void;
+  push(result: ExecutionResult, json: () => string): void;
   end(error?: unknown): void;
 }
 
 const documentIds = new WeakMap<DocumentNode, number>();
 let nextDocumentId = 0;
 
-/** The key of identical operations; null when the operation has no credential to group by. */
+/** The key of identical operations of one role in one workspace. */
 export function shareKey(options: {
-  authorization: string | null;
-  workspaceId: string | null;
+  role: string;
+  workspaceId: string;
   document: DocumentNode;
   operationName?: string | null;
   variables?: unknown;
-}): string | null {
-  if (!options.authorization || !options.workspaceId) return null;
+}): string {
   let id = documentIds.get(options.document);
   if (id === undefined) documentIds.set(options.document, id = nextDocumentId++);
   return JSON.stringify([
-    options.authorization,
+    options.role,
     options.workspaceId,
     id,
     options.operationName ?? null,
@@ -51,10 +66,11 @@ export class SharedSubscriptions {
   async subscribe(
     key: string,
     start: () => Promise<AsyncIterable<ExecutionResult> | ExecutionResult>,
+    options: MemberOptions = {},
   ): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
     for (;;) {
       const running = this.#running.get(key);
-      if (running) return this.#join(key, running);
+      if (running) return this.#join(key, running, options);
       const pending = this.#starting.get(key);
       if (!pending) break;
       // The first gave a single result (a refusal): this one runs on its own, unshared.
@@ -71,7 +87,7 @@ export class SharedSubscriptions {
       }
       const entry: Entry = { members: new Set<Member>(), source: result[Symbol.asyncIterator]() };
       this.#running.set(key, entry);
-      const member = this.#join(key, entry);
+      const member = this.#join(key, entry, options);
       void this.#pump(key, entry);
       settle(entry);
       return member;
@@ -95,7 +111,10 @@ export class SharedSubscriptions {
       for (;;) {
         const next = await entry.source.next();
         if (next.done) break;
-        for (const member of entry.members) member.push(next.value);
+        const result = next.value;
+        let json: string | undefined;
+        const serialized = () => json ??= JSON.stringify(result);
+        for (const member of entry.members) member.push(result, serialized);
       }
       for (const member of [...entry.members]) member.end();
     } catch (error) {
@@ -105,14 +124,21 @@ export class SharedSubscriptions {
     }
   }
 
-  #join(key: string, entry: Entry): AsyncIterableIterator<ExecutionResult> {
+  #join(key: string, entry: Entry, options: MemberOptions): AsyncIterableIterator<ExecutionResult> {
+    const { gate, send } = options;
     const queue: ExecutionResult[] = [];
     let wake: (() => void) | undefined;
     let ended = false;
     let failure: unknown;
     const member: Member = {
-      push(result) {
-        queue.push(result);
+      push(result, json) {
+        const refusal = gate?.();
+        if (refusal) {
+          queue.push(refusal);
+          void leave();
+        } else if (send) {
+          return send(json());
+        } else queue.push(result);
         wake?.();
       },
       end(error) {
@@ -123,9 +149,10 @@ export class SharedSubscriptions {
       },
     };
     entry.members.add(member);
-    const leave = (): Promise<IteratorResult<ExecutionResult>> => {
+    /** Leaves the execution; `drop`: the queued results are not sent either (the client left). */
+    const leave = (drop = false): Promise<IteratorResult<ExecutionResult>> => {
       ended = true;
-      queue.length = 0;
+      if (drop) queue.length = 0;
       entry.members.delete(member);
       wake?.();
       // The last one out stops the execution (its live stream unsubscribes).
@@ -151,8 +178,8 @@ export class SharedSubscriptions {
           wake = undefined;
         }
       },
-      return: leave,
-      throw: (error) => leave().then(() => Promise.reject(error)),
+      return: () => leave(true),
+      throw: (error) => leave(true).then(() => Promise.reject(error)),
       [Symbol.asyncIterator]() {
         return this;
       },

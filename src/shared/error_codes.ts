@@ -47,6 +47,11 @@ export const ERROR_CODES = {
     meaning:
       "Too many login or invite attempts; wait `Retry-After` (GraphQL `extensions.retryAfter`) seconds.",
   },
+  LIVE_LIMIT_REACHED: {
+    status: 429,
+    meaning:
+      "graphql-ws: too many subscriptions on one socket (an `error` message), or too many sockets from one client address (HTTP 429 at the upgrade).",
+  },
   // The data
   NOT_FOUND: {
     status: 404,

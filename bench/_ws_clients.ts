@@ -1,0 +1,98 @@
+/**
+ * The subscribers of bench/subscriptions.ts, in a process of their own (so the server's CPU and
+ * theirs can be told apart). Env: URL, SIZE, MODE ("plain": bench/_ws_broadcast.ts; "graphql-ws":
+ * the app, a `conversationEvents` subscription per socket), CREDENTIALS (a JSON file:
+ * `{ workspaceId, agentId, tokens: string[] }`, socket i uses tokens[i % tokens.length]).
+ * Lines on stdin: `t <epoch ms>` (the next event was published then), `report` (prints `{ latencies, cpuMs }` once every event has arrived, or after 10 s, and exits).
+ * Prints `ready` once every socket is subscribed, `warm` when each received one event before the
+ * first `t`.
+ */
+import { cpuTimeMs } from "./_cpu.ts";
+
+const url = Deno.env.get("URL")!;
+const size = Number(Deno.env.get("SIZE"));
+const graphqlWs = Deno.env.get("MODE") === "graphql-ws";
+const credentials = graphqlWs
+  ? JSON.parse(await Deno.readTextFile(Deno.env.get("CREDENTIALS")!)) as {
+    workspaceId: string;
+    agentId: string;
+    tokens: string[];
+  }
+  : undefined;
+
+const now = () => performance.timeOrigin + performance.now();
+/** When each event was published; a socket's k-th event after the warm-up is event k. */
+const sentAt: number[] = [];
+let warm = 0;
+const latencies: number[] = [];
+const receiver = () => {
+  let k = 0;
+  return () => {
+    if (!sentAt.length) {
+      if (++warm === size) console.log("warm");
+    } else if (k < sentAt.length) latencies.push(now() - sentAt[k++]);
+  };
+};
+
+function connect(i: number): Promise<void> {
+  const onEvent = receiver();
+  const socket = graphqlWs ? new WebSocket(url, "graphql-transport-ws") : new WebSocket(url);
+  return new Promise<void>((resolve, reject) => {
+    socket.onerror = () => reject(new Error("socket error"));
+    socket.onclose = (e) => reject(new Error(`socket closed ${e.code} ${e.reason}`));
+    socket.onopen = () => {
+      if (!credentials) return;
+      const token = credentials.tokens[i % credentials.tokens.length];
+      socket.send(JSON.stringify({
+        type: "connection_init",
+        payload: { authorization: `Bearer ${token}`, "x-workspace-id": credentials.workspaceId },
+      }));
+    };
+    socket.onmessage = (e) => {
+      const data = String(e.data);
+      if (!credentials) return data === "subscribed" ? resolve() : onEvent();
+      // An event is not parsed (the baseline's clients parse nothing either).
+      if (data.startsWith(`{"id":"1","type":"next"`)) return onEvent();
+      const msg = JSON.parse(data);
+      if (msg.type === "next") onEvent();
+      else if (msg.type === "connection_ack") {
+        socket.send(JSON.stringify({
+          id: "1",
+          type: "subscribe",
+          payload: {
+            query: `subscription ($a: ID!) { conversationEvents(agentId: $a) {
+              type conversation { id status } message { id content sender } } }`,
+            variables: { a: credentials.agentId },
+          },
+        }));
+        resolve(); // subscribed once the server handles it: the warm-up event confirms it
+      } else if (msg.type === "error") reject(new Error(data));
+    };
+  });
+}
+
+for (let i = 0; i < size; i += 100) {
+  await Promise.all(Array.from({ length: Math.min(100, size - i) }, (_, j) => connect(i + j)));
+}
+console.log("ready");
+
+const lines = Deno.stdin.readable.pipeThrough(new TextDecoderStream());
+let buffer = "";
+for await (const chunk of lines) {
+  buffer += chunk;
+  let end;
+  while ((end = buffer.indexOf("\n")) >= 0) {
+    const line = buffer.slice(0, end);
+    buffer = buffer.slice(end + 1);
+    if (line.startsWith("t ")) {
+      sentAt.push(Number(line.slice(2)));
+    } else if (line === "report") {
+      const deadline = performance.now() + 10_000;
+      while (latencies.length < size * sentAt.length && performance.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      console.log(JSON.stringify({ latencies, cpuMs: cpuTimeMs(Deno.pid) }));
+      Deno.exit(0);
+    }
+  }
+}
