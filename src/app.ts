@@ -32,6 +32,7 @@ import { replyWindowListener } from "./conversations/pipeline/window.ts";
 import { openAiModel } from "./llm/openai.ts";
 import type { LanguageModel } from "./llm/client.ts";
 import { LiveHub } from "./live/hub.ts";
+import { ChannelCache } from "./channels/cache.ts";
 
 const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
@@ -108,6 +109,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const live = new LiveHub(databaseUrl, logger);
   await live.start();
   events.subscribe(live.listener());
+  const channels = new ChannelCache(db, secrets, databaseUrl, logger);
+  await channels.start();
   const deps: Deps = {
     db,
     config,
@@ -120,6 +123,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     secrets,
     llm: options.llm ?? openAiModel(config.openai),
     live,
+    channels,
   };
   if (options.workers !== false) {
     await startWebhookDeliveryWorker(jobs, deps);
@@ -216,6 +220,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       peers?.close();
       // Lets the attempts in hand finish (at most one attempt timeout); the rest are retried later.
       await jobs.stop();
+      await channels.stop();
       deps.outbound.close();
       await db.$disconnect();
       await embedded?.stop();

@@ -84,6 +84,14 @@ export async function storeOutgoing(
   return ids;
 }
 
+/**
+ * After the transaction of storeOutgoing committed: a send worker of this process takes the new
+ * sends now (the queue has no NOTIFY, which would wake every send worker of every process).
+ */
+export function sendsCommitted(deps: Pick<Deps, "jobs">, channelType: string): void {
+  if (channelType === "WHATSAPP") deps.jobs.wake(MESSAGE_SEND_QUEUE);
+}
+
 /** The channel secrets as stored (sealed JSON, written by the channels API). */
 interface ChannelSecrets {
   phoneNumberId?: string;

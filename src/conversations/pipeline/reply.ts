@@ -14,7 +14,7 @@ import { intentsForTypes, parseIntentTags, replaceTags, SKIPPING_INTENT } from "
 import { callIntentWebhook } from "../intent_call.ts";
 import { shapeReply } from "../shaping.ts";
 import { mayReplyToday, utcDay } from "../timing.ts";
-import { storeOutgoing } from "../outbound.ts";
+import { sendsCommitted, storeOutgoing } from "../outbound.ts";
 import { transferToHuman } from "../handoff.ts";
 import { scheduleTimers } from "../timers.ts";
 import { REPLY_QUEUE, type ReplyJob } from "./window.ts";
@@ -67,23 +67,20 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
     });
     throw error;
   }
-  await deps.db.$transaction(async (tx) => {
-    await tx.conversation.updateMany({
-      where: { id, replyClaimedAt: claimedAt },
-      data: { replyClaimedAt: null },
+  // Releases the claim in one statement, which also tells whether a message arrived during the
+  // reply (its job found the claim): answered next, by a follow-up job. That job is a shortcut, not
+  // the guarantee: the message's own job is being retried meanwhile (ReplyInProgress).
+  const [next] = await deps.db.$queryRaw<Array<{ due: Date | null; pending: boolean }>>`
+    UPDATE "Conversation" c SET "replyClaimedAt" = NULL
+     WHERE c.id = ${id} AND c."replyClaimedAt" = ${claimedAt}
+    RETURNING c."replyDueAt" AS due, c.status = 'OPEN' AND EXISTS (
+      SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER'
+         AND m."answeredAt" IS NULL) AS pending`;
+  if (next?.pending && next.due) {
+    await deps.jobs.enqueue(deps.db, REPLY_QUEUE, [{ conversationId: id } satisfies ReplyJob], {
+      startAfterMs: next.due.getTime() - deps.clock.now().getTime(),
     });
-    // A message that arrived during the reply and whose job found the claim: answered next.
-    const [next] = await tx.$queryRaw<Array<{ due: Date | null }>>`
-      SELECT c."replyDueAt" AS due FROM "Conversation" c
-       WHERE c.id = ${id} AND c.status = 'OPEN' AND EXISTS (
-         SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER'
-            AND m."answeredAt" IS NULL)`;
-    if (next?.due) {
-      await deps.jobs.enqueue(tx, REPLY_QUEUE, [{ conversationId: id } satisfies ReplyJob], {
-        startAfterMs: next.due.getTime() - deps.clock.now().getTime(),
-      });
-    }
-  });
+  }
 }
 
 interface Plan {
@@ -127,16 +124,16 @@ async function reply(deps: Deps, id: string): Promise<void> {
     }
   }
 
-  await deps.db.$transaction(async (tx) => {
+  const sent = await deps.db.$transaction(async (tx) => {
     const now = deps.clock.now();
     await tx.message.updateMany({ where: { id: { in: ids } }, data: { answeredAt: now } });
-    if (!plan.parts.length && !plan.transfer) return;
+    if (!plan.parts.length && !plan.transfer) return false;
     // Taken over or closed while the model was thinking: a person has it now, nothing is sent.
     const open = await tx.conversation.updateMany({
       where: { id, status: "OPEN" },
       data: plan.parts.length ? { lastMessageAt: now, lastAgentMessageAt: now } : { updatedAt: now },
     });
-    if (open.count !== 1) return;
+    if (open.count !== 1) return false;
     await storeOutgoing(
       deps,
       tx,
@@ -156,7 +153,9 @@ async function reply(deps: Deps, id: string): Promise<void> {
     );
     if (plan.transfer) await transferToHuman(deps, tx, conv, plan.transfer);
     await scheduleTimers(deps, tx, id);
+    return plan.parts.length > 0;
   });
+  if (sent) sendsCommitted(deps, conv.channel.type);
 }
 
 /** decisions.md: the agent's AI messages to this contact in the current UTC day, against maxDailyMessages. */
