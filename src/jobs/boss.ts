@@ -84,7 +84,11 @@ export class Jobs implements JobQueue {
     // A few ms late on purpose: the database's clock decides when the job is due. Jobs due much later
     // (conversation timers, an hour ahead) are left to the workers' polling rather than holding a
     // timer each in memory.
-    if (delayMs > 0 && delayMs <= WAKE_TIMER_MAX_MS) this.#wakeLater(queue, delayMs + 15);
+    if (delayMs > 0 && delayMs <= WAKE_TIMER_MAX_MS) {
+      this.#wakeLater(queue, delayMs + 3);
+      // In case the first came before the enqueuing transaction committed (its fetch found nothing).
+      this.#wakeLater(queue, delayMs + 50, false);
+    }
   }
 
   /**
@@ -135,9 +139,14 @@ export class Jobs implements JobQueue {
    */
   wake(queue: string): void {
     if (this.#stopped) return;
+    this.#due.set(queue, (this.#due.get(queue) ?? 0) + 1);
+    this.#notifyOne(queue);
+  }
+
+  #notifyOne(queue: string): void {
+    if (this.#stopped) return;
     const workers = this.boss.getWipData().filter((w) => w.name === queue);
     if (!workers.length) return;
-    this.#due.set(queue, (this.#due.get(queue) ?? 0) + 1);
     const idle = workers.filter((w) => w.count === 0);
     const pool = idle.length ? idle : workers;
     const turn = (this.#turns.get(queue) ?? 0) + 1;
@@ -153,11 +162,13 @@ export class Jobs implements JobQueue {
     }
   }
 
-  #wakeLater(queue: string, ms: number): void {
+  /** `counted` false: a second try for a job already announced (not one more job due). */
+  #wakeLater(queue: string, ms: number, counted = true): void {
     if (this.#stopped) return;
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
-      this.wake(queue);
+      if (counted) this.wake(queue);
+      else this.#notifyOne(queue);
     }, ms);
     this.#timers.add(timer);
   }

@@ -89,26 +89,53 @@ interface Plan {
   usage: { inputTokens: number; outputTokens: number } | null;
 }
 
+/** What a reply needs, read in one statement: the conversation, its channel, contact, agent and intents, and the customer messages not yet handled. */
+interface Loaded extends Conv {
+  status: string;
+  channelId: string;
+  channelType: string;
+  agent: Conv["agent"] & {
+    status: string;
+    maxDailyMessages: number | null;
+    autoCloseMinutes: number;
+    enabledReminder: boolean;
+  };
+  intents: StoredIntent[];
+  pending: Array<{ id: string; type: string; content: string }>;
+}
+
+async function load(deps: Deps, id: string): Promise<Loaded | null> {
+  const [row] = await deps.db.$queryRaw<Loaded[]>`
+    SELECT c.id, c."workspaceId", c."agentId", c.status::text AS status, c."channelId",
+           ch.type::text AS "channelType",
+           json_build_object('id', ct.id, 'name', ct.name) AS contact,
+           json_build_object('id', a.id, 'name', a.name, 'status', a.status, 'systemPrompt', a."systemPrompt",
+             'trainingContext', a."trainingContext", 'model', a.model, 'temperature', a.temperature,
+             'enabledHumanTransfer', a."enabledHumanTransfer", 'splitMessages', a."splitMessages",
+             'enabledEmoji', a."enabledEmoji", 'signMessages', a."signMessages",
+             'maxDailyMessages', a."maxDailyMessages", 'autoCloseMinutes', a."autoCloseMinutes",
+             'enabledReminder', a."enabledReminder") AS agent,
+           (SELECT COALESCE(json_agg(json_build_object('name', i.name, 'tag', i.tag, 'description', i.description,
+                     'requiredFields', i."requiredFields", 'triggerOnTypes', i."triggerOnTypes"::text[],
+                     'webhookUrl', i."webhookUrl", 'webhookMethod', i."webhookMethod")
+                     ORDER BY i."createdAt", i.id), '[]')
+              FROM "Intent" i WHERE i."agentId" = a.id) AS intents,
+           (SELECT COALESCE(json_agg(json_build_object('id', m.id, 'type', m.type, 'content', m.content)
+                     ORDER BY m."createdAt", m.id), '[]')
+              FROM "Message" m
+             WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL) AS pending
+      FROM "Conversation" c
+      JOIN "Channel" ch ON ch.id = c."channelId"
+      JOIN "Contact" ct ON ct.id = c."contactId"
+      JOIN "Agent" a ON a.id = c."agentId"
+     WHERE c.id = ${id}`;
+  return row ?? null;
+}
+
 async function reply(deps: Deps, id: string): Promise<void> {
-  const conv = await deps.db.conversation.findUnique({
-    where: { id },
-    select: {
-      id: true,
-      workspaceId: true,
-      agentId: true,
-      status: true,
-      channelId: true,
-      channel: { select: { type: true } },
-      contact: { select: { id: true, name: true } },
-      agent: true,
-    },
-  });
+  const conv = await load(deps, id);
   if (!conv) return;
-  const pending = await deps.db.message.findMany({
-    where: { conversationId: id, senderKind: "CUSTOMER", answeredAt: null },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    select: { id: true, type: true, content: true },
-  });
+  const { pending } = conv;
   if (!pending.length) return;
   const ids = pending.map((m) => m.id);
   const { agent } = conv;
@@ -129,11 +156,17 @@ async function reply(deps: Deps, id: string): Promise<void> {
     await tx.message.updateMany({ where: { id: { in: ids } }, data: { answeredAt: now } });
     if (!plan.parts.length && !plan.transfer) return false;
     // Taken over or closed while the model was thinking: a person has it now, nothing is sent.
-    const open = await tx.conversation.updateMany({
+    const [open] = await tx.conversation.updateManyAndReturn({
       where: { id, status: "OPEN" },
       data: plan.parts.length ? { lastMessageAt: now, lastAgentMessageAt: now } : { updatedAt: now },
+      select: {
+        lastMessageAt: true,
+        lastContactMessageAt: true,
+        lastAgentMessageAt: true,
+        reminderSentAt: true,
+      },
     });
-    if (open.count !== 1) return false;
+    if (!open) return false;
     await storeOutgoing(
       deps,
       tx,
@@ -143,7 +176,7 @@ async function reply(deps: Deps, id: string): Promise<void> {
         agentId: conv.agentId,
         conversationId: id,
         channelId: conv.channelId,
-        channelType: conv.channel.type,
+        channelType: conv.channelType,
         sender: "AI" as const,
         content,
         // The call's usage on the first part; the others cost nothing more.
@@ -152,10 +185,16 @@ async function reply(deps: Deps, id: string): Promise<void> {
       })),
     );
     if (plan.transfer) await transferToHuman(deps, tx, conv, plan.transfer);
-    await scheduleTimers(deps, tx, id);
+    // The times as the UPDATE above left them (the row is locked): the timers need no read of their own.
+    const { autoCloseMinutes, enabledReminder } = conv.agent;
+    await scheduleTimers(deps, tx, id, {
+      ...open,
+      status: plan.transfer ? "HUMAN" : "OPEN",
+      agent: { autoCloseMinutes, enabledReminder },
+    });
     return plan.parts.length > 0;
   });
-  if (sent) sendsCommitted(deps, conv.channel.type);
+  if (sent) sendsCommitted(deps, conv.channelType);
 }
 
 /** decisions.md: the agent's AI messages to this contact in the current UTC day, against maxDailyMessages. */
@@ -204,7 +243,7 @@ interface StoredIntent extends PromptIntent {
 /** The model call and what its tags say: the parts to send and a transfer, if any. */
 async function generate(
   deps: Deps,
-  conv: Conv,
+  conv: Conv & { intents: StoredIntent[] },
   pending: Array<{ id: string; type: string; content: string }>,
 ): Promise<Plan> {
   const { agent } = conv;
@@ -221,22 +260,7 @@ async function generate(
     sender: m.senderKind,
     content: m.content,
   }));
-  const stored = await deps.db.intent.findMany({
-    where: { agentId: agent.id },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-  });
-  const intents: StoredIntent[] = intentsForTypes(
-    stored.map((i) => ({
-      name: i.name,
-      tag: i.tag,
-      description: i.description,
-      requiredFields: i.requiredFields as unknown as StoredIntent["requiredFields"],
-      triggerOnTypes: i.triggerOnTypes,
-      webhookUrl: i.webhookUrl,
-      webhookMethod: i.webhookMethod,
-    })),
-    pending.map((m) => m.type),
-  );
+  const intents: StoredIntent[] = intentsForTypes(conv.intents, pending.map((m) => m.type));
   const prompt = buildReplyPrompt({
     agent,
     intents,
