@@ -11,8 +11,10 @@
  * alternate the inbound posts at 50/s with the same posts at 50/s to a bare Deno HTTP handler
  * (bench/_bare_server.ts) as the baseline of the inbound 200, since the machine is shared and
  * noisy; then a ramp of higher rates shows the conversations/s the platform sustains (replies per
- * second while the posts arrive at that rate). Also CPU ms per conversation of the server process
- * and of PostgreSQL. Writes bench/results/inbound.md. Not part of the tests.
+ * second while the posts arrive at that rate). Also SQL statements per conversation
+ * (pg_stat_statements: noise-free) and CPU ms per conversation of the server and of PostgreSQL.
+ * BENCH_SPLIT=1: one process serves HTTP only and another runs the workers. Writes
+ * bench/results/inbound.md (BENCH_SPLIT=1: inbound-split.md). Not part of the tests.
  */
 import { ensureDatabase, freePort, startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { applyMigrations } from "../src/db/migrate.ts";
@@ -30,9 +32,12 @@ const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 5000);
 const RATE = Number(Deno.env.get("BENCH_RATE") ?? 50);
 const RAMP = (Deno.env.get("BENCH_RAMP") ?? "100,150,200").split(",").filter(Boolean).map(Number);
 const WINDOW_MS = Number(Deno.env.get("BENCH_WINDOW_MS") ?? 1);
+const SPLIT = Deno.env.get("BENCH_SPLIT") === "1";
 /** A message whose reply has not reached the Graph stand-in this long after its post is counted lost. */
 const DRAIN_TIMEOUT_MS = 30_000;
-const RESULTS = "bench/results/inbound.md";
+const RESULTS = Deno.env.get("BENCH_SPLIT") === "1"
+  ? "bench/results/inbound-split.md"
+  : "bench/results/inbound.md";
 const APP_SECRET = "bench-app-secret";
 const PHONE_NUMBER_ID = "106540352242922";
 
@@ -225,8 +230,17 @@ export async function runInboundBench(): Promise<void> {
       ...env,
       PORT: String(port),
       ...(profile ? { BENCH_CPU_PROFILE: profile } : {}),
+      // BENCH_SPLIT=1: this process only serves HTTP; a second one runs the workers.
+      ...(SPLIT ? { BENCH_WORKERS: "0" } : {}),
     });
     children.push(server);
+    const servers = [server];
+    if (SPLIT) {
+      const { child } = await spawnReady("bench/serve_app.ts", { ...env, PORT: String(freePort()) });
+      children.push(child);
+      servers.push(child);
+    }
+    const serverCpuMs = () => servers.reduce((ms, s) => ms + cpuTimeMs(s.pid), 0);
     const bare = await spawnReady("bench/_bare_server.ts", {});
     children.push(bare.child);
     const barePort = Number(bare.line.match(/ready (\d+)/)![1]);
@@ -256,11 +270,11 @@ export async function runInboundBench(): Promise<void> {
 
     const inboundRun = async (rate: number, run: string): Promise<Run> => {
       await stats.query("SELECT pg_stat_statements_reset()");
-      const cpu0 = { server: cpuTimeMs(server.pid), pg: postgresCpuMs(dataDir) };
+      const cpu0 = { server: serverCpuMs(), pg: postgresCpuMs(dataDir) };
       const r = await post(inboundUrl, rate, run, true);
       const tokens = Object.keys(r.accepted);
       await waitForGraph(tokens);
-      const cpu1 = { server: cpuTimeMs(server.pid), pg: postgresCpuMs(dataDir) };
+      const cpu1 = { server: serverCpuMs(), pg: postgresCpuMs(dataDir) };
       const { rows: top } = await stats.query<{ calls: string; ms: number; query: string }>(
         `SELECT calls::text, total_exec_time AS ms, query FROM pg_stat_statements
           WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
@@ -350,8 +364,11 @@ export async function runInboundBench(): Promise<void> {
     const md = `# Inbound → reply: signed WhatsApp posts to the Graph call
 
 Measured ${new Date().toISOString()} by \`deno task bench inbound\` on ${navigator.hardwareConcurrency} cores
-(load average at the end: ${load.split(" ").slice(0, 3).join(" ")}), Deno ${Deno.version.deno}. One server
-process (bench/serve_app.ts, workers on), grouping windows ${WINDOW_MS} ms, the model stand-in answering at
+(load average at the end: ${load.split(" ").slice(0, 3).join(" ")}), Deno ${Deno.version.deno}. ${
+      SPLIT
+        ? "Two server processes (BENCH_SPLIT=1): one serves HTTP only, the other runs the workers"
+        : "One server process (bench/serve_app.ts, workers on)"
+    }, grouping windows ${WINDOW_MS} ms, the model stand-in answering at
 once and the Graph stand-in in the bench process, posts open-loop from a separate process, each message
 from a new sender (a new conversation, one reply). ${ROUNDS} rounds of ${DURATION_MS / 1000} s at ${RATE}/s,
 each beside the same posts at ${RATE}/s to a bare Deno HTTP handler (the baseline of the 200).

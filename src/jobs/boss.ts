@@ -146,7 +146,15 @@ export class Jobs implements JobQueue {
   #notifyOne(queue: string): void {
     if (this.#stopped) return;
     const workers = this.boss.getWipData().filter((w) => w.name === queue);
-    if (!workers.length) return;
+    if (!workers.length) {
+      // No worker of it here (a process that only serves HTTP): the processes that have one hear it
+      // on pg-boss's own NOTIFY channel.
+      this.boss.getDb().executeSql(
+        `SELECT pg_notify('pgboss_' || left(encode(sha224($1::bytea), 'hex'), 24), $2)`,
+        [BOSS_SCHEMA, queue],
+      ).catch((error) => this.#logger.warn("job wake-up NOTIFY failed", { queue, error: String(error) }));
+      return;
+    }
     const idle = workers.filter((w) => w.count === 0);
     const pool = idle.length ? idle : workers;
     const turn = (this.#turns.get(queue) ?? 0) + 1;
@@ -168,7 +176,7 @@ export class Jobs implements JobQueue {
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
       if (counted) this.wake(queue);
-      else this.#notifyOne(queue);
+      else if ((this.#due.get(queue) ?? 0) > 0) this.#notifyOne(queue);
     }, ms);
     this.#timers.add(timer);
   }
