@@ -54,7 +54,7 @@ Deno.test("job wake-ups: an HTTP-only process announces its inbound jobs on pg-b
       textMessage(channel.phoneNumberId, "wamid.wake-2", "hello"),
     );
     assert.equal(second.status, 200);
-    await eventually(async () => heard.includes("whatsapp-inbound") || undefined);
+    await eventually(() => Promise.resolve(heard.includes("whatsapp-inbound") || undefined));
     await eventually(async () => (await ta.app.deps.db.message.count()) === 2 || undefined);
     assert.deepEqual(heard.filter((q) => q === "whatsapp-inbound"), ["whatsapp-inbound"]);
   } finally {
