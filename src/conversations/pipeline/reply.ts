@@ -89,7 +89,11 @@ interface Plan {
   usage: { inputTokens: number; outputTokens: number } | null;
 }
 
-/** What a reply needs, read in one statement: the conversation, its channel, contact, agent and intents, and the customer messages not yet handled. */
+/**
+ * What a reply needs, read in one statement (Prisma would read each relation apart): the
+ * conversation, its channel, contact, agent and intents, the customer messages not yet handled, and
+ * the history before them.
+ */
 interface Loaded extends Conv {
   status: string;
   channelId: string;
@@ -102,7 +106,12 @@ interface Loaded extends Conv {
   };
   intents: StoredIntent[];
   pending: Array<{ id: string; type: string; content: string }>;
+  /** The latest messages before the window, oldest first; customer messages not yet handled are not history. */
+  history: Array<{ id: string; sender: PromptMessage["sender"]; content: string }>;
 }
+
+/** Messages of history read for the prompt (prompt.ts bounds what it uses of them). */
+const HISTORY_MESSAGES = 60;
 
 async function load(deps: Deps, id: string): Promise<Loaded | null> {
   const [row] = await deps.db.$queryRaw<Loaded[]>`
@@ -123,7 +132,12 @@ async function load(deps: Deps, id: string): Promise<Loaded | null> {
            (SELECT COALESCE(json_agg(json_build_object('id', m.id, 'type', m.type, 'content', m.content)
                      ORDER BY m."createdAt", m.id), '[]')
               FROM "Message" m
-             WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL) AS pending
+             WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL) AS pending,
+           (SELECT COALESCE(json_agg(json_build_object('id', h.id, 'sender', h."senderKind", 'content', h.content)
+                     ORDER BY h."createdAt", h.id), '[]')
+              FROM (SELECT m.id, m."senderKind", m.content, m."createdAt" FROM "Message" m
+                     WHERE m."conversationId" = c.id AND NOT (m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL)
+                     ORDER BY m."createdAt" DESC, m.id DESC LIMIT ${HISTORY_MESSAGES}) h) AS history
       FROM "Conversation" c
       JOIN "Channel" ch ON ch.id = c."channelId"
       JOIN "Contact" ct ON ct.id = c."contactId"
@@ -243,21 +257,15 @@ interface StoredIntent extends PromptIntent {
 /** The model call and what its tags say: the parts to send and a transfer, if any. */
 async function generate(
   deps: Deps,
-  conv: Conv & { intents: StoredIntent[] },
+  conv: Conv & { intents: StoredIntent[]; history: Loaded["history"] },
   pending: Array<{ id: string; type: string; content: string }>,
 ): Promise<Plan> {
   const { agent } = conv;
   const log = { conversationId: conv.id, agentId: agent.id };
   const pendingIds = new Set(pending.map((m) => m.id));
   // The latest messages before the window; customer messages newer than the claim are not history.
-  const earlier = await deps.db.message.findMany({
-    where: { conversationId: conv.id, NOT: { senderKind: "CUSTOMER", answeredAt: null } },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: 60,
-    select: { id: true, senderKind: true, content: true },
-  });
-  const history: PromptMessage[] = earlier.reverse().filter((m) => !pendingIds.has(m.id)).map((m) => ({
-    sender: m.senderKind,
+  const history: PromptMessage[] = conv.history.filter((m) => !pendingIds.has(m.id)).map((m) => ({
+    sender: m.sender,
     content: m.content,
   }));
   const intents: StoredIntent[] = intentsForTypes(conv.intents, pending.map((m) => m.type));
