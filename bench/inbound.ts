@@ -114,6 +114,16 @@ function postgresCpuMs(dataDir: string): number {
   return total;
 }
 
+/** The jobs of one conversation, in order: store the post, reply, send. */
+const HOP_QUEUES = ["whatsapp-inbound", "conversation-reply", "message-send"];
+
+interface Hop {
+  waitP50: number;
+  waitP99: number;
+  runP50: number;
+  runP99: number;
+}
+
 interface LoadOut {
   requests: number;
   errors: number;
@@ -138,6 +148,8 @@ interface Run {
   conversationsPerSecond: number;
   /** SQL statements PostgreSQL ran per conversation (pg_stat_statements, BEGIN/COMMIT included). */
   statements: number;
+  /** Per queue of the pipeline: wait for a worker and run, p50 / p99 ms (database clock). */
+  hops: Record<string, Hop>;
   serverCpuMs: number;
   postgresCpuMs: number;
 }
@@ -270,6 +282,7 @@ export async function runInboundBench(): Promise<void> {
 
     const inboundRun = async (rate: number, run: string): Promise<Run> => {
       await stats.query("SELECT pg_stat_statements_reset()");
+      const { rows: [{ since }] } = await stats.query<{ since: Date }>("SELECT now() AS since");
       const cpu0 = { server: serverCpuMs(), pg: postgresCpuMs(dataDir) };
       const r = await post(inboundUrl, rate, run, true);
       const tokens = Object.keys(r.accepted);
@@ -280,6 +293,24 @@ export async function runInboundBench(): Promise<void> {
           WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
       );
       const statements = top.reduce((n, s) => n + Number(s.calls), 0) / tokens.length;
+      // Where the time goes, by the database's clock: each hop's wait for a worker (due → fetched)
+      // and its run (fetched → completed), p50 / p99 in ms, for the jobs of this run.
+      const { rows: hopRows } = await stats.query<Hop & { queue: string }>(
+        `SELECT name AS queue,
+                percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM started_on - start_after)) * 1000
+                  AS "waitP50",
+                percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM started_on - start_after)) * 1000
+                  AS "waitP99",
+                percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM completed_on - started_on)) * 1000
+                  AS "runP50",
+                percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM completed_on - started_on)) * 1000
+                  AS "runP99"
+           FROM pgboss.job
+          WHERE created_on >= $1 AND state = 'completed' AND name = ANY($2)
+          GROUP BY name`,
+        [since, HOP_QUEUES],
+      );
+      const hops = Object.fromEntries(hopRows.map(({ queue, ...h }) => [queue, h]));
       if (Deno.env.get("BENCH_STATEMENTS")) {
         for (const s of top.slice(0, 40)) {
           console.error(
@@ -310,6 +341,7 @@ export async function runInboundBench(): Promise<void> {
         platformMax: pct(platform, 1),
         conversationsPerSecond: platform.length / ((lastGraph - r.firstSentAt) / 1000),
         statements,
+        hops,
         serverCpuMs: (cpu1.server - cpu0.server) / tokens.length,
         postgresCpuMs: (cpu1.pg - cpu0.pg) / tokens.length,
       };
@@ -327,7 +359,15 @@ export async function runInboundBench(): Promise<void> {
           `${r.conversationsPerSecond.toFixed(1)} conv/s; lost ${r.lost}; ${
             r.statements.toFixed(1)
           } statements/conv; ` +
-          `cpu/conv server ${r.serverCpuMs.toFixed(1)} ms, pg ${r.postgresCpuMs.toFixed(1)} ms`,
+          `cpu/conv server ${r.serverCpuMs.toFixed(1)} ms, pg ${r.postgresCpuMs.toFixed(1)} ms; ` +
+          HOP_QUEUES.map((q) => {
+            const h = r.hops[q];
+            return h
+              ? `${q} wait ${h.waitP50.toFixed(0)}/${h.waitP99.toFixed(0)} run ${h.runP50.toFixed(0)}/${
+                h.runP99.toFixed(0)
+              }`
+              : `${q} -`;
+          }).join(", "),
       );
     for (let round = 0; round < ROUNDS; round++) {
       const b = await post(`http://127.0.0.1:${barePort}/`, RATE, `bare${round}`, false);
@@ -377,6 +417,18 @@ Platform time = Graph call received − inbound 200 received − window − the 
 | round | bare 200 p50 / p99 ms | inbound 200 p50 / p99 ms | platform p50 / p99 / max ms | conv/s | lost | SQL statements / conv | CPU ms per conversation: server / PostgreSQL |
 |---|---|---|---|---|---|---|---|
 ${roundRows}
+
+Where the time goes (database clock; median over the rounds of each round's p50 / p99, ms): each job's wait for a
+worker (due → fetched) and its run (fetched → completed):
+
+| job | wait p50 / p99 | run p50 / p99 |
+|---|---|---|
+${
+      HOP_QUEUES.map((q) => {
+        const m = (k: keyof Hop) => median(runs.map((r) => r.hops[q]?.[k] ?? NaN));
+        return `| ${q} | ${f(m("waitP50"))} / ${f(m("waitP99"))} | ${f(m("runP50"))} / ${f(m("runP99"))} |`;
+      }).join("\n")
+    }
 
 Ramp (the posts at higher rates; conv/s = replies per second from the first post to the last reply):
 
