@@ -87,7 +87,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const { applied } = await applyMigrations(databaseUrl);
   if (applied.length) logger.info("applied migrations", { applied });
 
-  const db = options.db ?? createPrisma(databaseUrl);
+  const db = options.db ?? createPrisma(databaseUrl, { max: config.databasePoolSize });
   // The data migration of the secret box: rows stored before it existed are sealed now.
   const secrets = await resolveSecretBox(config);
   const sealed = await sealStoredSecrets(db, secrets, "plaintext");

@@ -66,6 +66,7 @@ const envSchema = z.object({
   GROUPING_MEDIUM_MS: positiveMs.default(5000),
   GROUPING_SLOW_MS: positiveMs.default(10000),
   LLM_TIMEOUT_MS: positiveMs.default(60000),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(200).default(20),
   RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   APP_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -113,6 +114,8 @@ export interface Config {
   groupingMs: { FAST: number; MEDIUM: number; SLOW: number };
   /** One model call of the reply pipeline waits at most this long. */
   llmTimeoutMs: number;
+  /** Connections of the app's Prisma pool (opened as needed): the workers' transactions and the requests share it. */
+  databasePoolSize: number;
   /** Events and their deliveries older than this many days are removed (hourly). */
   retentionDays: number;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -166,6 +169,7 @@ export function loadConfig(env: Env): Config {
     intentWebhookTimeoutMs: e.INTENT_WEBHOOK_TIMEOUT_MS,
     groupingMs: { FAST: e.GROUPING_FAST_MS, MEDIUM: e.GROUPING_MEDIUM_MS, SLOW: e.GROUPING_SLOW_MS },
     llmTimeoutMs: e.LLM_TIMEOUT_MS,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
     retentionDays: e.RETENTION_DAYS,
     logLevel: e.LOG_LEVEL,
     appEnv: e.APP_ENV,

@@ -18,7 +18,7 @@ export const whatsappInboundQueue: QueueSpec = {
 export async function startWhatsAppInboundWorker(jobs: Jobs, deps: Deps): Promise<void> {
   await jobs.work<InboundJob>(
     WHATSAPP_INBOUND_QUEUE,
-    { localConcurrency: 4, batchSize: 4, notifyPollingIntervalSeconds: 1, pollingIntervalSeconds: 1 },
+    { localConcurrency: 8, batchSize: 2, notifyPollingIntervalSeconds: 1, pollingIntervalSeconds: 1 },
     async (batch) => {
       for (const job of batch) await processInbound(deps, job.data);
     },
