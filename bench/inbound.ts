@@ -1,11 +1,20 @@
 /**
- * The inbound WhatsApp benchmark (issue 9 section 6, the "inbound 200" part), part of `deno task bench`;
- * alone: `deno task bench inbound`. One server process (as `deno task start` runs it, workers on),
- * a signed Meta-shaped text message posted to POST /webhooks/whatsapp/{channelId} in a closed loop
- * from a separate process, against GET /healthz (one `SELECT 1`) of the same server as the baseline,
- * in alternating rounds: closed loop (saturation; every post the same WhatsApp id, deduplicated by
- * the worker), then open loop at 50 and 200 new messages/s (goal: inbound p99 < 20 ms).
- * Writes bench/results/inbound.md. Not part of the tests.
+ * The inbound → reply benchmark (issue 9 section 6), part of `deno task bench`; alone:
+ * `deno task bench inbound`. One server process (as `deno task start` runs it, workers on) with the
+ * grouping windows at BENCH_WINDOW_MS (1 ms: their shortest), the model stand-in (OpenAI-compatible,
+ * answers at once) and the WhatsApp Graph stand-in served by this process on 127.0.0.1, and signed
+ * Meta-shaped text messages posted open-loop (on schedule, as Meta sends them) from a separate
+ * process, each from a NEW sender, so each message is a new conversation and one reply.
+ *
+ * Per message: the inbound 200's latency (client side), and the platform's own time = Graph call
+ * received − 200 received − the window − the model's time (as the model stand-in saw it). Rounds
+ * alternate the inbound posts at 50/s with the same posts at 50/s to a bare Deno HTTP handler
+ * (bench/_bare_server.ts) as the baseline of the inbound 200, since the machine is shared and
+ * noisy; then a ramp of higher rates shows the conversations/s the platform sustains (replies per
+ * second while the posts arrive at that rate). Also SQL statements per conversation
+ * (pg_stat_statements: noise-free) and CPU ms per conversation of the server and of PostgreSQL.
+ * BENCH_SPLIT=1: one process serves HTTP only and another runs the workers. Writes
+ * bench/results/inbound.md (BENCH_SPLIT=1: inbound-split.md). Not part of the tests.
  */
 import { ensureDatabase, freePort, startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { applyMigrations } from "../src/db/migrate.ts";
@@ -14,57 +23,199 @@ import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/shared/logger.ts";
 import { createAgent } from "../src/agents/mod.ts";
 import { createChannel } from "../src/channels/service.ts";
-import { hubSignature } from "../src/channels/whatsapp/signature.ts";
+import { cpuTimeMs } from "./_cpu.ts";
 import { benchEnv, seedOwner } from "./_seed.ts";
-import pg from "pg";
+import pg_ from "pg";
 
-const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
-const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 4000);
-const CONCURRENCY = Number(Deno.env.get("BENCH_CONCURRENCY") ?? 8);
-// BENCH_WORKERS=0 measures the accept path alone, into a file of its own.
-const RESULTS = Deno.env.get("BENCH_WORKERS") === "0"
-  ? "bench/results/inbound-accept-only.md"
+const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 3);
+const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 5000);
+const RATE = Number(Deno.env.get("BENCH_RATE") ?? 50);
+const RAMP = (Deno.env.get("BENCH_RAMP") ?? "100,150,200").split(",").filter(Boolean).map(Number);
+const WINDOW_MS = Number(Deno.env.get("BENCH_WINDOW_MS") ?? 1);
+const SPLIT = Deno.env.get("BENCH_SPLIT") === "1";
+/** A message whose reply has not reached the Graph stand-in this long after its post is counted lost. */
+const DRAIN_TIMEOUT_MS = 30_000;
+const RESULTS = Deno.env.get("BENCH_SPLIT") === "1"
+  ? "bench/results/inbound-split.md"
   : "bench/results/inbound.md";
 const APP_SECRET = "bench-app-secret";
-const RATES = [50, 200];
+const PHONE_NUMBER_ID = "106540352242922";
 
-async function query(databaseUrl: string, sql: string): Promise<number> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    return (await client.query<{ n: number }>(sql)).rows[0].n;
-  } finally {
-    await client.end();
+const epochMs = () => performance.timeOrigin + performance.now();
+const TOKEN = /tok:([\w-]+):/g;
+const REF = /ref ([\w-]+)/g;
+
+/** What the stand-ins saw, per message token. */
+const modelSeen = new Map<string, { in: number; out: number }>();
+const graphSeen = new Map<string, number>();
+let graphWaiter: (() => void) | undefined;
+
+/** OpenAI-compatible chat completions answering at once: "ref <token>" for each message of the call. */
+async function modelStandIn(req: Request): Promise<Response> {
+  const t0 = epochMs();
+  const body = await req.json();
+  const last = String(body.messages?.at(-1)?.content ?? "");
+  const tokens = [...last.matchAll(TOKEN)].map((m) => m[1]);
+  const answer = Response.json({
+    id: "chatcmpl-bench",
+    object: "chat.completion",
+    created: 1,
+    model: body.model,
+    choices: [{
+      index: 0,
+      message: { role: "assistant", content: tokens.map((t) => `Yes, ref ${t}.`).join(" ") || "Yes." },
+      finish_reason: "stop",
+    }],
+    usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
+  });
+  const t1 = epochMs();
+  for (const t of tokens) modelSeen.set(t, { in: t0, out: t1 });
+  return answer;
+}
+
+/** The Graph API's messages endpoint: records when each token's reply arrived, answers a wamid. */
+async function graphStandIn(req: Request): Promise<Response> {
+  const at = epochMs();
+  const body = await req.json();
+  for (const m of String(body.text?.body ?? "").matchAll(REF)) graphSeen.set(m[1], at);
+  graphWaiter?.();
+  return Response.json({
+    messaging_product: "whatsapp",
+    contacts: [{ input: body.to, wa_id: body.to }],
+    messages: [{ id: `wamid.out-${crypto.randomUUID()}` }],
+  });
+}
+
+async function waitForGraph(tokens: string[]): Promise<void> {
+  const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+  while (tokens.some((t) => !graphSeen.has(t)) && Date.now() < deadline) {
+    await new Promise<void>((resolve) => {
+      graphWaiter = resolve;
+      setTimeout(resolve, 200);
+    });
   }
+  graphWaiter = undefined;
 }
 
-/** Waits until the worker has taken every queued inbound job (so each scenario starts from rest). */
-async function drained(databaseUrl: string): Promise<void> {
-  // BENCH_WORKERS=0 (bench/serve_app.ts): no worker, the accept path alone; nothing drains.
-  if (Deno.env.get("BENCH_WORKERS") === "0") return;
-  const pending = `SELECT count(*)::int AS n FROM pgboss.job
-    WHERE name = 'whatsapp-inbound' AND state IN ('created', 'retry', 'active')`;
-  while (await query(databaseUrl, pending) > 0) await new Promise((r) => setTimeout(r, 200));
+/** CPU ms of the postmaster's children (backends, WAL writer, ...) of the cluster in `dataDir`. */
+function postgresCpuMs(dataDir: string): number {
+  const postmaster = Number(Deno.readTextFileSync(`${dataDir}/postmaster.pid`).split("\n")[0]);
+  let total = cpuTimeMs(postmaster);
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === postmaster) total += cpuTimeMs(Number(entry.name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
 }
 
-interface LoadResult {
+/** The jobs of one conversation, in order: store the post, reply, send. */
+const HOP_QUEUES = ["whatsapp-inbound", "conversation-reply", "message-send"];
+
+interface Hop {
+  waitP50: number;
+  waitP99: number;
+  runP50: number;
+  runP99: number;
+}
+
+interface LoadOut {
   requests: number;
   errors: number;
-  rps: number;
   p50: number;
   p99: number;
+  firstSentAt: number;
+  lastAcceptedAt: number;
+  accepted: Record<string, number>;
+}
+
+interface Run {
+  rate: number;
+  posts: number;
+  inboundP50: number;
+  inboundP99: number;
+  /** Messages whose reply never reached the Graph stand-in. */
+  lost: number;
+  platformP50: number;
+  platformP99: number;
+  platformMax: number;
+  /** Replies per second from the first post to the last reply. */
+  conversationsPerSecond: number;
+  /** SQL statements PostgreSQL ran per conversation (pg_stat_statements, BEGIN/COMMIT included). */
+  statements: number;
+  /** Per queue of the pipeline: wait for a worker and run, p50 / p99 ms (database clock). */
+  hops: Record<string, Hop>;
+  serverCpuMs: number;
+  postgresCpuMs: number;
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? NaN;
+};
+const median = (xs: number[]) => pct(xs, 0.5);
+
+/** Starts a script and waits for its "ready" line (returned with the process). */
+async function spawnReady(
+  script: string,
+  env: Record<string, string>,
+): Promise<{ child: Deno.ChildProcess; line: string }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--unstable-no-legacy-abort", script],
+    env,
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  while (!seen.includes("ready")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${script} exited before it was ready`);
+    seen += value;
+  }
+  reader.releaseLock();
+  child.stdout.cancel().catch(() => {});
+  return { child, line: seen };
 }
 
 export async function runInboundBench(): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "switchboard-bench-" });
   await Deno.chmod(dir, 0o755);
-  const pg = await startEmbeddedPostgres({ dir: `${dir}/data`, database: "postgres", persistent: false });
-  let child: Deno.ChildProcess | undefined;
+  const dataDir = `${dir}/data`;
+  const pg = await startEmbeddedPostgres({
+    dir: dataDir,
+    database: "postgres",
+    persistent: false,
+    settings: ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all"],
+  });
+  const children: Deno.ChildProcess[] = [];
+  let statsClient: pg_.Client | undefined;
+  const model = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, modelStandIn);
+  const graph = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, graphStandIn);
   try {
     await ensureDatabase(pg.adminUrl, "bench");
     const databaseUrl = pg.adminUrl.replace(/\/postgres$/, "/bench");
     await applyMigrations(databaseUrl);
-    const env = { ...benchEnv(databaseUrl), APP_ENV: "production", NODE_ENV: "production" };
+    const stats = new pg_.Client({ connectionString: databaseUrl });
+    statsClient = stats;
+    await stats.connect();
+    await stats.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    const env = {
+      ...benchEnv(databaseUrl),
+      APP_ENV: "production",
+      NODE_ENV: "production",
+      GROUPING_FAST_MS: String(WINDOW_MS),
+      GROUPING_MEDIUM_MS: String(WINDOW_MS),
+      GROUPING_SLOW_MS: String(WINDOW_MS),
+      OPENAI_API_KEY: "bench-key",
+      OPENAI_BASE_URL: `http://127.0.0.1:${model.addr.port}/v1`,
+      WHATSAPP_GRAPH_URL: `http://127.0.0.1:${graph.addr.port}/v21.0`,
+    };
 
     const seeder = await buildApp(loadConfig(env), {
       bootstrap: false,
@@ -72,13 +223,12 @@ export async function runInboundBench(): Promise<void> {
       workers: false,
     });
     const ctx = await seedOwner(seeder.deps, "bench@example.test");
-    const agent = await createAgent(ctx, { name: "Ana", jobName: "Bench Co" });
-    const phoneNumberId = "106540352242922";
+    const agent = await createAgent(ctx, { name: "Ana", jobName: "Bench Co", messageGroupingTime: "FAST" });
     const channel = await createChannel(ctx, agent.id, {
       type: "WHATSAPP",
       label: "Bench",
       config: {
-        phoneNumberId,
+        phoneNumberId: PHONE_NUMBER_ID,
         accessToken: "bench-token",
         appSecret: APP_SECRET,
         verifyToken: "bench-verify",
@@ -87,176 +237,246 @@ export async function runInboundBench(): Promise<void> {
     await seeder.stop();
 
     const port = freePort();
-    child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--unstable-no-legacy-abort", "bench/serve_app.ts"],
-      env: { ...env, PORT: String(port) },
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
-    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let seen = "";
-    while (!seen.includes("ready")) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error("the server exited before it was ready");
-      seen += value;
-    }
-    reader.releaseLock();
-    child.stdout.cancel().catch(() => {});
-
-    const body = JSON.stringify({
-      object: "whatsapp_business_account",
-      entry: [{
-        id: "102290129340398",
-        changes: [{
-          field: "messages",
-          value: {
-            messaging_product: "whatsapp",
-            metadata: { display_phone_number: "15550783881", phone_number_id: phoneNumberId },
-            contacts: [{ profile: { name: "Sheena Nelson" }, wa_id: "16505551234" }],
-            messages: [{
-              from: "16505551234",
-              id: "wamid.bench-1",
-              timestamp: "1749416383",
-              type: "text",
-              text: { body: "Does it come in another color?" },
-            }],
-          },
-        }],
-      }],
+    const profile = Deno.env.get("BENCH_CPU_PROFILE");
+    const { child: server } = await spawnReady("bench/serve_app.ts", {
+      ...env,
+      PORT: String(port),
+      ...(profile ? { BENCH_CPU_PROFILE: profile } : {}),
+      // BENCH_SPLIT=1: this process only serves HTTP; a second one runs the workers.
+      ...(SPLIT ? { BENCH_WORKERS: "0" } : {}),
     });
-    const scenarios: Record<
-      string,
-      { url: string; method?: string; headers?: Record<string, string>; body?: string }
-    > = {
-      healthz: { url: `http://127.0.0.1:${port}/healthz` },
-      inbound: {
-        url: `http://127.0.0.1:${port}/webhooks/whatsapp/${channel.id}`,
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "x-hub-signature-256": hubSignature(body, APP_SECRET),
-        },
-        body,
-      },
-    };
-    for (const [name, s] of Object.entries(scenarios)) {
-      const res = await fetch(s.url, { method: s.method ?? "GET", headers: s.headers, body: s.body });
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`${name}: status ${res.status}`);
+    children.push(server);
+    const servers = [server];
+    if (SPLIT) {
+      const { child } = await spawnReady("bench/serve_app.ts", { ...env, PORT: String(freePort()) });
+      children.push(child);
+      servers.push(child);
     }
+    const serverCpuMs = () => servers.reduce((ms, s) => ms + cpuTimeMs(s.pid), 0);
+    const bare = await spawnReady("bench/_bare_server.ts", {});
+    children.push(bare.child);
+    const barePort = Number(bare.line.match(/ready (\d+)/)![1]);
+    const inboundUrl = `http://127.0.0.1:${port}/webhooks/whatsapp/${channel.id}`;
 
-    const load = async (s: object) => {
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "-A",
-          "bench/load.ts",
-          JSON.stringify({ ...s, concurrency: CONCURRENCY, durationMs: DURATION_MS, warmupMs: 1000 }),
-        ],
-        stdout: "piped",
-        stderr: "inherit",
-      }).output();
-      return JSON.parse(new TextDecoder().decode(out.stdout)) as LoadResult;
-    };
-    const results: Record<string, LoadResult[]> = { healthz: [], inbound: [] };
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const [name, s] of Object.entries(scenarios)) {
-        await drained(databaseUrl);
-        const r = await load(s);
-        if (r.errors) throw new Error(`${name}: ${r.errors} failed requests`);
-        results[name].push(r);
-        console.error(
-          `round ${round + 1} ${name}: ${r.rps.toFixed(0)} req/s p50 ${r.p50.toFixed(2)} ms p99 ${
-            r.p99.toFixed(2)
-          } ms`,
-        );
-      }
-    }
-    // Open loop at fixed rates, new messages each time (stored and deduplicated by the worker).
-    const rateLoad = async (rate: number, inbound: boolean, run: string) => {
+    const post = async (url: string, rate: number, run: string, inbound: boolean): Promise<LoadOut> => {
       const out = await new Deno.Command(Deno.execPath(), {
         args: [
           "run",
           "-A",
           "bench/load_rate.ts",
           JSON.stringify({
-            url: inbound ? scenarios.inbound.url : scenarios.healthz.url,
+            url,
             rate,
             durationMs: DURATION_MS,
-            ...(inbound ? { inbound: { appSecret: APP_SECRET, phoneNumberId, run } } : {}),
+            run,
+            ...(inbound ? { inbound: { appSecret: APP_SECRET, phoneNumberId: PHONE_NUMBER_ID } } : {}),
           }),
         ],
         stdout: "piped",
         stderr: "inherit",
       }).output();
-      return JSON.parse(new TextDecoder().decode(out.stdout)) as LoadResult;
+      const r = JSON.parse(new TextDecoder().decode(out.stdout)) as LoadOut;
+      if (r.errors) throw new Error(`${run}: ${r.errors} failed requests`);
+      return r;
     };
-    const rates: Record<string, LoadResult[]> = {};
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const rate of RATES) {
-        for (const inbound of [false, true]) {
-          const key = `${inbound ? "inbound" : "healthz"}@${rate}`;
-          await drained(databaseUrl);
-          const r = await rateLoad(rate, inbound, `r${round}-${rate}`);
-          if (r.errors) throw new Error(`${key}: ${r.errors} failed requests`);
-          (rates[key] ??= []).push(r);
-          console.error(`round ${round + 1} ${key}/s: p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms`);
+
+    const inboundRun = async (rate: number, run: string): Promise<Run> => {
+      await stats.query("SELECT pg_stat_statements_reset()");
+      const { rows: [{ since }] } = await stats.query<{ since: Date }>("SELECT now() AS since");
+      const cpu0 = { server: serverCpuMs(), pg: postgresCpuMs(dataDir) };
+      const r = await post(inboundUrl, rate, run, true);
+      const tokens = Object.keys(r.accepted);
+      await waitForGraph(tokens);
+      const cpu1 = { server: serverCpuMs(), pg: postgresCpuMs(dataDir) };
+      const { rows: top } = await stats.query<{ calls: string; ms: number; query: string }>(
+        `SELECT calls::text, total_exec_time AS ms, query FROM pg_stat_statements
+          WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
+      );
+      const statements = top.reduce((n, s) => n + Number(s.calls), 0) / tokens.length;
+      // Where the time goes, by the database's clock: each hop's wait for a worker (due → fetched)
+      // and its run (fetched → completed), p50 / p99 in ms, for the jobs of this run.
+      const { rows: hopRows } = await stats.query<Hop & { queue: string }>(
+        `SELECT name AS queue,
+                percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM started_on - start_after)) * 1000
+                  AS "waitP50",
+                percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM started_on - start_after)) * 1000
+                  AS "waitP99",
+                percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM completed_on - started_on)) * 1000
+                  AS "runP50",
+                percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM completed_on - started_on)) * 1000
+                  AS "runP99"
+           FROM pgboss.job
+          WHERE created_on >= $1 AND state = 'completed' AND name = ANY($2)
+          GROUP BY name`,
+        [since, HOP_QUEUES],
+      );
+      const hops = Object.fromEntries(hopRows.map(({ queue, ...h }) => [queue, h]));
+      if (Deno.env.get("BENCH_STATEMENTS")) {
+        for (const s of top.slice(0, 40)) {
+          console.error(
+            `${(Number(s.calls) / tokens.length).toFixed(2)}/conv ${
+              (s.ms / tokens.length).toFixed(3)
+            } ms/conv  ${s.query.replace(/\s+/g, " ").slice(0, 160)}`,
+          );
         }
       }
-    }
-    await drained(databaseUrl);
-    const stored = await query(databaseUrl, `SELECT count(*)::int AS n FROM "Message"`);
+      const platform: number[] = [];
+      let lastGraph = 0;
+      for (const t of tokens) {
+        const at = graphSeen.get(t);
+        if (at === undefined) continue;
+        const m = modelSeen.get(t);
+        const modelMs = m ? m.out - m.in : 0;
+        platform.push(at - r.accepted[t] - WINDOW_MS - modelMs);
+        lastGraph = Math.max(lastGraph, at);
+      }
+      return {
+        rate,
+        posts: tokens.length,
+        inboundP50: r.p50,
+        inboundP99: r.p99,
+        lost: tokens.length - platform.length,
+        platformP50: pct(platform, 0.5),
+        platformP99: pct(platform, 0.99),
+        platformMax: pct(platform, 1),
+        conversationsPerSecond: platform.length / ((lastGraph - r.firstSentAt) / 1000),
+        statements,
+        hops,
+        serverCpuMs: (cpu1.server - cpu0.server) / tokens.length,
+        postgresCpuMs: (cpu1.pg - cpu0.pg) / tokens.length,
+      };
+    };
 
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    const mr = (key: string, k: "p50" | "p99") => median(rates[key].map((r) => r[k]));
-    const rateRows = RATES.map((rate) =>
-      `| ${rate}/s | ${mr(`healthz@${rate}`, "p50").toFixed(2)} | ${
-        mr(`healthz@${rate}`, "p99").toFixed(2)
-      } | ${mr(`inbound@${rate}`, "p50").toFixed(2)} | ${mr(`inbound@${rate}`, "p99").toFixed(2)} |`
+    // Warm-up (JIT, prepared statements, pools): not counted.
+    await inboundRun(RATE, "warm");
+
+    const bareRuns: LoadOut[] = [];
+    const runs: Run[] = [];
+    const log = (label: string, r: Run) =>
+      console.error(
+        `${label} @${r.rate}/s: inbound p50 ${r.inboundP50.toFixed(1)} p99 ${r.inboundP99.toFixed(1)} ms; ` +
+          `platform p50 ${r.platformP50.toFixed(1)} p99 ${r.platformP99.toFixed(1)} ms; ` +
+          `${r.conversationsPerSecond.toFixed(1)} conv/s; lost ${r.lost}; ${
+            r.statements.toFixed(1)
+          } statements/conv; ` +
+          `cpu/conv server ${r.serverCpuMs.toFixed(1)} ms, pg ${r.postgresCpuMs.toFixed(1)} ms; ` +
+          HOP_QUEUES.map((q) => {
+            const h = r.hops[q];
+            return h
+              ? `${q} wait ${h.waitP50.toFixed(0)}/${h.waitP99.toFixed(0)} run ${h.runP50.toFixed(0)}/${
+                h.runP99.toFixed(0)
+              }`
+              : `${q} -`;
+          }).join(", "),
+      );
+    for (let round = 0; round < ROUNDS; round++) {
+      const b = await post(`http://127.0.0.1:${barePort}/`, RATE, `bare${round}`, false);
+      bareRuns.push(b);
+      console.error(`round ${round + 1} bare @${RATE}/s: p50 ${b.p50.toFixed(2)} p99 ${b.p99.toFixed(2)} ms`);
+      const r = await inboundRun(RATE, `r${round}`);
+      runs.push(r);
+      log(`round ${round + 1}`, r);
+    }
+    const ramp: Run[] = [];
+    for (const rate of RAMP) {
+      const r = await inboundRun(rate, `ramp${rate}`);
+      ramp.push(r);
+      log("ramp", r);
+    }
+
+    const f = (x: number, d = 1) => Number.isFinite(x) ? x.toFixed(d) : "n/a";
+    const med = (k: keyof Run) => median(runs.map((r) => r[k] as number));
+    const roundRows = runs.map((r, i) =>
+      `| ${i + 1} | ${f(bareRuns[i].p50, 2)} / ${f(bareRuns[i].p99, 2)} | ${f(r.inboundP50, 2)} / ${
+        f(r.inboundP99, 2)
+      } | ${f(r.platformP50)} / ${f(r.platformP99)} / ${f(r.platformMax)} | ${
+        f(r.conversationsPerSecond)
+      } | ${r.lost} | ${f(r.statements)} | ${f(r.serverCpuMs)} / ${f(r.postgresCpuMs)} |`
     ).join("\n");
-    const m = (name: string, k: keyof LoadResult) => median(results[name].map((r) => r[k]));
-    const ratio = median(results.inbound.map((r, i) => r.rps / results.healthz[i].rps));
-    const row = (name: string, label: string) =>
-      `| ${label} | ${m(name, "rps").toFixed(0)} | ${m(name, "p50").toFixed(2)} | ${
-        m(name, "p99").toFixed(2)
-      } |`;
-    const md = `# POST /webhooks/whatsapp/{channelId}: the inbound 200
+    const rampRows = ramp.map((r) =>
+      `| ${r.rate}/s | ${f(r.conversationsPerSecond)} | ${f(r.inboundP50, 2)} / ${f(r.inboundP99, 2)} | ${
+        f(r.platformP50)
+      } / ${f(r.platformP99)} / ${f(r.platformMax)} | ${r.lost} | ${f(r.statements)} | ${
+        f(r.serverCpuMs)
+      } / ${f(r.postgresCpuMs)} |`
+    ).join("\n");
+    const load = await Deno.readTextFile("/proc/loadavg").catch(() => "?");
+    const md = `# Inbound → reply: signed WhatsApp posts to the Graph call
 
-Measured ${new Date().toISOString()} by \`deno task bench inbound\` on ${navigator.hardwareConcurrency} cores,
-Deno ${Deno.version.deno}; one server process (workers ${
-      Deno.env.get("BENCH_WORKERS") === "0" ? "OFF: the accept path alone" : "on"
-    }), load from a separate process,
-${CONCURRENCY} connections in a closed loop, ${ROUNDS} rounds of ${DURATION_MS / 1000} s per side,
-alternating; medians shown.
+Measured ${new Date().toISOString()} by \`deno task bench inbound\` on ${navigator.hardwareConcurrency} cores
+(load average at the end: ${load.split(" ").slice(0, 3).join(" ")}), Deno ${Deno.version.deno}. ${
+      SPLIT
+        ? "Two server processes (BENCH_SPLIT=1): one serves HTTP only, the other runs the workers"
+        : "One server process (bench/serve_app.ts, workers on)"
+    }, grouping windows ${WINDOW_MS} ms, the model stand-in answering at
+once and the Graph stand-in in the bench process, posts open-loop from a separate process, each message
+from a new sender (a new conversation, one reply). ${ROUNDS} rounds of ${DURATION_MS / 1000} s at ${RATE}/s,
+each beside the same posts at ${RATE}/s to a bare Deno HTTP handler (the baseline of the 200).
+Platform time = Graph call received − inbound 200 received − window − the model's time.
 
-| side | req/s | p50 ms | p99 ms |
-|---|---|---|---|
-${row("healthz", "baseline: GET /healthz (SELECT 1)")}
-${row("inbound", "signed inbound text message (verify, parse, one job INSERT)")}
+| round | bare 200 p50 / p99 ms | inbound 200 p50 / p99 ms | platform p50 / p99 / max ms | conv/s | lost | SQL statements / conv | CPU ms per conversation: server / PostgreSQL |
+|---|---|---|---|---|---|---|---|
+${roundRows}
 
-Open loop (requests sent on schedule, as Meta sends them), each inbound post a new message of one of
-50 senders, stored by the worker meanwhile (${stored} messages stored in all):
+Where the time goes (database clock; median over the rounds of each round's p50 / p99, ms): each job's wait for a
+worker (due → fetched) and its run (fetched → completed):
 
-| rate | healthz p50 ms | healthz p99 ms | inbound p50 ms | inbound p99 ms |
-|---|---|---|---|---|
-${rateRows}
-
-| figure | value | goal |
+| job | wait p50 / p99 | run p50 / p99 |
 |---|---|---|
-| inbound / healthz (throughput) | ${ratio.toFixed(2)}x | |
-| inbound p99, closed loop (saturated) | ${m("inbound", "p99").toFixed(2)} ms | |
 ${
-      RATES.map((r) => `| inbound p99 at ${r}/s | ${mr(`inbound@${r}`, "p99").toFixed(2)} ms | < 20 ms |`)
-        .join("\n")
+      HOP_QUEUES.map((q) => {
+        const m = (k: keyof Hop) => median(runs.map((r) => r.hops[q]?.[k] ?? NaN));
+        return `| ${q} | ${f(m("waitP50"))} / ${f(m("waitP99"))} | ${f(m("runP50"))} / ${f(m("runP99"))} |`;
+      }).join("\n")
     }
+
+Ramp (the posts at higher rates; conv/s = replies per second from the first post to the last reply):
+
+| rate | conv/s | inbound 200 p50 / p99 ms | platform p50 / p99 / max ms | lost | SQL statements / conv | CPU ms/conv server / PostgreSQL |
+|---|---|---|---|---|---|---|
+${rampRows}
+
+| figure (median of the rounds) | value | goal |
+|---|---|---|
+| inbound 200 p99 at ${RATE}/s | ${f(med("inboundP99"), 2)} ms (bare handler ${
+      f(median(bareRuns.map((b) => b.p99)), 2)
+    } ms) | < 20 ms |
+| platform p50 / p99 at ${RATE}/s | ${f(med("platformP50"))} / ${f(med("platformP99"))} ms | p99 < 50 ms |
+| sustained conversations/s: the highest rate kept up with (all replied, at ≥ 90 % of the rate) | ${
+      f(
+        Math.max(
+          0,
+          ...[...runs, ...ramp].filter((r) => !r.lost && r.conversationsPerSecond >= r.rate * 0.9).map((r) =>
+            r.rate
+          ),
+        ),
+        0,
+      )
+    }/s | ${RATE}/s |
+| most conversations/s measured (replies per second while posts came faster) | ${
+      f(Math.max(...[...runs, ...ramp].map((r) => r.conversationsPerSecond)))
+    } | |
+| SQL statements per conversation (median of the rounds) | ${f(med("statements"))} | |
 `;
     await Deno.writeTextFile(RESULTS, md);
     console.log(md);
   } finally {
-    if (child) {
+    const profile = Deno.env.get("BENCH_CPU_PROFILE");
+    if (profile && children.length) {
+      // serve_app.ts writes its CPU profile on SIGUSR2.
+      await Deno.remove(profile).catch(() => {});
+      children[0].kill("SIGUSR2");
+      for (let i = 0; i < 100 && !(await Deno.stat(profile).catch(() => null)); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    for (const child of children) {
       child.kill("SIGTERM");
       await child.status;
     }
+    await statsClient?.end().catch(() => {});
+    await model.shutdown();
+    await graph.shutdown();
     await pg.stop();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }

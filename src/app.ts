@@ -33,6 +33,7 @@ import { replyWindowListener } from "./conversations/pipeline/window.ts";
 import { openAiModel } from "./llm/openai.ts";
 import type { LanguageModel } from "./llm/client.ts";
 import { LiveHub } from "./live/hub.ts";
+import { ChannelCache } from "./channels/cache.ts";
 
 const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
@@ -87,7 +88,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const { applied } = await applyMigrations(databaseUrl);
   if (applied.length) logger.info("applied migrations", { applied });
 
-  const db = options.db ?? createPrisma(databaseUrl);
+  const db = options.db ?? createPrisma(databaseUrl, { max: config.databasePoolSize });
   // The data migration of the secret box: rows stored before it existed are sealed now.
   const secrets = await resolveSecretBox(config);
   const sealed = await sealStoredSecrets(db, secrets, "plaintext");
@@ -110,6 +111,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const live = new LiveHub(databaseUrl, logger);
   await live.start();
   events.subscribe(live.listener());
+  const channels = new ChannelCache(db, secrets, databaseUrl, logger);
+  await channels.start();
   const deps: Deps = {
     db,
     config,
@@ -122,6 +125,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     secrets,
     llm: options.llm ?? openAiModel(config.openai),
     live,
+    channels,
   };
   if (options.workers !== false) {
     await startWebhookDeliveryWorker(jobs, deps);
@@ -219,6 +223,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       peers?.close();
       // Lets the attempts in hand finish (at most one attempt timeout); the rest are retried later.
       await jobs.stop();
+      await channels.stop();
       deps.outbound.close();
       await db.$disconnect();
       await embedded?.stop();

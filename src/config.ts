@@ -76,6 +76,7 @@ const envSchema = z.object({
   CREDITS_EXCHANGE_RATE: z.coerce.number().positive().default(5),
   CREDITS_MARKUP: z.coerce.number().positive().default(3),
   CREDIT_UNIT_PRICE: z.coerce.number().positive().default(0.1),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(200).default(20),
   RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   APP_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -140,6 +141,8 @@ export interface Config {
     markup: number;
     unitPrice: number;
   };
+  /** Connections of the app's Prisma pool (opened as needed): the workers' transactions and the requests share it. */
+  databasePoolSize: number;
   /** Events and their deliveries older than this many days are removed (hourly). */
   retentionDays: number;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -215,6 +218,7 @@ export function loadConfig(env: Env): Config {
       markup: e.CREDITS_MARKUP,
       unitPrice: e.CREDIT_UNIT_PRICE,
     },
+    databasePoolSize: e.DATABASE_POOL_SIZE,
     retentionDays: e.RETENTION_DAYS,
     logLevel: e.LOG_LEVEL,
     appEnv: e.APP_ENV,

@@ -11,6 +11,7 @@ import type { JobQueue } from "./shared/jobs.ts";
 import type { SecretBox } from "./shared/secret_box.ts";
 import type { LanguageModel } from "./llm/client.ts";
 import type { LiveHub } from "./live/hub.ts";
+import type { ChannelCache } from "./channels/cache.ts";
 
 export interface Deps {
   db: Db;
@@ -29,6 +30,8 @@ export interface Deps {
   llm: LanguageModel;
   /** Live events of every process of the database, for subscriptions (live/hub.ts). */
   live: LiveHub;
+  /** This process' WhatsApp channels with their opened secrets, forgotten on change (channels/cache.ts). */
+  channels: ChannelCache;
 }
 
 /** Deps plus the actor resolved for the request's workspace. */

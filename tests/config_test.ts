@@ -14,6 +14,14 @@ Deno.test("loadConfig() applies the operator contract's defaults", () => {
   assert.deepEqual(c.outboundAllowlist, []);
   assert.deepEqual(c.groupingMs, { FAST: 2000, MEDIUM: 5000, SLOW: 10000 });
   assert.equal(c.llmTimeoutMs, 60000);
+  assert.equal(c.databasePoolSize, 20);
+});
+
+Deno.test("loadConfig() takes DATABASE_POOL_SIZE between 2 and 200", () => {
+  assert.equal(loadConfig({ DATABASE_POOL_SIZE: "8" }).databasePoolSize, 8);
+  for (const bad of ["1", "201", "many"]) {
+    assert.throws(() => loadConfig({ DATABASE_POOL_SIZE: bad }), /DATABASE_POOL_SIZE/);
+  }
 });
 
 Deno.test("loadConfig() takes the grouping windows in ms and refuses zero or non-numbers", () => {

@@ -11,6 +11,7 @@ import { assertId } from "../shared/validation.ts";
 import { dbAppError } from "../shared/db_errors.ts";
 import { findAgentOr404 } from "../agents/service.ts";
 import type { ChannelSecrets, createChannelSchema, updateChannelSchema } from "./schemas.ts";
+import { announceChannelChange } from "./cache.ts";
 
 /** Every stored column of the Channel view (inboundUrl is computed; credentials never). */
 export const channelSelect = {
@@ -111,19 +112,24 @@ export async function updateChannel(
     credentials = ctx.secrets.seal(JSON.stringify({ ...stored, ...changed }));
   }
   // Compare-and-set on the sealed value: two PATCHes of different keys at once cannot lose one.
-  const row = await uniquePhone(async () => {
-    const n = await ctx.db.channel.updateMany({
-      where: { id: current.id, credentials: current.credentials },
-      data: { label: data.label, phoneNumberId, credentials },
-    });
-    if (n.count !== 1) {
-      throw conflict(
-        "CONCURRENT_CHANGE",
-        "A concurrent change got in the way; nothing was changed. Try again.",
-      );
-    }
-    return await ctx.db.channel.findUniqueOrThrow({ where: { id: current.id }, select: channelSelect });
-  });
+  const row = await uniquePhone(() =>
+    ctx.db.$transaction(async (tx) => {
+      const n = await tx.channel.updateMany({
+        where: { id: current.id, credentials: current.credentials },
+        data: { label: data.label, phoneNumberId, credentials },
+      });
+      if (n.count !== 1) {
+        throw conflict(
+          "CONCURRENT_CHANGE",
+          "A concurrent change got in the way; nothing was changed. Try again.",
+        );
+      }
+      // Every process' channel cache forgets it when this commits.
+      await announceChannelChange(tx, current.id);
+      return await tx.channel.findUniqueOrThrow({ where: { id: current.id }, select: channelSelect });
+    })
+  );
+  ctx.channels.forget(current.id);
   return channelView(ctx, row);
 }
 
@@ -132,7 +138,11 @@ export async function deleteChannel(
   ids: { agentId: string; channelId: string },
 ): Promise<void> {
   const current = await findChannelOr404(ctx, ids.agentId, ids.channelId);
-  await ctx.db.channel.deleteMany({ where: { id: current.id } });
+  await ctx.db.$transaction(async (tx) => {
+    await tx.channel.deleteMany({ where: { id: current.id } });
+    await announceChannelChange(tx, current.id);
+  });
+  ctx.channels.forget(current.id);
 }
 
 /** The sealed secrets of a channel, opened. */

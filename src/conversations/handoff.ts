@@ -10,7 +10,7 @@ import type { Tx } from "../db/client.ts";
 import { AppError } from "../shared/errors.ts";
 import { restRow } from "../reads/rest.ts";
 import { conversationView } from "./views.ts";
-import { storeOutgoing } from "./outbound.ts";
+import { sendsCommitted, storeOutgoing } from "./outbound.ts";
 import { scheduleTimers } from "./timers.ts";
 
 export type HumanReason = "TAG" | "ESCALATION" | "MANUAL";
@@ -136,6 +136,7 @@ export async function humanReply(
     }]);
     await scheduleTimers(ctx, tx, id);
   });
+  sendsCommitted(ctx, conv.channel.type);
   return await answer(ctx, id);
 }
 

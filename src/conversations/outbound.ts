@@ -84,6 +84,14 @@ export async function storeOutgoing(
   return ids;
 }
 
+/**
+ * After the transaction of storeOutgoing committed: a send worker of this process takes the new
+ * sends now (the queue has no NOTIFY, which would wake every send worker of every process).
+ */
+export function sendsCommitted(deps: Pick<Deps, "jobs">, channelType: string): void {
+  if (channelType === "WHATSAPP") deps.jobs.wake(MESSAGE_SEND_QUEUE);
+}
+
 /** The channel secrets as stored (sealed JSON, written by the channels API). */
 interface ChannelSecrets {
   phoneNumberId?: string;
@@ -100,16 +108,25 @@ export async function sendMessage(
   },
   job: SendJob,
 ): Promise<void> {
-  const message = await deps.db.message.findUnique({
-    where: { id: job.messageId },
-    select: {
-      id: true,
-      status: true,
-      content: true,
-      channel: { select: { type: true, phoneNumberId: true, credentials: true } },
-      conversation: { select: { contact: { select: { externalId: true } } } },
-    },
-  });
+  // One statement (Prisma would read each relation apart): the message, its channel and recipient.
+  const [message] = await deps.db.$queryRaw<
+    Array<{
+      id: string;
+      status: string;
+      content: string;
+      channel: { type: string; phoneNumberId: string | null; credentials: string | null };
+      to: string;
+    }>
+  >`
+    SELECT m.id, m.status::text AS status, m.content,
+           json_build_object('type', ch.type, 'phoneNumberId', ch."phoneNumberId", 'credentials', ch.credentials)
+             AS channel,
+           ct."externalId" AS "to"
+      FROM "Message" m
+      JOIN "Channel" ch ON ch.id = m."channelId"
+      JOIN "Conversation" c ON c.id = m."conversationId"
+      JOIN "Contact" ct ON ct.id = c."contactId"
+     WHERE m.id = ${job.messageId}`;
   if (!message) return;
   // Attempt 1 needs PENDING; a retry continues a FAILED one it was scheduled for.
   if (!(message.status === "PENDING" || (job.attempt > 1 && message.status === "FAILED"))) return;
@@ -133,7 +150,7 @@ export async function sendMessage(
       graphUrl: deps.config.whatsappGraphUrl,
       phoneNumberId,
       accessToken: secrets.accessToken,
-      to: message.conversation.contact.externalId,
+      to: message.to,
       body: message.content,
     })
     : {

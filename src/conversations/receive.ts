@@ -84,12 +84,6 @@ export async function receiveCustomerMessage(
   }
 }
 
-async function isStored(tx: Tx, channelId: string, externalId: string | null): Promise<boolean> {
-  if (externalId === null) return false;
-  const found = await tx.message.findFirst({ where: { channelId, externalId }, select: { id: true } });
-  return found !== null;
-}
-
 async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage): Promise<Received> {
   const now = deps.clock.now();
   const name = m.contact.name?.trim() || null;
@@ -101,13 +95,17 @@ async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage
     ON CONFLICT ("workspaceId", "externalId")
     DO UPDATE SET name = COALESCE(${name}::text, "Contact".name)
     RETURNING id`;
-  if (await isStored(tx, channel.id, m.externalId)) throw new AlreadyStored();
-
-  const open = await tx.conversation.findFirst({
-    where: { channelId: channel.id, contactId: contact.id, status: { in: ["OPEN", "HUMAN"] } },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    select: { id: true },
-  });
+  // After the lock (a statement of its own, so this one's snapshot sees what the lock waited for):
+  // whether the message is stored already, and the contact's OPEN or HUMAN conversation.
+  const [found] = await tx.$queryRaw<Array<{ stored: boolean; open: string | null }>>`
+    SELECT (${m.externalId}::text IS NOT NULL AND EXISTS (
+              SELECT 1 FROM "Message" WHERE "channelId" = ${channel.id} AND "externalId" = ${m.externalId}::text
+            )) AS stored,
+           (SELECT id FROM "Conversation"
+             WHERE "channelId" = ${channel.id} AND "contactId" = ${contact.id} AND status IN ('OPEN', 'HUMAN')
+             ORDER BY "createdAt" DESC, id DESC LIMIT 1) AS open`;
+  if (found.stored) throw new AlreadyStored();
+  const open = found.open === null ? null : { id: found.open };
   const conversationId = open?.id ?? (await tx.conversation.create({
     data: {
       workspaceId: channel.workspaceId,

@@ -10,7 +10,7 @@ import type { Deps } from "../context.ts";
 import type { Tx } from "../db/client.ts";
 import { autoCloseDueAt, isDue, reminderDueAt } from "./timing.ts";
 import { shapeReply } from "./shaping.ts";
-import { storeOutgoing } from "./outbound.ts";
+import { sendsCommitted, storeOutgoing } from "./outbound.ts";
 import { closeConversation } from "./handoff.ts";
 
 export const CONVERSATION_TIMER_QUEUE = "conversation-timer";
@@ -30,16 +30,28 @@ const TIMES = {
   reminderSentAt: true,
 } as const;
 
+/** What the timers are computed from: the conversation's times and status, the agent's settings. */
+export interface TimerState {
+  lastMessageAt: Date | null;
+  lastContactMessageAt: Date | null;
+  lastAgentMessageAt: Date | null;
+  reminderSentAt: Date | null;
+  status: string;
+  agent: { autoCloseMinutes: number; enabledReminder: boolean };
+}
+
 /**
  * Inside `tx`, after the conversation's times changed: a job for the reminder (when one is due
- * and the agent sends reminders) and one for the auto-close, each at its due time.
+ * and the agent sends reminders) and one for the auto-close, each at its due time. `known`: the
+ * state as the caller has just written it in `tx` (saves reading it again).
  */
 export async function scheduleTimers(
   deps: Pick<Deps, "jobs" | "clock">,
   tx: Tx,
   conversationId: string,
+  known?: TimerState,
 ): Promise<void> {
-  const conv = await tx.conversation.findUnique({
+  const conv: TimerState | null = known ?? await tx.conversation.findUnique({
     where: { id: conversationId },
     select: { ...TIMES, status: true, agent: { select: { autoCloseMinutes: true, enabledReminder: true } } },
   });
@@ -90,7 +102,7 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
   }
   const now = deps.clock.now();
   if (!isDue(reminderDueAt(conv, conv.agent.autoCloseMinutes), now)) return;
-  await deps.db.$transaction(async (tx) => {
+  const sent = await deps.db.$transaction(async (tx) => {
     // Claims this silence's reminder: the times must be those checked above, so only one process
     // (and no stale job) gets here.
     const claimed = await tx.conversation.updateMany({
@@ -103,7 +115,7 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
       },
       data: { reminderSentAt: now },
     });
-    if (claimed.count !== 1) return;
+    if (claimed.count !== 1) return false;
     // The reminder does not move lastMessageAt: the auto-close still counts from the last exchange.
     const parts = shapeReply(REMINDER_TEXT, conv.agent);
     await storeOutgoing(
@@ -120,7 +132,9 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
         content,
       })),
     );
+    return true;
   });
+  if (sent) sendsCommitted(deps, conv.channel.type);
 }
 
 async function runAutoClose(deps: Deps, conversationId: string): Promise<void> {

@@ -34,6 +34,8 @@ export interface EmbeddedOptions {
   /** false: a throwaway cluster whose files are deleted on stop (the test runner's). */
   persistent?: boolean;
   logger?: Logger;
+  /** More server settings, `name=value` each (benchmarks: `shared_preload_libraries=pg_stat_statements`). */
+  settings?: string[];
 }
 
 /**
@@ -171,7 +173,10 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     persistent,
     createPostgresUser: true,
     // Tuned for a small machine and many short-lived test databases.
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300", "-c", "fsync=on"],
+    postgresFlags: [
+      ...["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300", "-c", "fsync=on"],
+      ...(options.settings ?? []).flatMap((s) => ["-c", s]),
+    ],
     onLog: (m: string) => options.logger?.debug("postgres", { line: m.trim() }),
     onError: (e: unknown) => options.logger?.error("postgres", { error: String(e) }),
   });

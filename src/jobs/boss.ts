@@ -32,6 +32,10 @@ export class Jobs implements JobQueue {
   readonly #logger: Logger;
   readonly #timers = new Set<ReturnType<typeof setTimeout>>();
   readonly #drains: Array<(timeoutMs: number) => Promise<void>> = [];
+  /** Per queue, the last idle worker woken (wake() takes them in turn). */
+  readonly #turns = new Map<string, number>();
+  /** Per queue, jobs announced by wake() and not yet taken by this process' workers (a hint). */
+  readonly #due = new Map<string, number>();
   #stopped = false;
 
   constructor(databaseUrl: string, logger: Logger, options: BossOptions = {}) {
@@ -80,7 +84,11 @@ export class Jobs implements JobQueue {
     // A few ms late on purpose: the database's clock decides when the job is due. Jobs due much later
     // (conversation timers, an hour ahead) are left to the workers' polling rather than holding a
     // timer each in memory.
-    if (delayMs > 0 && delayMs <= WAKE_TIMER_MAX_MS) this.#wakeLater(queue, delayMs + 15);
+    if (delayMs > 0 && delayMs <= WAKE_TIMER_MAX_MS) {
+      this.#wakeLater(queue, delayMs + 3);
+      // In case the first came before the enqueuing transaction committed (its fetch found nothing).
+      this.#wakeLater(queue, delayMs + 50, false);
+    }
   }
 
   /**
@@ -93,7 +101,17 @@ export class Jobs implements JobQueue {
     options: WorkOptions,
     handler: (jobs: Job<T>[]) => Promise<void>,
   ): Promise<void> {
-    await this.boss.work<T>(queue, options, handler);
+    await this.boss.work<T>(queue, options, async (jobs) => {
+      const due = Math.max(0, (this.#due.get(queue) ?? 0) - jobs.length);
+      this.#due.set(queue, due);
+      try {
+        await handler(jobs);
+      } finally {
+        // Jobs were announced to this process that no worker has taken yet (their wake-ups fell on
+        // busy workers and collapsed): fetch again at once instead of after the polling interval.
+        if ((this.#due.get(queue) ?? 0) > 0) this.#wakeBusy(queue);
+      }
+    });
   }
 
   /**
@@ -114,19 +132,51 @@ export class Jobs implements JobQueue {
     this.#drains.push(drain);
   }
 
-  /** Wakes this process' idle workers of `queue` so they fetch now. */
+  /**
+   * One job of `queue` is due (committed): wakes one of this process' idle workers of it (in turn, so jobs due
+   * together spread over them), or when none is idle one busy worker, which fetches again as soon
+   * as its job is done. One at a time, since each woken worker runs a fetch query.
+   */
   wake(queue: string): void {
     if (this.#stopped) return;
+    this.#due.set(queue, (this.#due.get(queue) ?? 0) + 1);
+    this.#notifyOne(queue);
+  }
+
+  #notifyOne(queue: string): void {
+    if (this.#stopped) return;
+    const workers = this.boss.getWipData().filter((w) => w.name === queue);
+    if (!workers.length) {
+      // No worker of it here (a process that only serves HTTP): the processes that have one hear it
+      // on pg-boss's own NOTIFY channel.
+      this.boss.getDb().executeSql(
+        `SELECT pg_notify('pgboss_' || left(encode(sha224($1::bytea), 'hex'), 24), $2)`,
+        [BOSS_SCHEMA, queue],
+      ).catch((error) => this.#logger.warn("job wake-up NOTIFY failed", { queue, error: String(error) }));
+      return;
+    }
+    const idle = workers.filter((w) => w.count === 0);
+    const pool = idle.length ? idle : workers;
+    const turn = (this.#turns.get(queue) ?? 0) + 1;
+    this.#turns.set(queue, turn);
+    this.boss.notifyWorker(pool[turn % pool.length].id);
+  }
+
+  /** The workers of `queue` holding jobs fetch again right after them (a backlog is being worked). */
+  #wakeBusy(queue: string): void {
+    if (this.#stopped) return;
     for (const worker of this.boss.getWipData()) {
-      if (worker.name === queue) this.boss.notifyWorker(worker.id);
+      if (worker.name === queue && worker.count > 0) this.boss.notifyWorker(worker.id);
     }
   }
 
-  #wakeLater(queue: string, ms: number): void {
+  /** `counted` false: a second try for a job already announced (not one more job due). */
+  #wakeLater(queue: string, ms: number, counted = true): void {
     if (this.#stopped) return;
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
-      this.wake(queue);
+      if (counted) this.wake(queue);
+      else if ((this.#due.get(queue) ?? 0) > 0) this.#notifyOne(queue);
     }, ms);
     this.#timers.add(timer);
   }

@@ -13,4 +13,9 @@ export interface EnqueueOptions {
 export interface JobQueue {
   /** Enqueues one job per item of `data` on `queue`, inside `tx`. */
   enqueue(tx: Tx, queue: string, data: object[], options?: EnqueueOptions): Promise<void>;
+  /**
+   * After the transaction that enqueued a job of `queue` committed: one of this process' workers
+   * fetches it now. For queues without NOTIFY (which wakes every worker of every process).
+   */
+  wake(queue: string): void;
 }

@@ -6,7 +6,8 @@
 import type { Deps } from "../../context.ts";
 import type { MessageStatus } from "../../generated/prisma/enums.ts";
 import { applyStatus, receiveCustomerMessage } from "../../conversations/receive.ts";
-import { type InboundMessage, parseWebhookPayload } from "./inbound.ts";
+import { type InboundMessage, type InboundParse, parseWebhookPayload } from "./inbound.ts";
+import type { InboundChannel } from "../cache.ts";
 
 export const WHATSAPP_INBOUND_QUEUE = "whatsapp-inbound";
 
@@ -31,17 +32,33 @@ function payloadOf(m: InboundMessage) {
 }
 
 export async function processInbound(deps: Deps, job: InboundJob): Promise<void> {
-  const channel = await deps.db.channel.findFirst({
-    where: { id: job.channelId, type: "WHATSAPP" },
-    select: { id: true, workspaceId: true, agentId: true, phoneNumberId: true },
-  });
-  // Deleted since the post was accepted: its conversations went with it.
-  if (!channel) return;
   const parsed = parseWebhookPayload(JSON.parse(job.body));
   if (!parsed.ok) {
-    deps.logger.warn("whatsapp payload refused by the worker", { channelId: channel.id });
+    deps.logger.warn("whatsapp payload refused by the worker", { channelId: job.channelId });
     return;
   }
+  let channel = await deps.channels.whatsapp(job.channelId);
+  // A record of another number: read the channel again before skipping it (its number may have changed).
+  const numbers = [...parsed.messages, ...parsed.statuses].map((r) => r.phoneNumberId);
+  if (channel && numbers.some((n) => n !== channel!.phoneNumberId)) {
+    channel = await deps.channels.fresh(job.channelId);
+  }
+  // Deleted since the post was accepted: its conversations went with it.
+  if (!channel) return;
+  try {
+    await store(deps, channel, parsed);
+  } catch (error) {
+    // Perhaps the channel (or its agent) was deleted meanwhile: the retry reads it again.
+    deps.channels.forget(channel.id);
+    throw error;
+  }
+}
+
+async function store(
+  deps: Deps,
+  channel: InboundChannel,
+  parsed: Extract<InboundParse, { ok: true }>,
+): Promise<void> {
   for (const error of parsed.accountErrors) {
     deps.logger.warn("whatsapp account error", {
       channelId: channel.id,

@@ -9,40 +9,52 @@ import type { Deps } from "../../context.ts";
 import { AppError, badRequest, forbidden, notFound, unauthorized } from "../../shared/errors.ts";
 import { decodeUtf8, readBody } from "../../shared/http_body.ts";
 import { isRowId } from "../../shared/pagination.ts";
-import { openSecrets } from "../service.ts";
+import type { InboundChannel } from "../cache.ts";
 import { verifyHandshake, verifyHubSignature } from "./signature.ts";
 import { parseWebhookPayload } from "./inbound.ts";
 import { type InboundJob, WHATSAPP_INBOUND_QUEUE } from "./process.ts";
 
-async function channelOr404(deps: Deps, channelId: string) {
-  const channel = isRowId(channelId)
-    ? await deps.db.channel.findFirst({
-      where: { id: channelId, type: "WHATSAPP" },
-      select: { id: true, phoneNumberId: true, credentials: true },
-    })
-    : null;
-  if (!channel?.credentials) throw notFound("Channel");
-  return { ...channel, secrets: openSecrets(deps, channel.credentials) };
+/**
+ * The channel as this process remembers it; `passes` says whether the request is fine by it. A
+ * remembered channel that refuses is read again before the answer (its secrets or number may have
+ * just changed: channels/cache.ts).
+ */
+async function channelOr404(
+  deps: Deps,
+  channelId: string,
+  passes: (channel: InboundChannel) => boolean,
+): Promise<{ channel: InboundChannel; passed: boolean }> {
+  let channel = isRowId(channelId) ? await deps.channels.whatsapp(channelId) : null;
+  if (channel && !passes(channel)) channel = await deps.channels.fresh(channelId);
+  if (!channel) throw notFound("Channel");
+  return { channel, passed: passes(channel) };
 }
 
 export function whatsappRoutes(deps: Deps): Hono {
   const r = new Hono();
 
   r.get("/webhooks/whatsapp/:channelId", async (c) => {
-    const channel = await channelOr404(deps, c.req.param("channelId"));
-    const challenge = verifyHandshake(new URL(c.req.url).searchParams, channel.secrets.verifyToken ?? "");
-    if (challenge === null) throw forbidden("The verify token does not match the channel's.");
-    return c.text(challenge, 200);
+    const params = new URL(c.req.url).searchParams;
+    const challengeOf = (channel: InboundChannel) =>
+      verifyHandshake(params, channel.secrets.verifyToken ?? "");
+    const { channel, passed } = await channelOr404(
+      deps,
+      c.req.param("channelId"),
+      (ch) => challengeOf(ch) !== null,
+    );
+    if (!passed) throw forbidden("The verify token does not match the channel's.");
+    return c.text(challengeOf(channel)!, 200);
   });
 
   r.post("/webhooks/whatsapp/:channelId", async (c) => {
-    const channel = await channelOr404(deps, c.req.param("channelId"));
+    const channelId = c.req.param("channelId");
+    // Unknown ids answer 404 before the body is read.
+    if (!isRowId(channelId) || !(await deps.channels.whatsapp(channelId))) throw notFound("Channel");
     const raw = await readBody(c.req.raw);
-    if (
-      !verifyHubSignature(raw, c.req.header("x-hub-signature-256") ?? null, channel.secrets.appSecret ?? "")
-    ) {
-      throw unauthorized("Missing or wrong X-Hub-Signature-256.");
-    }
+    const signature = c.req.header("x-hub-signature-256") ?? null;
+    const signed = (ch: InboundChannel) => verifyHubSignature(raw, signature, ch.secrets.appSecret ?? "");
+    let { channel, passed } = await channelOr404(deps, channelId, signed);
+    if (!passed) throw unauthorized("Missing or wrong X-Hub-Signature-256.");
     const text = decodeUtf8(raw);
     let json: unknown;
     try {
@@ -52,11 +64,19 @@ export function whatsappRoutes(deps: Deps): Hono {
     }
     const parsed = parseWebhookPayload(json);
     if (!parsed.ok) throw badRequest("The payload is not a WhatsApp messages webhook.", parsed.problems);
-    const mine = (r: { phoneNumberId: string }) => r.phoneNumberId === channel.phoneNumberId;
-    if (parsed.messages.some(mine) || parsed.statuses.some(mine)) {
+    const mine = (ch: InboundChannel) => (r: { phoneNumberId: string }) =>
+      r.phoneNumberId === ch.phoneNumberId;
+    const anyMine = (ch: InboundChannel) => parsed.messages.some(mine(ch)) || parsed.statuses.some(mine(ch));
+    // None of this number's: read the channel again before ignoring them (its number may have just changed).
+    if (!anyMine(channel)) {
+      ({ channel, passed } = await channelOr404(deps, channelId, (ch) => signed(ch) && anyMine(ch)));
+    }
+    if (passed) {
       const job: InboundJob = { channelId: channel.id, body: text };
       // One INSERT in its own (implicit) transaction: durable once this answers 200.
       await deps.jobs.enqueue(deps.db, WHATSAPP_INBOUND_QUEUE, [job]);
+      // Committed: a worker of this process takes it now (the queue has no NOTIFY; see whatsapp_inbound.ts).
+      deps.jobs.wake(WHATSAPP_INBOUND_QUEUE);
     }
     return c.body(null, 200);
   });

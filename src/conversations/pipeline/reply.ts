@@ -14,7 +14,7 @@ import { intentsForTypes, parseIntentTags, replaceTags, SKIPPING_INTENT } from "
 import { callIntentWebhook } from "../intent_call.ts";
 import { shapeReply } from "../shaping.ts";
 import { mayReplyToday, utcDay } from "../timing.ts";
-import { storeOutgoing } from "../outbound.ts";
+import { sendsCommitted, storeOutgoing } from "../outbound.ts";
 import { transferToHuman } from "../handoff.ts";
 import { scheduleTimers } from "../timers.ts";
 import { REPLY_QUEUE, type ReplyJob } from "./window.ts";
@@ -67,23 +67,20 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
     });
     throw error;
   }
-  await deps.db.$transaction(async (tx) => {
-    await tx.conversation.updateMany({
-      where: { id, replyClaimedAt: claimedAt },
-      data: { replyClaimedAt: null },
+  // Releases the claim in one statement, which also tells whether a message arrived during the
+  // reply (its job found the claim): answered next, by a follow-up job. That job is a shortcut, not
+  // the guarantee: the message's own job is being retried meanwhile (ReplyInProgress).
+  const [next] = await deps.db.$queryRaw<Array<{ due: Date | null; pending: boolean }>>`
+    UPDATE "Conversation" c SET "replyClaimedAt" = NULL
+     WHERE c.id = ${id} AND c."replyClaimedAt" = ${claimedAt}
+    RETURNING c."replyDueAt" AS due, c.status = 'OPEN' AND EXISTS (
+      SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER'
+         AND m."answeredAt" IS NULL) AS pending`;
+  if (next?.pending && next.due) {
+    await deps.jobs.enqueue(deps.db, REPLY_QUEUE, [{ conversationId: id } satisfies ReplyJob], {
+      startAfterMs: next.due.getTime() - deps.clock.now().getTime(),
     });
-    // A message that arrived during the reply and whose job found the claim: answered next.
-    const [next] = await tx.$queryRaw<Array<{ due: Date | null }>>`
-      SELECT c."replyDueAt" AS due FROM "Conversation" c
-       WHERE c.id = ${id} AND c.status = 'OPEN' AND EXISTS (
-         SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER'
-            AND m."answeredAt" IS NULL)`;
-    if (next?.due) {
-      await deps.jobs.enqueue(tx, REPLY_QUEUE, [{ conversationId: id } satisfies ReplyJob], {
-        startAfterMs: next.due.getTime() - deps.clock.now().getTime(),
-      });
-    }
-  });
+  }
 }
 
 interface Plan {
@@ -92,26 +89,67 @@ interface Plan {
   usage: { inputTokens: number; outputTokens: number } | null;
 }
 
+/**
+ * What a reply needs, read in one statement (Prisma would read each relation apart): the
+ * conversation, its channel, contact, agent and intents, the customer messages not yet handled, and
+ * the history before them.
+ */
+interface Loaded extends Conv {
+  status: string;
+  channelId: string;
+  channelType: string;
+  agent: Conv["agent"] & {
+    status: string;
+    maxDailyMessages: number | null;
+    autoCloseMinutes: number;
+    enabledReminder: boolean;
+  };
+  intents: StoredIntent[];
+  pending: Array<{ id: string; type: string; content: string }>;
+  /** The latest messages before the window, oldest first; customer messages not yet handled are not history. */
+  history: Array<{ id: string; sender: PromptMessage["sender"]; content: string }>;
+}
+
+/** Messages of history read for the prompt (prompt.ts bounds what it uses of them). */
+const HISTORY_MESSAGES = 60;
+
+async function load(deps: Deps, id: string): Promise<Loaded | null> {
+  const [row] = await deps.db.$queryRaw<Loaded[]>`
+    SELECT c.id, c."workspaceId", c."agentId", c.status::text AS status, c."channelId",
+           ch.type::text AS "channelType",
+           json_build_object('id', ct.id, 'name', ct.name) AS contact,
+           json_build_object('id', a.id, 'name', a.name, 'status', a.status, 'systemPrompt', a."systemPrompt",
+             'trainingContext', a."trainingContext", 'model', a.model, 'temperature', a.temperature,
+             'enabledHumanTransfer', a."enabledHumanTransfer", 'splitMessages', a."splitMessages",
+             'enabledEmoji', a."enabledEmoji", 'signMessages', a."signMessages",
+             'maxDailyMessages', a."maxDailyMessages", 'autoCloseMinutes', a."autoCloseMinutes",
+             'enabledReminder', a."enabledReminder") AS agent,
+           (SELECT COALESCE(json_agg(json_build_object('name', i.name, 'tag', i.tag, 'description', i.description,
+                     'requiredFields', i."requiredFields", 'triggerOnTypes', i."triggerOnTypes"::text[],
+                     'webhookUrl', i."webhookUrl", 'webhookMethod', i."webhookMethod")
+                     ORDER BY i."createdAt", i.id), '[]')
+              FROM "Intent" i WHERE i."agentId" = a.id) AS intents,
+           (SELECT COALESCE(json_agg(json_build_object('id', m.id, 'type', m.type, 'content', m.content)
+                     ORDER BY m."createdAt", m.id), '[]')
+              FROM "Message" m
+             WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL) AS pending,
+           (SELECT COALESCE(json_agg(json_build_object('id', h.id, 'sender', h."senderKind", 'content', h.content)
+                     ORDER BY h."createdAt", h.id), '[]')
+              FROM (SELECT m.id, m."senderKind", m.content, m."createdAt" FROM "Message" m
+                     WHERE m."conversationId" = c.id AND NOT (m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL)
+                     ORDER BY m."createdAt" DESC, m.id DESC LIMIT ${HISTORY_MESSAGES}) h) AS history
+      FROM "Conversation" c
+      JOIN "Channel" ch ON ch.id = c."channelId"
+      JOIN "Contact" ct ON ct.id = c."contactId"
+      JOIN "Agent" a ON a.id = c."agentId"
+     WHERE c.id = ${id}`;
+  return row ?? null;
+}
+
 async function reply(deps: Deps, id: string): Promise<void> {
-  const conv = await deps.db.conversation.findUnique({
-    where: { id },
-    select: {
-      id: true,
-      workspaceId: true,
-      agentId: true,
-      status: true,
-      channelId: true,
-      channel: { select: { type: true } },
-      contact: { select: { id: true, name: true } },
-      agent: true,
-    },
-  });
+  const conv = await load(deps, id);
   if (!conv) return;
-  const pending = await deps.db.message.findMany({
-    where: { conversationId: id, senderKind: "CUSTOMER", answeredAt: null },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    select: { id: true, type: true, content: true },
-  });
+  const { pending } = conv;
   if (!pending.length) return;
   const ids = pending.map((m) => m.id);
   const { agent } = conv;
@@ -127,16 +165,22 @@ async function reply(deps: Deps, id: string): Promise<void> {
     }
   }
 
-  await deps.db.$transaction(async (tx) => {
+  const sent = await deps.db.$transaction(async (tx) => {
     const now = deps.clock.now();
     await tx.message.updateMany({ where: { id: { in: ids } }, data: { answeredAt: now } });
-    if (!plan.parts.length && !plan.transfer) return;
+    if (!plan.parts.length && !plan.transfer) return false;
     // Taken over or closed while the model was thinking: a person has it now, nothing is sent.
-    const open = await tx.conversation.updateMany({
+    const [open] = await tx.conversation.updateManyAndReturn({
       where: { id, status: "OPEN" },
       data: plan.parts.length ? { lastMessageAt: now, lastAgentMessageAt: now } : { updatedAt: now },
+      select: {
+        lastMessageAt: true,
+        lastContactMessageAt: true,
+        lastAgentMessageAt: true,
+        reminderSentAt: true,
+      },
     });
-    if (open.count !== 1) return;
+    if (!open) return false;
     await storeOutgoing(
       deps,
       tx,
@@ -146,7 +190,7 @@ async function reply(deps: Deps, id: string): Promise<void> {
         agentId: conv.agentId,
         conversationId: id,
         channelId: conv.channelId,
-        channelType: conv.channel.type,
+        channelType: conv.channelType,
         sender: "AI" as const,
         content,
         // The call's usage on the first part; the others cost nothing more.
@@ -155,8 +199,16 @@ async function reply(deps: Deps, id: string): Promise<void> {
       })),
     );
     if (plan.transfer) await transferToHuman(deps, tx, conv, plan.transfer);
-    await scheduleTimers(deps, tx, id);
+    // The times as the UPDATE above left them (the row is locked): the timers need no read of their own.
+    const { autoCloseMinutes, enabledReminder } = conv.agent;
+    await scheduleTimers(deps, tx, id, {
+      ...open,
+      status: plan.transfer ? "HUMAN" : "OPEN",
+      agent: { autoCloseMinutes, enabledReminder },
+    });
+    return plan.parts.length > 0;
   });
+  if (sent) sendsCommitted(deps, conv.channelType);
 }
 
 /** decisions.md: the agent's AI messages to this contact in the current UTC day, against maxDailyMessages. */
@@ -205,39 +257,18 @@ interface StoredIntent extends PromptIntent {
 /** The model call and what its tags say: the parts to send and a transfer, if any. */
 async function generate(
   deps: Deps,
-  conv: Conv,
+  conv: Conv & { intents: StoredIntent[]; history: Loaded["history"] },
   pending: Array<{ id: string; type: string; content: string }>,
 ): Promise<Plan> {
   const { agent } = conv;
   const log = { conversationId: conv.id, agentId: agent.id };
   const pendingIds = new Set(pending.map((m) => m.id));
   // The latest messages before the window; customer messages newer than the claim are not history.
-  const earlier = await deps.db.message.findMany({
-    where: { conversationId: conv.id, NOT: { senderKind: "CUSTOMER", answeredAt: null } },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: 60,
-    select: { id: true, senderKind: true, content: true },
-  });
-  const history: PromptMessage[] = earlier.reverse().filter((m) => !pendingIds.has(m.id)).map((m) => ({
-    sender: m.senderKind,
+  const history: PromptMessage[] = conv.history.filter((m) => !pendingIds.has(m.id)).map((m) => ({
+    sender: m.sender,
     content: m.content,
   }));
-  const stored = await deps.db.intent.findMany({
-    where: { agentId: agent.id },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-  });
-  const intents: StoredIntent[] = intentsForTypes(
-    stored.map((i) => ({
-      name: i.name,
-      tag: i.tag,
-      description: i.description,
-      requiredFields: i.requiredFields as unknown as StoredIntent["requiredFields"],
-      triggerOnTypes: i.triggerOnTypes,
-      webhookUrl: i.webhookUrl,
-      webhookMethod: i.webhookMethod,
-    })),
-    pending.map((m) => m.type),
-  );
+  const intents: StoredIntent[] = intentsForTypes(conv.intents, pending.map((m) => m.type));
   const prompt = buildReplyPrompt({
     agent,
     intents,

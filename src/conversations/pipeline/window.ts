@@ -7,7 +7,7 @@
  */
 import type { Deps } from "../../context.ts";
 import type { EventListener } from "../../shared/events.ts";
-import { scheduleTimers } from "../timers.ts";
+import { scheduleTimers, type TimerState } from "../timers.ts";
 
 export const REPLY_QUEUE = "conversation-reply";
 
@@ -20,17 +20,23 @@ export function replyWindowListener(deps: Pick<Deps, "jobs" | "clock" | "config"
     if (event.type !== "message.received" || !event.conversationId) return;
     const now = deps.clock.now();
     const { FAST, MEDIUM, SLOW } = deps.config.groupingMs;
-    const [row] = await tx.$queryRaw<Array<{ due: Date }>>`
+    // Also returns what the timers are computed from, so they need no read of their own.
+    const [row] = await tx.$queryRaw<Array<Omit<TimerState, "agent"> & TimerState["agent"] & { due: Date }>>`
       UPDATE "Conversation" c
          SET "replyDueAt" = ${now}::timestamptz + make_interval(secs => (CASE a."messageGroupingTime"
                WHEN 'FAST' THEN ${FAST}::int WHEN 'SLOW' THEN ${SLOW}::int ELSE ${MEDIUM}::int END) / 1000.0)
         FROM "Agent" a
        WHERE c.id = ${event.conversationId} AND a.id = c."agentId" AND c.status <> 'CLOSED'
-      RETURNING c."replyDueAt" AS due`;
+      RETURNING c."replyDueAt" AS due, c."lastMessageAt", c."lastContactMessageAt", c."lastAgentMessageAt",
+                c."reminderSentAt", c.status::text AS status, a."autoCloseMinutes", a."enabledReminder"`;
     if (!row) return;
     await deps.jobs.enqueue(tx, REPLY_QUEUE, [{ conversationId: event.conversationId } satisfies ReplyJob], {
       startAfterMs: row.due.getTime() - now.getTime(),
     });
-    await scheduleTimers(deps, tx, event.conversationId);
+    const { due: _due, autoCloseMinutes, enabledReminder, ...times } = row;
+    await scheduleTimers(deps, tx, event.conversationId, {
+      ...times,
+      agent: { autoCloseMinutes, enabledReminder },
+    });
   };
 }

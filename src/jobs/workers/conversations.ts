@@ -23,9 +23,11 @@ export const conversationQueues: QueueSpec[] = [
     deleteAfterSeconds: 3600,
   },
   // WhatsApp's retryable errors are retried by the send itself (a new job); these retries are for crashes.
+  // No NOTIFY (it wakes every send worker of every process per job): the process that stored the
+  // message wakes one of its own once committed (outbound.ts sendsCommitted); polls catch the rest.
   {
     name: MESSAGE_SEND_QUEUE,
-    notify: true,
+    notify: false,
     expireInSeconds: 30,
     retryLimit: 3,
     retryDelay: 2,
@@ -47,8 +49,21 @@ const OPTIONS = {
   pollingIntervalSeconds: 1,
 } as const;
 
+/**
+ * A reply mostly waits (for the model, seconds with a real one, and the intent calls), so many run
+ * at once: with N workers a process answers at most N conversations per model latency. Reply jobs
+ * are deferred (the window), so no NOTIFY announces them: the enqueuing process wakes a worker by
+ * a timer (Jobs.enqueue) and the polls are only the backstop (another process' or a crash's job).
+ */
+const REPLY_OPTIONS = {
+  ...OPTIONS,
+  localConcurrency: 8,
+  notifyPollingIntervalSeconds: 2,
+  pollingIntervalSeconds: 2,
+};
+
 export async function startConversationWorkers(jobs: Jobs, deps: Deps): Promise<void> {
-  await jobs.work<ReplyJob>(REPLY_QUEUE, OPTIONS, async (batch) => {
+  await jobs.work<ReplyJob>(REPLY_QUEUE, REPLY_OPTIONS, async (batch) => {
     for (const job of batch) {
       try {
         await runReply(deps, job.data);

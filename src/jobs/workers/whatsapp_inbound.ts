@@ -5,7 +5,9 @@ import { type InboundJob, processInbound, WHATSAPP_INBOUND_QUEUE } from "../../c
 
 export const whatsappInboundQueue: QueueSpec = {
   name: WHATSAPP_INBOUND_QUEUE,
-  notify: true,
+  // No NOTIFY, which would wake every worker of every process for each post (each runs a fetch):
+  // the accepting process wakes one of its own (routes.ts); the polls catch the rest (crash retries).
+  notify: false,
   expireInSeconds: 60,
   // Storing is idempotent (dedup on the WhatsApp id), so a crashed or failed job is simply run again.
   retryLimit: 10,
@@ -16,7 +18,7 @@ export const whatsappInboundQueue: QueueSpec = {
 export async function startWhatsAppInboundWorker(jobs: Jobs, deps: Deps): Promise<void> {
   await jobs.work<InboundJob>(
     WHATSAPP_INBOUND_QUEUE,
-    { localConcurrency: 2, batchSize: 8, notifyPollingIntervalSeconds: 1, pollingIntervalSeconds: 1 },
+    { localConcurrency: 8, batchSize: 2, notifyPollingIntervalSeconds: 1, pollingIntervalSeconds: 1 },
     async (batch) => {
       for (const job of batch) await processInbound(deps, job.data);
     },
