@@ -1,13 +1,15 @@
 /**
- * A small graphql-ws client: prints every event of one agent's conversations as it happens.
+ * A small graphql-ws client printing live events as they happen: one agent's conversations
+ * (`conversationEvents`), or, with `approvals` instead of an agent id, the workspace's approvals
+ * (`approvalEvents`, OWNER and MANAGER).
  *
- * Run: deno run -A examples/subscribe.ts <token> <workspaceId> <agentId> [ws://127.0.0.1:8080/graphql]
+ * Run: deno run -A examples/subscribe.ts <token> <workspaceId> <agentId | approvals> [ws://127.0.0.1:8080/graphql]
  */
 import { createClient } from "graphql-ws";
 
-const [token, workspaceId, agentId, url = "ws://127.0.0.1:8080/graphql"] = Deno.args;
-if (!token || !workspaceId || !agentId) {
-  console.error("usage: subscribe.ts <token> <workspaceId> <agentId> [url]");
+const [token, workspaceId, feed, url = "ws://127.0.0.1:8080/graphql"] = Deno.args;
+if (!token || !workspaceId || !feed) {
+  console.error("usage: subscribe.ts <token> <workspaceId> <agentId | approvals> [url]");
   Deno.exit(2);
 }
 
@@ -19,14 +21,23 @@ const client = createClient({
   },
 });
 
-const query = `subscription ($agentId: ID!) {
+const conversations = `subscription ($agentId: ID!) {
   conversationEvents(agentId: $agentId) {
     type
     conversation { id status transferSummary }
     message { sender type content status }
   }
 }`;
+const approvals = `subscription {
+  approvalEvents {
+    type
+    approval { id tool status targetId before after rationale error }
+  }
+}`;
 
-for await (const result of client.iterate({ query, variables: { agentId } })) {
+const request = feed === "approvals"
+  ? { query: approvals }
+  : { query: conversations, variables: { agentId: feed } };
+for await (const result of client.iterate(request)) {
   console.log(JSON.stringify(result.data ?? result));
 }
