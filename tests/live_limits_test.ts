@@ -5,40 +5,16 @@
  * src/live/credentials.ts).
  */
 import assert from "node:assert/strict";
-import { type Client as WsClient, createClient } from "graphql-ws";
+import type { Client as WsClient } from "graphql-ws";
 import type { App } from "../src/app.ts";
 import { startTestApp } from "./_helpers/app.ts";
 import { publish, seedConversation } from "./_helpers/events.ts";
 import { eventually } from "./_helpers/receiver.ts";
-
-// deno-lint-ignore no-explicit-any
-type Result = { data?: any; errors?: any[] };
+import { subscribe, wsClient } from "./_helpers/live.ts";
 
 const CONVERSATION_EVENTS = `subscription ($agentId: ID!) {
   conversationEvents(agentId: $agentId) { type message { id content } }
 }`;
-
-function wsClient(port: number, token: string, workspaceId: string): WsClient {
-  return createClient({
-    url: `ws://127.0.0.1:${port}/graphql`,
-    connectionParams: { authorization: `Bearer ${token}`, "x-workspace-id": workspaceId },
-    retryAttempts: 0,
-    lazy: true,
-  });
-}
-
-function subscribe(client: WsClient, query: string, variables: Record<string, unknown>) {
-  const iterator = client.iterate({ query, variables })[Symbol.asyncIterator]();
-  return {
-    next: async (): Promise<Result> => {
-      const r = await iterator.next();
-      if (r.done) throw new Error("the subscription completed");
-      return r.value as Result;
-    },
-    ended: async () => assert.equal((await iterator.next()).done, true),
-    stop: () => iterator.return?.(),
-  };
-}
 
 /** A raw socket's outcome of `connection_init`: "ack", or the close code. */
 async function initOutcome(port: number, token: string, workspaceId: string): Promise<WebSocket | number> {
@@ -174,7 +150,7 @@ Deno.test("at most LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET operations at once: the nex
     const { workspaceId, owner } = await t.seed.workspace();
     const agent = await t.seed.agent(owner.client);
     const seeded = await seedConversation(t.app, workspaceId, agent.id);
-    client = wsClient(port, owner.token, workspaceId);
+    client = wsClient(port, { token: owner.token, workspaceId });
     const feeds = [1, 2].map(() => subscribe(client!, CONVERSATION_EVENTS, { agentId: agent.id }));
     await eventually(() => Promise.resolve(t.app.deps.live.shared.members === 2 || undefined));
     await assert.rejects(
@@ -278,7 +254,7 @@ Deno.test("sockets of one role share one execution; a revoked API token or a cha
     const promoted = await t.seed.member(workspaceId, "MANAGER");
     // An API token acts as MANAGER: the three sockets share one execution.
     const feeds = [created.body.token as string, manager.token, promoted.token].map((token) => {
-      const client = wsClient(port, token, workspaceId);
+      const client = wsClient(port, { token, workspaceId });
       clients.push(client);
       return subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
     });

@@ -4,73 +4,22 @@
  * another. Events are published with the bus directly, after inserting the rows they name.
  */
 import assert from "node:assert/strict";
-import { type Client as WsClient, createClient } from "graphql-ws";
-import { type App, buildApp } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
-import { silentLogger } from "../src/shared/logger.ts";
-import { createPrisma, type Db } from "../src/db/client.ts";
+import type { Client as WsClient } from "graphql-ws";
+import type { App } from "../src/app.ts";
+import { createPrisma } from "../src/db/client.ts";
 import type { DomainEvent } from "../src/shared/events.ts";
-import { RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
+import { startTestApp } from "./_helpers/app.ts";
 import { publish, seedConversation } from "./_helpers/events.ts";
 import { eventually } from "./_helpers/receiver.ts";
-
-const JWT_SECRET = "test-secret-test-secret-test-secret-0123456789";
-
-/** A second server process on the same database (its own pool, bus and LISTEN connection). */
-async function secondApp(t: TestApp, options: { db?: Db } = {}): Promise<App> {
-  const config = loadConfig({
-    DATABASE_URL: t.db.url,
-    JWT_SECRET,
-    SECRETS_KEY: TEST_SECRETS_KEY,
-    OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
-    APP_ENV: "test",
-    PORT: "0",
-  });
-  return await buildApp(config, { logger: silentLogger, bootstrap: false, workers: false, ...options });
-}
-
-interface Credentials {
-  token: string;
-  workspaceId: string;
-}
-
-/** A graphql-ws client of the server on `port`, authenticated by connection_init. */
-function wsClient(port: number, who: Credentials): WsClient {
-  return createClient({
-    url: `ws://127.0.0.1:${port}/graphql`,
-    connectionParams: { authorization: `Bearer ${who.token}`, "x-workspace-id": who.workspaceId },
-    retryAttempts: 0,
-    lazy: true,
-  });
-}
-
-// deno-lint-ignore no-explicit-any
-type Result = { data?: any; errors?: any[] };
-
-/** A subscription's results, one at a time. */
-function subscribe(client: WsClient, query: string, variables: Record<string, unknown>) {
-  const iterator = client.iterate<Result["data"]>({ query, variables })[Symbol.asyncIterator]();
-  return {
-    next: async (): Promise<Result> => {
-      const r = await iterator.next();
-      if (r.done) throw new Error("the subscription completed");
-      return r.value as Result;
-    },
-    /** Resolves once the server completed the subscription. */
-    ended: async () => assert.equal((await iterator.next()).done, true),
-    stop: () => iterator.return?.(),
-  };
-}
-
-/** Waits until `app` has `n` local subscribers (the subscribe message has been handled). */
-const subscribed = (app: App, n: number) =>
-  eventually(() => Promise.resolve(app.deps.live.subscribers >= n || undefined));
-/** Waits until `n` graphql-ws subscriptions of `app` share executions (one per role and document). */
-const members = (app: App, n: number) =>
-  eventually(() => Promise.resolve(app.deps.live.shared.members === n || undefined));
-/** Waits until every subscription of `app` has ended (its live stream unsubscribed). */
-const unsubscribed = (app: App) =>
-  eventually(() => Promise.resolve(app.deps.live.subscribers === 0 || undefined));
+import {
+  members,
+  secondApp,
+  sseEvents,
+  subscribe,
+  subscribed,
+  unsubscribed,
+  wsClient,
+} from "./_helpers/live.ts";
 
 /** A message of the conversation, stored as the pipeline would, and its `message.*` event. */
 async function addMessage(
@@ -345,35 +294,6 @@ Deno.test("subscription documents obey the document limits", async () => {
     await t.close();
   }
 });
-
-/** Reads server-sent events from a response body, one `event: next` at a time. */
-function sseEvents(body: ReadableStream<Uint8Array>) {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  return {
-    async next(): Promise<{ event: string; data: string }> {
-      for (;;) {
-        const end = buffer.indexOf("\n\n");
-        if (end >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const lines = block.split("\n").filter((l) => !l.startsWith(":") && l);
-          if (!lines.length) continue; // a keep-alive comment
-          const field = (name: string) =>
-            lines.filter((l) => l.startsWith(`${name}:`)).map((l) => l.slice(name.length + 1).trim()).join(
-              "\n",
-            );
-          return { event: field("event"), data: field("data") };
-        }
-        const { value, done } = await reader.read();
-        if (done) throw new Error("the stream ended");
-        buffer += decoder.decode(value, { stream: true });
-      }
-    },
-    cancel: () => reader.cancel(),
-  };
-}
 
 Deno.test("SSE (graphql-sse distinct connections) delivers the same event", async () => {
   const t = await startTestApp({ PORT: "0" }, { workers: false });

@@ -1,19 +1,20 @@
 /**
  * Live-feed clients for tests: a second server process on the same database, a graphql-ws client,
- * a subscription read one result at a time, and an SSE reader (tests/approvals_live_test.ts).
+ * a subscription read one result at a time, waits on the live hub, and an SSE reader.
  */
 import assert from "node:assert/strict";
 import { type Client as WsClient, createClient } from "graphql-ws";
 import { type App, buildApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
+import type { Db } from "../../src/db/client.ts";
 import { RECEIVER_ALLOWLIST, TEST_SECRETS_KEY, type TestApp } from "./app.ts";
 import { eventually } from "./receiver.ts";
 
 const JWT_SECRET = "test-secret-test-secret-test-secret-0123456789";
 
 /** A second server process on the same database (its own pool, bus and LISTEN connection). */
-export async function secondApp(t: TestApp): Promise<App> {
+export async function secondApp(t: TestApp, options: { db?: Db } = {}): Promise<App> {
   const config = loadConfig({
     DATABASE_URL: t.db.url,
     JWT_SECRET,
@@ -22,7 +23,7 @@ export async function secondApp(t: TestApp): Promise<App> {
     APP_ENV: "test",
     PORT: "0",
   });
-  return await buildApp(config, { logger: silentLogger, bootstrap: false, workers: false });
+  return await buildApp(config, { logger: silentLogger, bootstrap: false, workers: false, ...options });
 }
 
 /** A graphql-ws client of the server on `port`, authenticated by connection_init. */
@@ -47,6 +48,7 @@ export function subscribe(client: WsClient, query: string, variables: Record<str
       if (r.done) throw new Error("the subscription completed");
       return r.value as Result;
     },
+    /** Resolves once the server completed the subscription. */
     ended: async () => assert.equal((await iterator.next()).done, true),
     stop: () => iterator.return?.(),
   };
@@ -55,6 +57,14 @@ export function subscribe(client: WsClient, query: string, variables: Record<str
 /** Waits until `app` has `n` local subscribers (the subscribe message has been handled). */
 export const subscribed = (app: App, n: number) =>
   eventually(() => Promise.resolve(app.deps.live.subscribers >= n || undefined));
+
+/** Waits until `n` graphql-ws subscriptions of `app` share executions (one per role and document). */
+export const members = (app: App, n: number) =>
+  eventually(() => Promise.resolve(app.deps.live.shared.members === n || undefined));
+
+/** Waits until every subscription of `app` has ended (its live stream unsubscribed). */
+export const unsubscribed = (app: App) =>
+  eventually(() => Promise.resolve(app.deps.live.subscribers === 0 || undefined));
 
 /** Reads server-sent events from a response body, one event at a time. */
 export function sseEvents(body: ReadableStream<Uint8Array>) {
