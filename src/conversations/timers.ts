@@ -10,7 +10,7 @@ import type { Deps } from "../context.ts";
 import type { Tx } from "../db/client.ts";
 import { autoCloseDueAt, isDue, reminderDueAt } from "./timing.ts";
 import { shapeReply } from "./shaping.ts";
-import { sendsCommitted, storeOutgoing } from "./outbound.ts";
+import { sendCommitted, storeOutgoing } from "./outbound.ts";
 import { closeConversation } from "./handoff.ts";
 
 export const CONVERSATION_TIMER_QUEUE = "conversation-timer";
@@ -102,7 +102,7 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
   }
   const now = deps.clock.now();
   if (!isDue(reminderDueAt(conv, conv.agent.autoCloseMinutes), now)) return;
-  const sent = await deps.db.$transaction(async (tx) => {
+  const sent = await deps.db.$transaction(async (tx): Promise<string[]> => {
     // Claims this silence's reminder: the times must be those checked above, so only one process
     // (and no stale job) gets here.
     const claimed = await tx.conversation.updateMany({
@@ -115,10 +115,10 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
       },
       data: { reminderSentAt: now },
     });
-    if (claimed.count !== 1) return false;
+    if (claimed.count !== 1) return [];
     // The reminder does not move lastMessageAt: the auto-close still counts from the last exchange.
     const parts = shapeReply(REMINDER_TEXT, conv.agent);
-    await storeOutgoing(
+    return await storeOutgoing(
       deps,
       tx,
       now,
@@ -131,10 +131,10 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
         sender: "AI" as const,
         content,
       })),
+      { direct: true },
     );
-    return true;
   });
-  if (sent) sendsCommitted(deps, conv.channel.type);
+  await sendCommitted(deps, conv.channel.type, sent);
 }
 
 async function runAutoClose(deps: Deps, conversationId: string): Promise<void> {
