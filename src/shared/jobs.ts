@@ -18,6 +18,8 @@ export interface JobQueue {
    * fetches it now. For queues without NOTIFY (which wakes every worker of every process).
    */
   wake(queue: string): void;
+  /** After a transaction that enqueued deferred jobs committed: those due and untaken are fetched now. */
+  committed(): void;
   /** Enqueues at once, outside any transaction, each job with its own delay (a job put back for later). */
   enqueueLater(queue: string, items: Array<{ data: object; afterMs: number }>): Promise<void>;
 }
