@@ -1,7 +1,7 @@
 /**
  * The first send of a reply happens right after its commit, with the message-send job kept as the
- * backstop (outbound.ts): every attempt claims the message first, so the writer and a racing job
- * send it once; a claim left by a crashed sender is taken over once stale (injected clock). The
+ * backstop (outbound.ts): the writer's transaction stores the message claimed, every other attempt
+ * claims it first, so the writer and a racing job send it once; a claim left by a crashed sender is taken over once stale (injected clock). The
  * app runs without workers: the test plays every sender itself.
  */
 import assert from "node:assert/strict";
@@ -31,8 +31,8 @@ async function setup(graph: Receiver, clock: ManualClock) {
   const deps = t.app.deps;
   /** An AI reply of `parts`, stored as the reply pipeline does (direct: the writer sends it). */
   const reply = (parts: string[]) =>
-    deps.db.$transaction((tx) =>
-      storeOutgoing(
+    deps.db.$transaction(async (tx) =>
+      (await storeOutgoing(
         deps,
         tx,
         clock.now(),
@@ -46,8 +46,13 @@ async function setup(graph: Receiver, clock: ManualClock) {
           content,
         })),
         { direct: true },
-      )
+      )).map((s) => s.id)
     );
+  const target = { channelId: channel.id, channelType: "WHATSAPP", to: "5511999990000" };
+  /** The writer's send right after its commit. */
+  const writerSends = (ids: string[]) =>
+    deps.db.message.findMany({ where: { id: { in: ids } }, orderBy: { createdAt: "asc" } })
+      .then((rows) => sendCommitted(deps, target, rows));
   const row = (id: string) => deps.db.message.findUniqueOrThrow({ where: { id } });
   const jobs = (messageId: string) =>
     deps.db.$queryRawUnsafe<Array<{ attempt: number; state: string; delayMs: number }>>(
@@ -57,15 +62,17 @@ async function setup(graph: Receiver, clock: ManualClock) {
       MESSAGE_SEND_QUEUE,
       messageId,
     );
-  return { t, deps, reply, row, jobs };
+  return { t, deps, reply, writerSends, row, jobs };
 }
 
 Deno.test("the writer's send and racing backstop jobs send each message once", async () => {
   const graph = startGraph();
   const clock = new ManualClock();
-  const { t, deps, reply, row, jobs } = await setup(graph, clock);
+  const { t, deps, reply, writerSends, row, jobs } = await setup(graph, clock);
   try {
     const ids = await reply(["Olá!", "Como posso ajudar?"]);
+    // Claimed by the writer's own transaction: no job can take them before it.
+    for (const id of ids) assert.deepEqual((await row(id)).sendClaimedAt, clock.now());
     // The backstop jobs exist from the commit, due once a crashed sender's claim would be stale.
     for (const id of ids) {
       const [job] = await jobs(id);
@@ -75,7 +82,7 @@ Deno.test("the writer's send and racing backstop jobs send each message once", a
     }
     // The writer and four runs of each backstop job at once.
     await Promise.all([
-      sendCommitted(deps, "WHATSAPP", ids),
+      writerSends(ids),
       ...ids.flatMap((messageId) =>
         Array.from({ length: 4 }, () => sendMessage(deps, { messageId, attempt: 1 }))
       ),
@@ -113,8 +120,8 @@ Deno.test("a message claimed by a sender that crashed is sent by the backstop on
   const { t, deps, reply, row, jobs } = await setup(graph, clock);
   try {
     const [id] = await reply(["Olá!"]);
-    // The writer claimed it and died before the Graph call.
-    await deps.db.message.update({ where: { id }, data: { sendClaimedAt: clock.now() } });
+    // Stored claimed by its writer, which died before its send (sendCommitted never runs).
+    assert.deepEqual((await row(id)).sendClaimedAt, clock.now());
 
     // A job that finds the fresh claim sends nothing and comes back when it would be stale.
     clock.advance(1000);
@@ -155,10 +162,10 @@ Deno.test("a retryable failure of the writer's send: FAILED, retried by a job, t
       : Response.json({ messaging_product: "whatsapp", messages: [{ id: "wamid.RETRIED" }] })
   );
   const clock = new ManualClock();
-  const { t, deps, reply, row, jobs } = await setup(graph, clock);
+  const { t, deps, reply, writerSends, row, jobs } = await setup(graph, clock);
   try {
     const [id] = await reply(["Olá!"]);
-    await sendCommitted(deps, "WHATSAPP", [id]);
+    await writerSends([id]);
     const failed = await row(id);
     assert.equal(failed.status, "FAILED");
     assert.deepEqual(

@@ -50,8 +50,8 @@ export interface Outgoing {
 /**
  * Inside `tx`: stores each message (PENDING, or SENT for an API channel), publishes `message.sent`
  * `{ message, sender }` for it and enqueues its send. Returns the message ids in order.
- * `direct`: the caller sends them itself once committed (sendCommitted), so the jobs are only the
- * backstop, due after BACKSTOP_DELAY_MS.
+ * `direct`: the caller sends them itself once committed (sendCommitted): they are stored claimed
+ * by it, and their jobs are only the backstop, due after BACKSTOP_DELAY_MS.
  */
 export async function storeOutgoing(
   deps: Pick<Deps, "events" | "jobs">,
@@ -59,8 +59,8 @@ export async function storeOutgoing(
   now: Date,
   messages: Outgoing[],
   options: { direct?: boolean } = {},
-): Promise<string[]> {
-  const ids: string[] = [];
+): Promise<Array<{ id: string; content: string }>> {
+  const stored: Array<{ id: string; content: string }> = [];
   const jobs: SendJob[] = [];
   for (const [i, m] of messages.entries()) {
     // One millisecond apart so the parts of one reply keep their order in the oldest-first read.
@@ -75,6 +75,7 @@ export async function storeOutgoing(
         type: "TEXT",
         content: m.content,
         status: m.channelType === "WHATSAPP" ? "PENDING" : "SENT",
+        sendClaimedAt: options.direct && m.channelType === "WHATSAPP" ? now : null,
         inputTokens: m.inputTokens ?? null,
         outputTokens: m.outputTokens ?? null,
         createdAt,
@@ -82,7 +83,7 @@ export async function storeOutgoing(
       },
       select: { id: true, type: true, content: true, createdAt: true },
     });
-    ids.push(row.id);
+    stored.push({ id: row.id, content: row.content });
     if (m.channelType === "WHATSAPP") jobs.push({ messageId: row.id, attempt: 1 });
     await deps.events.publish(tx, {
       type: "message.sent",
@@ -101,7 +102,7 @@ export async function storeOutgoing(
     jobs,
     options.direct ? { startAfterMs: BACKSTOP_DELAY_MS } : {},
   );
-  return ids;
+  return stored;
 }
 
 /**
@@ -114,28 +115,35 @@ export function sendsCommitted(deps: Pick<Deps, "jobs">, channelType: string): v
 
 /**
  * After the transaction of storeOutgoing(..., { direct: true }) committed: the first attempt of
- * each message, in order, here and now (one hop less than a job). A failure is the send's own
- * (FAILED, retried by a job when retryable); an exception leaves the message to its backstop job.
+ * each message (claimed by that transaction), in order, here and now: one hop and one claim less
+ * than a job. A failure is the send's own (FAILED, retried by a job when retryable); an exception
+ * leaves the message claimed, to its backstop job once the claim is stale.
  */
 export async function sendCommitted(
   deps: SendDeps,
-  channelType: string,
-  messageIds: string[],
+  target: { channelId: string; channelType: string; to: string },
+  messages: Array<{ id: string; content: string }>,
 ): Promise<void> {
-  if (channelType !== "WHATSAPP") return;
-  for (const messageId of messageIds) {
-    try {
-      await sendMessage(deps, { messageId, attempt: 1 });
-    } catch (error) {
-      deps.logger.error("direct send failed; its backstop job will send it", {
-        messageId,
-        error: String(error),
-      });
+  if (target.channelType !== "WHATSAPP" || !messages.length) return;
+  try {
+    // The channel as this process knows it now (cache, forgotten on change), not as it was before the model ran.
+    const channel = await deps.channels.whatsapp(target.channelId);
+    if (!channel) return;
+    for (const m of messages) {
+      await attempt(deps, { ...m, to: target.to }, channel, { messageId: m.id, attempt: 1 });
     }
+  } catch (error) {
+    deps.logger.error("direct send failed; the backstop job will send", {
+      channelId: target.channelId,
+      error: String(error),
+    });
   }
 }
 
-type SendDeps = Pick<Deps, "db" | "secrets" | "outbound" | "config" | "logger" | "clock" | "jobs">;
+type SendDeps = Pick<
+  Deps,
+  "db" | "secrets" | "outbound" | "config" | "logger" | "clock" | "jobs" | "channels"
+>;
 
 /** The channel secrets as stored (sealed JSON, written by the channels API). */
 interface ChannelSecrets {
@@ -188,6 +196,17 @@ export async function sendMessage(deps: SendDeps, job: SendJob): Promise<void> {
   } catch {
     deps.logger.error("channel credentials cannot be opened", { messageId: message.id });
   }
+  await attempt(deps, message, { phoneNumberId: channel.phoneNumberId, secrets }, job);
+}
+
+/** The Graph call of one claimed message and its outcome (SENT, or FAILED and maybe a retry job). */
+async function attempt(
+  deps: SendDeps,
+  message: { id: string; content: string; to: string },
+  channel: { phoneNumberId: string | null; secrets: ChannelSecrets },
+  job: SendJob,
+): Promise<void> {
+  const { secrets } = channel;
   const phoneNumberId = channel.phoneNumberId ?? secrets.phoneNumberId;
   const result = phoneNumberId && secrets.accessToken
     ? await sendText((url, init) => deps.outbound.request(url, init), {

@@ -84,6 +84,7 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
       status: true,
       channelId: true,
       channel: { select: { type: true } },
+      contact: { select: { externalId: true } },
       agent: {
         select: {
           status: true,
@@ -102,7 +103,7 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
   }
   const now = deps.clock.now();
   if (!isDue(reminderDueAt(conv, conv.agent.autoCloseMinutes), now)) return;
-  const sent = await deps.db.$transaction(async (tx): Promise<string[]> => {
+  const sent = await deps.db.$transaction(async (tx): Promise<Array<{ id: string; content: string }>> => {
     // Claims this silence's reminder: the times must be those checked above, so only one process
     // (and no stale job) gets here.
     const claimed = await tx.conversation.updateMany({
@@ -134,7 +135,11 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
       { direct: true },
     );
   });
-  await sendCommitted(deps, conv.channel.type, sent);
+  await sendCommitted(
+    deps,
+    { channelId: conv.channelId, channelType: conv.channel.type, to: conv.contact.externalId },
+    sent,
+  );
 }
 
 async function runAutoClose(deps: Deps, conversationId: string): Promise<void> {

@@ -98,6 +98,8 @@ interface Loaded extends Conv {
   status: string;
   channelId: string;
   channelType: string;
+  /** Where the replies go (the WhatsApp number). */
+  contactExternalId: string;
   agent: Conv["agent"] & {
     status: string;
     maxDailyMessages: number | null;
@@ -117,7 +119,7 @@ async function load(deps: Deps, id: string): Promise<Loaded | null> {
   const [row] = await deps.db.$queryRaw<Loaded[]>`
     SELECT c.id, c."workspaceId", c."agentId", c.status::text AS status, c."channelId",
            ch.type::text AS "channelType",
-           json_build_object('id', ct.id, 'name', ct.name) AS contact,
+           json_build_object('id', ct.id, 'name', ct.name) AS contact, ct."externalId" AS "contactExternalId",
            json_build_object('id', a.id, 'name', a.name, 'status', a.status, 'systemPrompt', a."systemPrompt",
              'trainingContext', a."trainingContext", 'model', a.model, 'temperature', a.temperature,
              'enabledHumanTransfer', a."enabledHumanTransfer", 'splitMessages', a."splitMessages",
@@ -165,7 +167,7 @@ async function reply(deps: Deps, id: string): Promise<void> {
     }
   }
 
-  const sent = await deps.db.$transaction(async (tx): Promise<string[]> => {
+  const sent = await deps.db.$transaction(async (tx): Promise<Array<{ id: string; content: string }>> => {
     const now = deps.clock.now();
     await tx.message.updateMany({ where: { id: { in: ids } }, data: { answeredAt: now } });
     if (!plan.parts.length && !plan.transfer) return [];
@@ -181,7 +183,7 @@ async function reply(deps: Deps, id: string): Promise<void> {
       },
     });
     if (!open) return [];
-    const sentIds = await storeOutgoing(
+    const stored = await storeOutgoing(
       deps,
       tx,
       now,
@@ -207,10 +209,14 @@ async function reply(deps: Deps, id: string): Promise<void> {
       status: plan.transfer ? "HUMAN" : "OPEN",
       agent: { autoCloseMinutes, enabledReminder },
     });
-    return sentIds;
+    return stored;
   });
   // The first attempts here, one hop less than a send job (kept as the backstop).
-  await sendCommitted(deps, conv.channelType, sent);
+  await sendCommitted(deps, {
+    channelId: conv.channelId,
+    channelType: conv.channelType,
+    to: conv.contactExternalId,
+  }, sent);
 }
 
 /** decisions.md: the agent's AI messages to this contact in the current UTC day, against maxDailyMessages. */
