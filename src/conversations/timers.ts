@@ -59,12 +59,13 @@ export async function scheduleTimers(
   const now = deps.clock.now().getTime();
   const reminder = conv.agent.enabledReminder ? reminderDueAt(conv, conv.agent.autoCloseMinutes) : null;
   const autoClose = autoCloseDueAt(conv, conv.agent.autoCloseMinutes);
-  for (const [kind, due] of [["reminder", reminder], ["auto-close", autoClose]] as const) {
-    if (!due) continue;
-    await deps.jobs.enqueue(tx, CONVERSATION_TIMER_QUEUE, [{ conversationId, kind } satisfies TimerJob], {
-      startAfterMs: due.getTime() - now,
-    });
-  }
+  const jobs = ([["reminder", reminder], ["auto-close", autoClose]] as const)
+    .filter(([, due]) => due)
+    .map(([kind, due]) => ({
+      data: { conversationId, kind } satisfies TimerJob,
+      startAfterMs: due!.getTime() - now,
+    }));
+  await deps.jobs.enqueueEach(tx, CONVERSATION_TIMER_QUEUE, jobs);
 }
 
 /** Runs one timer job: sends the reminder or closes the conversation, if still due. */
