@@ -1,6 +1,8 @@
 /**
  * Outgoing messages (AI replies, human replies, reminders): stored, announced with `message.sent`
- * and queued for the channel in one transaction; then sent by the message-send job. WHATSAPP goes
+ * and queued for the channel in one transaction; then sent by the message-send job, or (a reply or
+ * reminder of a worker) by the writer itself right after its commit with the job kept as the
+ * backstop. Each attempt first claims the message, so two senders never both send it. WHATSAPP goes
  * through the Graph API with the channel's sealed access token (SENT with the wamid, or FAILED with
  * the error, retried only when WhatsApp says the error is retryable); an API channel has nothing to
  * send to, so its messages are SENT at once (the business app reads them through events,
@@ -16,6 +18,16 @@ export const MESSAGE_SEND_QUEUE = "message-send";
 export const SEND_ATTEMPTS = 3;
 /** Wait before attempt n+1: 1 s, 4 s (as event deliveries). */
 const retryDelayMs = (attempt: number) => 1000 * 4 ** (attempt - 1);
+/**
+ * A claim older than this is a crashed sender's: another may take the message over. Far above the
+ * longest attempt (the Graph call times out after 10 s).
+ */
+export const SEND_CLAIM_STALE_MS = 60_000;
+/**
+ * A message sent by its writer keeps a send job as the backstop, due once a claim left by a crash
+ * would be stale. Beyond the queue's wake-up timers: only the workers' polls take it.
+ */
+const BACKSTOP_DELAY_MS = SEND_CLAIM_STALE_MS + 1000;
 
 export interface SendJob {
   messageId: string;
@@ -38,14 +50,17 @@ export interface Outgoing {
 /**
  * Inside `tx`: stores each message (PENDING, or SENT for an API channel), publishes `message.sent`
  * `{ message, sender }` for it and enqueues its send. Returns the message ids in order.
+ * `direct`: the caller sends them itself once committed (sendCommitted): they are stored claimed
+ * by it, and their jobs are only the backstop, due after BACKSTOP_DELAY_MS.
  */
 export async function storeOutgoing(
   deps: Pick<Deps, "events" | "jobs">,
   tx: Tx,
   now: Date,
   messages: Outgoing[],
-): Promise<string[]> {
-  const ids: string[] = [];
+  options: { direct?: boolean } = {},
+): Promise<Array<{ id: string; content: string }>> {
+  const stored: Array<{ id: string; content: string }> = [];
   const jobs: SendJob[] = [];
   for (const [i, m] of messages.entries()) {
     // One millisecond apart so the parts of one reply keep their order in the oldest-first read.
@@ -60,6 +75,7 @@ export async function storeOutgoing(
         type: "TEXT",
         content: m.content,
         status: m.channelType === "WHATSAPP" ? "PENDING" : "SENT",
+        sendClaimedAt: options.direct && m.channelType === "WHATSAPP" ? now : null,
         inputTokens: m.inputTokens ?? null,
         outputTokens: m.outputTokens ?? null,
         createdAt,
@@ -67,7 +83,7 @@ export async function storeOutgoing(
       },
       select: { id: true, type: true, content: true, createdAt: true },
     });
-    ids.push(row.id);
+    stored.push({ id: row.id, content: row.content });
     if (m.channelType === "WHATSAPP") jobs.push({ messageId: row.id, attempt: 1 });
     await deps.events.publish(tx, {
       type: "message.sent",
@@ -80,8 +96,13 @@ export async function storeOutgoing(
       },
     });
   }
-  await deps.jobs.enqueue(tx, MESSAGE_SEND_QUEUE, jobs);
-  return ids;
+  await deps.jobs.enqueue(
+    tx,
+    MESSAGE_SEND_QUEUE,
+    jobs,
+    options.direct ? { startAfterMs: BACKSTOP_DELAY_MS } : {},
+  );
+  return stored;
 }
 
 /**
@@ -92,6 +113,38 @@ export function sendsCommitted(deps: Pick<Deps, "jobs">, channelType: string): v
   if (channelType === "WHATSAPP") deps.jobs.wake(MESSAGE_SEND_QUEUE);
 }
 
+/**
+ * After the transaction of storeOutgoing(..., { direct: true }) committed: the first attempt of
+ * each message (claimed by that transaction), in order, here and now: one hop and one claim less
+ * than a job. A failure is the send's own (FAILED, retried by a job when retryable); an exception
+ * leaves the message claimed, to its backstop job once the claim is stale.
+ */
+export async function sendCommitted(
+  deps: SendDeps,
+  target: { channelId: string; channelType: string; to: string },
+  messages: Array<{ id: string; content: string }>,
+): Promise<void> {
+  if (target.channelType !== "WHATSAPP" || !messages.length) return;
+  try {
+    // The channel as this process knows it now (cache, forgotten on change), not as it was before the model ran.
+    const channel = await deps.channels.whatsapp(target.channelId);
+    if (!channel) return;
+    for (const m of messages) {
+      await attempt(deps, { ...m, to: target.to }, channel, { messageId: m.id, attempt: 1 });
+    }
+  } catch (error) {
+    deps.logger.error("direct send failed; the backstop job will send", {
+      channelId: target.channelId,
+      error: String(error),
+    });
+  }
+}
+
+type SendDeps = Pick<
+  Deps,
+  "db" | "secrets" | "outbound" | "config" | "logger" | "clock" | "jobs" | "channels"
+>;
+
 /** The channel secrets as stored (sealed JSON, written by the channels API). */
 interface ChannelSecrets {
   phoneNumberId?: string;
@@ -99,42 +152,41 @@ interface ChannelSecrets {
 }
 
 /**
- * One send attempt of one message (the message-send job). A message no longer PENDING (sent, or
- * failed for good) is left alone, so a job run twice sends once as far as we can tell.
+ * One send attempt of one message (the message-send job, or its writer right after the commit).
+ * The attempt claims the message first (one conditional UPDATE that also reads what the send
+ * needs): a message no longer PENDING (sent, or failed for good) or claimed by another sender is
+ * left alone, so two senders, or a job run twice, send once. A claim older than
+ * SEND_CLAIM_STALE_MS (its sender crashed) is taken over; a job that finds a fresh claim comes
+ * back when it would be stale, in case that sender dies.
  */
-export async function sendMessage(
-  deps: Pick<Deps, "db" | "secrets" | "outbound" | "config" | "logger"> & {
-    jobs: { enqueueLater(queue: string, items: Array<{ data: object; afterMs: number }>): Promise<void> };
-  },
-  job: SendJob,
-): Promise<void> {
-  // One statement (Prisma would read each relation apart): the message, its channel and recipient.
+export async function sendMessage(deps: SendDeps, job: SendJob): Promise<void> {
+  const now = deps.clock.now();
+  const stale = new Date(now.getTime() - SEND_CLAIM_STALE_MS);
+  // Attempt 1 needs PENDING; a retry continues a FAILED one it was scheduled for.
   const [message] = await deps.db.$queryRaw<
     Array<{
       id: string;
-      status: string;
       content: string;
       channel: { type: string; phoneNumberId: string | null; credentials: string | null };
       to: string;
     }>
   >`
-    SELECT m.id, m.status::text AS status, m.content,
+    UPDATE "Message" m SET "sendClaimedAt" = ${now}
+      FROM "Channel" ch, "Conversation" c, "Contact" ct
+     WHERE m.id = ${job.messageId}
+       AND ch.id = m."channelId" AND c.id = m."conversationId" AND ct.id = c."contactId"
+       AND (m.status = 'PENDING' OR (${job.attempt > 1} AND m.status = 'FAILED'))
+       AND (m."sendClaimedAt" IS NULL OR m."sendClaimedAt" <= ${stale})
+    RETURNING m.id, m.content,
            json_build_object('type', ch.type, 'phoneNumberId', ch."phoneNumberId", 'credentials', ch.credentials)
              AS channel,
-           ct."externalId" AS "to"
-      FROM "Message" m
-      JOIN "Channel" ch ON ch.id = m."channelId"
-      JOIN "Conversation" c ON c.id = m."conversationId"
-      JOIN "Contact" ct ON ct.id = c."contactId"
-     WHERE m.id = ${job.messageId}`;
-  if (!message) return;
-  // Attempt 1 needs PENDING; a retry continues a FAILED one it was scheduled for.
-  if (!(message.status === "PENDING" || (job.attempt > 1 && message.status === "FAILED"))) return;
+           ct."externalId" AS "to"`;
+  if (!message) return await unclaimed(deps, job, now);
   const { channel } = message;
   if (channel.type !== "WHATSAPP") {
     await deps.db.message.update({
       where: { id: message.id },
-      data: { status: "SENT", error: Prisma.DbNull },
+      data: { status: "SENT", error: Prisma.DbNull, sendClaimedAt: null },
     });
     return;
   }
@@ -144,6 +196,17 @@ export async function sendMessage(
   } catch {
     deps.logger.error("channel credentials cannot be opened", { messageId: message.id });
   }
+  await attempt(deps, message, { phoneNumberId: channel.phoneNumberId, secrets }, job);
+}
+
+/** The Graph call of one claimed message and its outcome (SENT, or FAILED and maybe a retry job). */
+async function attempt(
+  deps: SendDeps,
+  message: { id: string; content: string; to: string },
+  channel: { phoneNumberId: string | null; secrets: ChannelSecrets },
+  job: SendJob,
+): Promise<void> {
+  const { secrets } = channel;
   const phoneNumberId = channel.phoneNumberId ?? secrets.phoneNumberId;
   const result = phoneNumberId && secrets.accessToken
     ? await sendText((url, init) => deps.outbound.request(url, init), {
@@ -166,14 +229,18 @@ export async function sendMessage(
     await deps.db.message.update({
       where: { id: message.id },
       // A retry that got through clears the earlier attempt's error.
-      data: { status: "SENT", externalId: result.waMessageId, error: Prisma.DbNull },
+      data: { status: "SENT", externalId: result.waMessageId, error: Prisma.DbNull, sendClaimedAt: null },
     });
     return;
   }
   const retry = result.error.retryable && job.attempt < SEND_ATTEMPTS;
   await deps.db.message.update({
     where: { id: message.id },
-    data: { status: "FAILED", error: { ...result.error, attempt: job.attempt, willRetry: retry } },
+    data: {
+      status: "FAILED",
+      error: { ...result.error, attempt: job.attempt, willRetry: retry },
+      sendClaimedAt: null,
+    },
   });
   deps.logger.warn("message send failed", {
     messageId: message.id,
@@ -188,4 +255,19 @@ export async function sendMessage(
       afterMs: retryDelayMs(job.attempt),
     }]);
   }
+}
+
+/**
+ * The claim found nothing to do: sent, failed for good, gone, or another sender holds a fresh claim.
+ * Only the last needs this job again: when that claim would be stale, in case its sender crashed.
+ */
+async function unclaimed(deps: SendDeps, job: SendJob, now: Date): Promise<void> {
+  const row = await deps.db.message.findUnique({
+    where: { id: job.messageId },
+    select: { status: true, sendClaimedAt: true },
+  });
+  if (!row?.sendClaimedAt) return;
+  if (!(row.status === "PENDING" || (job.attempt > 1 && row.status === "FAILED"))) return;
+  const afterMs = row.sendClaimedAt.getTime() + SEND_CLAIM_STALE_MS - now.getTime() + 1000;
+  await deps.jobs.enqueueLater(MESSAGE_SEND_QUEUE, [{ data: job, afterMs: Math.max(1000, afterMs) }]);
 }

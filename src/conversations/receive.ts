@@ -77,7 +77,10 @@ export async function receiveCustomerMessage(
   m: CustomerMessage,
 ): Promise<Received> {
   try {
-    return await deps.db.$transaction((tx) => store(deps, tx, channel, m));
+    const received = await deps.db.$transaction((tx) => store(deps, tx, channel, m));
+    // The reply job (the window) may be due already: its wake-up fired before this commit.
+    deps.jobs.committed();
+    return received;
   } catch (e) {
     if (e instanceof AlreadyStored) return { inserted: false };
     throw e;

@@ -10,7 +10,7 @@ import type { Deps } from "../context.ts";
 import type { Tx } from "../db/client.ts";
 import { autoCloseDueAt, isDue, reminderDueAt } from "./timing.ts";
 import { shapeReply } from "./shaping.ts";
-import { sendsCommitted, storeOutgoing } from "./outbound.ts";
+import { sendCommitted, storeOutgoing } from "./outbound.ts";
 import { closeConversation } from "./handoff.ts";
 
 export const CONVERSATION_TIMER_QUEUE = "conversation-timer";
@@ -59,12 +59,13 @@ export async function scheduleTimers(
   const now = deps.clock.now().getTime();
   const reminder = conv.agent.enabledReminder ? reminderDueAt(conv, conv.agent.autoCloseMinutes) : null;
   const autoClose = autoCloseDueAt(conv, conv.agent.autoCloseMinutes);
-  for (const [kind, due] of [["reminder", reminder], ["auto-close", autoClose]] as const) {
-    if (!due) continue;
-    await deps.jobs.enqueue(tx, CONVERSATION_TIMER_QUEUE, [{ conversationId, kind } satisfies TimerJob], {
-      startAfterMs: due.getTime() - now,
-    });
-  }
+  const jobs = ([["reminder", reminder], ["auto-close", autoClose]] as const)
+    .filter(([, due]) => due)
+    .map(([kind, due]) => ({
+      data: { conversationId, kind } satisfies TimerJob,
+      startAfterMs: due!.getTime() - now,
+    }));
+  await deps.jobs.enqueueEach(tx, CONVERSATION_TIMER_QUEUE, jobs);
 }
 
 /** Runs one timer job: sends the reminder or closes the conversation, if still due. */
@@ -84,6 +85,7 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
       status: true,
       channelId: true,
       channel: { select: { type: true } },
+      contact: { select: { externalId: true } },
       agent: {
         select: {
           status: true,
@@ -102,7 +104,7 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
   }
   const now = deps.clock.now();
   if (!isDue(reminderDueAt(conv, conv.agent.autoCloseMinutes), now)) return;
-  const sent = await deps.db.$transaction(async (tx) => {
+  const sent = await deps.db.$transaction(async (tx): Promise<Array<{ id: string; content: string }>> => {
     // Claims this silence's reminder: the times must be those checked above, so only one process
     // (and no stale job) gets here.
     const claimed = await tx.conversation.updateMany({
@@ -115,10 +117,10 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
       },
       data: { reminderSentAt: now },
     });
-    if (claimed.count !== 1) return false;
+    if (claimed.count !== 1) return [];
     // The reminder does not move lastMessageAt: the auto-close still counts from the last exchange.
     const parts = shapeReply(REMINDER_TEXT, conv.agent);
-    await storeOutgoing(
+    return await storeOutgoing(
       deps,
       tx,
       now,
@@ -131,10 +133,14 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
         sender: "AI" as const,
         content,
       })),
+      { direct: true },
     );
-    return true;
   });
-  if (sent) sendsCommitted(deps, conv.channel.type);
+  await sendCommitted(
+    deps,
+    { channelId: conv.channelId, channelType: conv.channel.type, to: conv.contact.externalId },
+    sent,
+  );
 }
 
 async function runAutoClose(deps: Deps, conversationId: string): Promise<void> {

@@ -77,17 +77,31 @@ export class Jobs implements JobQueue {
    * processes pick it up on their next poll.
    */
   async enqueue(tx: Tx, queue: string, data: object[], options: EnqueueOptions = {}): Promise<void> {
-    if (!data.length) return;
-    const delayMs = Math.max(0, options.startAfterMs ?? 0);
-    const startAfter = delayMs > 0 ? delayMs / 1000 : undefined;
-    await this.boss.insert(queue, data.map((d) => ({ data: d, startAfter })), { db: fromPrisma(tx) });
+    await this.enqueueEach(tx, queue, data.map((d) => ({ data: d, startAfterMs: options.startAfterMs })));
+  }
+
+  /** As enqueue, each job with its own delay, in one statement. */
+  async enqueueEach(
+    tx: Tx,
+    queue: string,
+    items: Array<{ data: object; startAfterMs?: number }>,
+  ): Promise<void> {
+    if (!items.length) return;
+    const delays = items.map((i) => Math.max(0, i.startAfterMs ?? 0));
+    await this.boss.insert(
+      queue,
+      items.map((i, k) => ({ data: i.data, startAfter: delays[k] > 0 ? delays[k] / 1000 : undefined })),
+      { db: fromPrisma(tx) },
+    );
     // A few ms late on purpose: the database's clock decides when the job is due. Jobs due much later
     // (conversation timers, an hour ahead) are left to the workers' polling rather than holding a
     // timer each in memory.
-    if (delayMs > 0 && delayMs <= WAKE_TIMER_MAX_MS) {
-      this.#wakeLater(queue, delayMs + 3);
-      // In case the first came before the enqueuing transaction committed (its fetch found nothing).
-      this.#wakeLater(queue, delayMs + 50, false);
+    for (const delayMs of new Set(delays)) {
+      if (delayMs > 0 && delayMs <= WAKE_TIMER_MAX_MS) {
+        this.#wakeLater(queue, delayMs + 3);
+        // In case the first came before the enqueuing transaction committed (its fetch found nothing).
+        this.#wakeLater(queue, delayMs + 50, false);
+      }
     }
   }
 
@@ -141,6 +155,17 @@ export class Jobs implements JobQueue {
     if (this.#stopped) return;
     this.#due.set(queue, (this.#due.get(queue) ?? 0) + 1);
     this.#notifyOne(queue);
+  }
+
+  /**
+   * After a transaction that enqueued deferred jobs committed: a queue with jobs announced to this
+   * process and not yet taken gets one more fetch now. A short deferral's wake-up timer usually
+   * fires before the enqueuing transaction commits (its fetch finds nothing); without this the job
+   * would wait for the second try, 50 ms after due.
+   */
+  committed(): void {
+    if (this.#stopped) return;
+    for (const [queue, due] of this.#due) if (due > 0) this.#notifyOne(queue);
   }
 
   #notifyOne(queue: string): void {

@@ -14,7 +14,7 @@ import { intentsForTypes, parseIntentTags, replaceTags, SKIPPING_INTENT } from "
 import { callIntentWebhook } from "../intent_call.ts";
 import { shapeReply } from "../shaping.ts";
 import { mayReplyToday, utcDay } from "../timing.ts";
-import { sendsCommitted, storeOutgoing } from "../outbound.ts";
+import { sendCommitted, storeOutgoing } from "../outbound.ts";
 import { transferToHuman } from "../handoff.ts";
 import { scheduleTimers } from "../timers.ts";
 import { REPLY_QUEUE, type ReplyJob } from "./window.ts";
@@ -98,6 +98,8 @@ interface Loaded extends Conv {
   status: string;
   channelId: string;
   channelType: string;
+  /** Where the replies go (the WhatsApp number). */
+  contactExternalId: string;
   agent: Conv["agent"] & {
     status: string;
     maxDailyMessages: number | null;
@@ -117,7 +119,7 @@ async function load(deps: Deps, id: string): Promise<Loaded | null> {
   const [row] = await deps.db.$queryRaw<Loaded[]>`
     SELECT c.id, c."workspaceId", c."agentId", c.status::text AS status, c."channelId",
            ch.type::text AS "channelType",
-           json_build_object('id', ct.id, 'name', ct.name) AS contact,
+           json_build_object('id', ct.id, 'name', ct.name) AS contact, ct."externalId" AS "contactExternalId",
            json_build_object('id', a.id, 'name', a.name, 'status', a.status, 'systemPrompt', a."systemPrompt",
              'trainingContext', a."trainingContext", 'model', a.model, 'temperature', a.temperature,
              'enabledHumanTransfer', a."enabledHumanTransfer", 'splitMessages', a."splitMessages",
@@ -165,10 +167,10 @@ async function reply(deps: Deps, id: string): Promise<void> {
     }
   }
 
-  const sent = await deps.db.$transaction(async (tx) => {
+  const sent = await deps.db.$transaction(async (tx): Promise<Array<{ id: string; content: string }>> => {
     const now = deps.clock.now();
     await tx.message.updateMany({ where: { id: { in: ids } }, data: { answeredAt: now } });
-    if (!plan.parts.length && !plan.transfer) return false;
+    if (!plan.parts.length && !plan.transfer) return [];
     // Taken over or closed while the model was thinking: a person has it now, nothing is sent.
     const [open] = await tx.conversation.updateManyAndReturn({
       where: { id, status: "OPEN" },
@@ -180,8 +182,8 @@ async function reply(deps: Deps, id: string): Promise<void> {
         reminderSentAt: true,
       },
     });
-    if (!open) return false;
-    await storeOutgoing(
+    if (!open) return [];
+    const stored = await storeOutgoing(
       deps,
       tx,
       now,
@@ -197,6 +199,7 @@ async function reply(deps: Deps, id: string): Promise<void> {
         inputTokens: plan.usage ? (i === 0 ? plan.usage.inputTokens : 0) : null,
         outputTokens: plan.usage ? (i === 0 ? plan.usage.outputTokens : 0) : null,
       })),
+      { direct: true },
     );
     if (plan.transfer) await transferToHuman(deps, tx, conv, plan.transfer);
     // The times as the UPDATE above left them (the row is locked): the timers need no read of their own.
@@ -206,9 +209,14 @@ async function reply(deps: Deps, id: string): Promise<void> {
       status: plan.transfer ? "HUMAN" : "OPEN",
       agent: { autoCloseMinutes, enabledReminder },
     });
-    return plan.parts.length > 0;
+    return stored;
   });
-  if (sent) sendsCommitted(deps, conv.channelType);
+  // The first attempts here, one hop less than a send job (kept as the backstop).
+  await sendCommitted(deps, {
+    channelId: conv.channelId,
+    channelType: conv.channelType,
+    to: conv.contactExternalId,
+  }, sent);
 }
 
 /** decisions.md: the agent's AI messages to this contact in the current UTC day, against maxDailyMessages. */
