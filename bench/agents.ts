@@ -16,6 +16,7 @@ import { createApiToken, login } from "../src/workspaces/mod.ts";
 import { createAgent } from "../src/agents/mod.ts";
 import { createIntent } from "../src/intents/mod.ts";
 import { benchEnv, seedOwner } from "./_seed.ts";
+import { denoScript, spawnReady } from "./_spawn.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 4000);
@@ -84,22 +85,8 @@ export async function runAgentsBench(): Promise<void> {
     await seeder.stop();
 
     const spawn = async (script: string, extraEnv: Record<string, string>) => {
-      const child = new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", "--unstable-no-legacy-abort", script],
-        env: { ...env, ...extraEnv },
-        stdout: "piped",
-        stderr: "inherit",
-      }).spawn();
+      const { child } = await spawnReady(...denoScript(script), { ...env, ...extraEnv });
       children.push(child);
-      const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-      let seen = "";
-      while (!seen.includes("ready")) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`${script} exited before it was ready`);
-        seen += value;
-      }
-      reader.releaseLock();
-      child.stdout.cancel().catch(() => {});
     };
 
     const appPort = freePort();

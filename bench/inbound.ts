@@ -26,6 +26,7 @@ import { createChannel } from "../src/channels/service.ts";
 import { cpuTimeMs } from "./_cpu.ts";
 import { benchEnv, seedOwner } from "./_seed.ts";
 import pg_ from "pg";
+import { denoScript, spawnReady } from "./_spawn.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 3);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 5000);
@@ -160,28 +161,8 @@ const pct = (xs: number[], p: number) => {
 };
 const median = (xs: number[]) => pct(xs, 0.5);
 
-/** Starts a script and waits for its "ready" line (returned with the process). */
-async function spawnReady(
-  script: string,
-  env: Record<string, string>,
-): Promise<{ child: Deno.ChildProcess; line: string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--unstable-no-legacy-abort", script],
-    env,
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!seen.includes("ready")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`${script} exited before it was ready`);
-    seen += value;
-  }
-  reader.releaseLock();
-  child.stdout.cancel().catch(() => {});
-  return { child, line: seen };
-}
+/** Starts a bench script and waits for its "ready" line (returned with the process). */
+const startScript = (script: string, env: Record<string, string>) => spawnReady(...denoScript(script), env);
 
 export async function runInboundBench(): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "switchboard-bench-" });
@@ -238,7 +219,7 @@ export async function runInboundBench(): Promise<void> {
 
     const port = freePort();
     const profile = Deno.env.get("BENCH_CPU_PROFILE");
-    const { child: server } = await spawnReady("bench/serve_app.ts", {
+    const { child: server } = await startScript("bench/serve_app.ts", {
       ...env,
       PORT: String(port),
       ...(profile ? { BENCH_CPU_PROFILE: profile } : {}),
@@ -248,12 +229,12 @@ export async function runInboundBench(): Promise<void> {
     children.push(server);
     const servers = [server];
     if (SPLIT) {
-      const { child } = await spawnReady("bench/serve_app.ts", { ...env, PORT: String(freePort()) });
+      const { child } = await startScript("bench/serve_app.ts", { ...env, PORT: String(freePort()) });
       children.push(child);
       servers.push(child);
     }
     const serverCpuMs = () => servers.reduce((ms, s) => ms + cpuTimeMs(s.pid), 0);
-    const bare = await spawnReady("bench/_bare_server.ts", {});
+    const bare = await startScript("bench/_bare_server.ts", {});
     children.push(bare.child);
     const barePort = Number(bare.line.match(/ready (\d+)/)![1]);
     const inboundUrl = `http://127.0.0.1:${port}/webhooks/whatsapp/${channel.id}`;

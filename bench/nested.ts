@@ -24,6 +24,7 @@ import { createWebhook } from "../src/webhooks/mod.ts";
 import { benchEnv, seedOwner } from "./_seed.ts";
 import pg from "pg";
 import { cpuTimeMs } from "./_cpu.ts";
+import { spawnReady } from "./_spawn.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 4000);
@@ -290,22 +291,8 @@ export async function runNestedBench(): Promise<void> {
     };
 
     const spawn = async (cmd: string, args: string[], extraEnv: Record<string, string>) => {
-      const child = new Deno.Command(cmd, {
-        args,
-        env: { ...env, ...extraEnv },
-        stdout: "piped",
-        stderr: "inherit",
-      }).spawn();
+      const { child } = await spawnReady(cmd, args, { ...env, ...extraEnv });
       children.push(child);
-      const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-      let seen = "";
-      while (!seen.includes("ready")) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`${cmd} ${args.join(" ")} exited before it was ready`);
-        seen += value;
-      }
-      reader.releaseLock();
-      child.stdout.cancel().catch(() => {});
       return child.pid;
     };
     const deno = (script: string) => ["run", "-A", "--unstable-no-legacy-abort", script];

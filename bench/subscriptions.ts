@@ -19,6 +19,7 @@ import { openSession } from "../src/auth/sessions.ts";
 import { createAgent } from "../src/agents/mod.ts";
 import { benchEnv, seedOwner } from "./_seed.ts";
 import { cpuTimeMs } from "./_cpu.ts";
+import { denoScript, spawnReady } from "./_spawn.ts";
 
 const SIZES = (Deno.env.get("BENCH_SUBSCRIBERS") ?? "1000,5000").split(",").map(Number);
 const EVENTS = Number(Deno.env.get("BENCH_SUBSCRIPTION_EVENTS") ?? 30);
@@ -57,22 +58,7 @@ function rssMb(pid: number): number {
 }
 
 async function spawn(script: string, env: Record<string, string>): Promise<Deno.ChildProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--unstable-no-legacy-abort", script],
-    env,
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!seen.includes("ready")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`${script} exited before it was ready`);
-    seen += value;
-  }
-  reader.releaseLock();
-  child.stdout.cancel().catch(() => {});
-  return child;
+  return (await spawnReady(...denoScript(script), env)).child;
 }
 
 /** Lines a child process prints on stdout, one at a time. */
