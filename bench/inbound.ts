@@ -302,6 +302,8 @@ export async function runInboundBench(): Promise<void> {
         }
       }
       const platform: number[] = [];
+      // BENCH_SAMPLES=<prefix>: each message's [accepted ms since the run's first post, platform ms].
+      const samples: Array<[number, number]> = [];
       let lastGraph = 0;
       for (const t of tokens) {
         const at = graphSeen.get(t);
@@ -309,8 +311,11 @@ export async function runInboundBench(): Promise<void> {
         const m = modelSeen.get(t);
         const modelMs = m ? m.out - m.in : 0;
         platform.push(at - r.accepted[t] - WINDOW_MS - modelMs);
+        samples.push([r.accepted[t] - r.firstSentAt, at - r.accepted[t] - WINDOW_MS - modelMs]);
         lastGraph = Math.max(lastGraph, at);
       }
+      const samplesTo = Deno.env.get("BENCH_SAMPLES");
+      if (samplesTo) await Deno.writeTextFile(`${samplesTo}.${run}.json`, JSON.stringify(samples));
       return {
         rate,
         posts: tokens.length,
