@@ -98,67 +98,79 @@ async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage
     ON CONFLICT ("workspaceId", "externalId")
     DO UPDATE SET name = COALESCE(${name}::text, "Contact".name)
     RETURNING id`;
-  // After the lock (a statement of its own, so this one's snapshot sees what the lock waited for):
-  // whether the message is stored already, and the contact's OPEN or HUMAN conversation.
-  const [found] = await tx.$queryRaw<Array<{ stored: boolean; open: string | null }>>`
-    SELECT (${m.externalId}::text IS NOT NULL AND EXISTS (
-              SELECT 1 FROM "Message" WHERE "channelId" = ${channel.id} AND "externalId" = ${m.externalId}::text
-            )) AS stored,
-           (SELECT id FROM "Conversation"
-             WHERE "channelId" = ${channel.id} AND "contactId" = ${contact.id} AND status IN ('OPEN', 'HUMAN')
-             ORDER BY "createdAt" DESC, id DESC LIMIT 1) AS open`;
-  if (found.stored) throw new AlreadyStored();
-  const open = found.open === null ? null : { id: found.open };
-  const conversationId = open?.id ?? (await tx.conversation.create({
-    data: {
-      workspaceId: channel.workspaceId,
-      agentId: channel.agentId,
-      channelId: channel.id,
-      contactId: contact.id,
-      status: "OPEN",
-      openedAt: now,
-      lastMessageAt: now,
-      lastContactMessageAt: now,
-    },
-    select: { id: true },
-  })).id;
+  // After the lock, in a statement of its own (so its snapshot sees what the lock waited for): whether
+  // the message is stored already, the contact's OPEN or HUMAN conversation, and, when the message
+  // is new, the conversation opened for it (when there is none) and the message itself, in one
+  // round trip. The unique index (channelId, externalId) stays the backstop of the dedup.
+  const conversationId = crypto.randomUUID();
+  const createdAt = new Date();
+  const [row] = await tx.$queryRaw<Array<MessageRow & { stored: boolean; open: string | null }>>`
+    WITH found AS (
+      SELECT (${m.externalId}::text IS NOT NULL AND EXISTS (
+                SELECT 1 FROM "Message" WHERE "channelId" = ${channel.id} AND "externalId" = ${m.externalId}::text
+              )) AS stored,
+             (SELECT id FROM "Conversation"
+               WHERE "channelId" = ${channel.id} AND "contactId" = ${contact.id} AND status IN ('OPEN', 'HUMAN')
+               ORDER BY "createdAt" DESC, id DESC LIMIT 1) AS open
+    ), opened AS (
+      INSERT INTO "Conversation" (id, "workspaceId", "agentId", "channelId", "contactId", status, "openedAt",
+                                  "lastMessageAt", "lastContactMessageAt", "createdAt", "updatedAt")
+      SELECT ${conversationId}::text, ${channel.workspaceId}::text, ${channel.agentId}::text, ${channel.id}::text,
+             ${contact.id}::text, 'OPEN',
+             ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz, ${createdAt}::timestamptz,
+             ${createdAt}::timestamptz
+        FROM found WHERE NOT stored AND open IS NULL
+      RETURNING id
+    ), inserted AS (
+      INSERT INTO "Message" (id, "conversationId", "channelId", direction, "senderKind", type, content, "mediaId",
+                             "mediaMimeType", payload, status, "externalId", "createdAt", "updatedAt")
+      SELECT ${crypto.randomUUID()}::text, COALESCE(open, ${conversationId}::text), ${channel.id}::text, 'INBOUND',
+             'CUSTOMER',
+             ${m.type}::"MessageType", ${m.content}::text, ${m.mediaId ?? null}::text, ${
+    m.mediaMimeType ?? null
+  }::text,
+             ${
+    m.payload == null ? null : JSON.stringify(m.payload)
+  }::jsonb, 'RECEIVED', ${m.externalId}::text,
+             ${createdAt}::timestamptz, ${createdAt}::timestamptz
+        FROM found WHERE NOT stored
+      ON CONFLICT ("channelId", "externalId") DO NOTHING
+      RETURNING id, "conversationId", "senderKind", "senderUserId", type, content, status, error, "mediaId",
+                "mediaMimeType", payload, "inputTokens", "outputTokens", "createdAt"
+    ), touched AS (
+      UPDATE "Conversation" SET "lastMessageAt" = ${now}, "lastContactMessageAt" = ${now}, "updatedAt" = ${createdAt}
+       WHERE id = (SELECT open FROM found) AND EXISTS (SELECT 1 FROM inserted)
+    )
+    SELECT f.stored, f.open, i.* FROM found f LEFT JOIN inserted i ON true`;
+  // Stored already (seen after the lock, or by the unique index): nothing of this call is kept.
+  if (!row.id) throw new AlreadyStored();
+  const open = row.open;
+  const { stored: _stored, open: _open, ...message } = row;
 
-  const [row] = await tx.message.createManyAndReturn({
-    data: [{
-      conversationId,
-      channelId: channel.id,
-      direction: "INBOUND",
-      senderKind: "CUSTOMER",
-      type: m.type,
-      content: m.content,
-      mediaId: m.mediaId ?? null,
-      mediaMimeType: m.mediaMimeType ?? null,
-      payload: m.payload ?? undefined,
-      status: "RECEIVED",
-      externalId: m.externalId,
-    }],
-    skipDuplicates: true,
-    select: messageSelect,
-  });
-  if (!row) throw new AlreadyStored();
-  if (open) {
-    await tx.conversation.update({
-      where: { id: conversationId },
-      data: { lastMessageAt: now, lastContactMessageAt: now },
-      select: { id: true },
-    });
-  }
-
-  const base = { workspaceId: channel.workspaceId, agentId: channel.agentId, conversationId };
+  const base = {
+    workspaceId: channel.workspaceId,
+    agentId: channel.agentId,
+    conversationId: message.conversationId,
+  };
   if (!open) await deps.events.publish(tx, { ...base, type: "conversation.opened", data: {} });
   await deps.events.publish(tx, {
     ...base,
     type: "message.received",
     data: {
-      message: { id: row.id, type: row.type, content: row.content, createdAt: row.createdAt.toISOString() },
+      message: {
+        id: message.id,
+        type: message.type,
+        content: message.content,
+        createdAt: message.createdAt.toISOString(),
+      },
     },
   });
-  return { inserted: true, message: messageViewOf(row), conversationId, opened: !open };
+  return {
+    inserted: true,
+    message: messageViewOf(message),
+    conversationId: message.conversationId,
+    opened: !open,
+  };
 }
 
 /** POST /api/channels/{channelId}/messages: a customer message on an API channel of the workspace. */
