@@ -13,6 +13,15 @@ export const BOSS_SCHEMA = "pgboss";
 /** Deferred jobs due within this many ms wake this process' workers by a timer; later ones are polled. */
 const WAKE_TIMER_MAX_MS = 60_000;
 
+/**
+ * A job run here at once (enqueueAndRun) is inserted due this much later: far beyond the run itself,
+ * so a worker fetches it only when the run never completed it (the process died, or the run failed).
+ */
+const RUN_HERE_BACKSTOP_MS = 30_000;
+
+/** Runs under way through enqueueAndRun, per queue, beyond which jobs go to the workers as usual. */
+const RUN_HERE_LIMIT = 16;
+
 /** A queue and its options, created (or brought up to date) when the boss starts. */
 export type QueueSpec = Queue & { name: string };
 
@@ -36,6 +45,9 @@ export class Jobs implements JobQueue {
   readonly #turns = new Map<string, number>();
   /** Per queue, jobs announced by wake() and not yet taken by this process' workers (a hint). */
   readonly #due = new Map<string, number>();
+  /** Runs of enqueueAndRun under way (awaited on stop), and their count per queue. */
+  readonly #runs = new Set<Promise<void>>();
+  readonly #runsPerQueue = new Map<string, number>();
   #stopped = false;
 
   constructor(databaseUrl: string, logger: Logger, options: BossOptions = {}) {
@@ -128,6 +140,55 @@ export class Jobs implements JobQueue {
     });
   }
 
+  /** See JobQueue.enqueueAndRun. */
+  async enqueueAndRun<T extends object>(
+    queue: string,
+    data: T,
+    handler: (data: T) => Promise<void>,
+  ): Promise<void> {
+    const running = this.#runsPerQueue.get(queue) ?? 0;
+    const hasWorker = this.boss.getWipData().some((w) => w.name === queue);
+    if (this.#stopped || !hasWorker || running >= RUN_HERE_LIMIT) {
+      await this.boss.insert(queue, [{ data }]);
+      this.wake(queue);
+      return;
+    }
+    const id = crypto.randomUUID();
+    await this.boss.insert(queue, [{ id, data, startAfter: RUN_HERE_BACKSTOP_MS / 1000 }]);
+    this.#runsPerQueue.set(queue, running + 1);
+    const run = this.#runHere(queue, id, data, handler).finally(() => {
+      this.#runs.delete(run);
+      this.#runsPerQueue.set(queue, (this.#runsPerQueue.get(queue) ?? 1) - 1);
+    });
+    this.#runs.add(run);
+  }
+
+  async #runHere<T extends object>(
+    queue: string,
+    id: string,
+    data: T,
+    handler: (data: T) => Promise<void>,
+  ): Promise<void> {
+    try {
+      await handler(data);
+    } catch (error) {
+      // Retried by a worker soon, as a fetched job would be; the backstop stays if even this fails.
+      this.#logger.warn("job run here failed; queued for a worker", { queue, error: String(error) });
+      try {
+        await this.enqueueLater(queue, [{ data, afterMs: 1000 }]);
+      } catch {
+        return;
+      }
+    }
+    try {
+      // The job was never fetched: completed from the created state.
+      await this.boss.complete(queue, id, undefined, { includeQueued: true });
+    } catch (error) {
+      // The backstop runs it again later; the handlers are idempotent.
+      this.#logger.warn("job run here not completed", { queue, error: String(error) });
+    }
+  }
+
   /**
    * Enqueues at once, outside any transaction, each job with its own delay (a job put back for
    * later; at least once is enough there).
@@ -216,6 +277,12 @@ export class Jobs implements JobQueue {
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       Promise.allSettled([...queues].map((q) => this.boss.offWork(q, { wait: true }))),
+      new Promise((resolve) => timer = setTimeout(resolve, timeoutMs)),
+    ]);
+    clearTimeout(timer);
+    // Runs started by enqueueAndRun finish too (their jobs stay as the backstop if they do not).
+    await Promise.race([
+      Promise.allSettled([...this.#runs]),
       new Promise((resolve) => timer = setTimeout(resolve, timeoutMs)),
     ]);
     clearTimeout(timer);

@@ -22,6 +22,15 @@ export interface JobQueue {
   wake(queue: string): void;
   /** After a transaction that enqueued deferred jobs committed: those due and untaken are fetched now. */
   committed(): void;
+  /**
+   * Enqueues one job in its own (implicit) transaction and, once that committed, runs `handler` on
+   * it in this process instead of waiting for a worker to fetch it (one hop and one fetch less). The
+   * job stays in the queue as the backstop until the run completes it: a worker takes it only if
+   * this process died first, or the run failed. Resolves when the job is durable, not when the run
+   * ends. When this process has no worker of the queue, or too many runs under way, the job is simply
+   * enqueued and woken as usual.
+   */
+  enqueueAndRun<T extends object>(queue: string, data: T, handler: (data: T) => Promise<void>): Promise<void>;
   /** Enqueues at once, outside any transaction, each job with its own delay (a job put back for later). */
   enqueueLater(queue: string, items: Array<{ data: object; afterMs: number }>): Promise<void>;
 }

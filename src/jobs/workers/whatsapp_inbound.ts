@@ -6,7 +6,8 @@ import { type InboundJob, processInbound, WHATSAPP_INBOUND_QUEUE } from "../../c
 export const whatsappInboundQueue: QueueSpec = {
   name: WHATSAPP_INBOUND_QUEUE,
   // No NOTIFY, which would wake every worker of every process for each post (each runs a fetch):
-  // the accepting process wakes one of its own (routes.ts); the polls catch the rest (crash retries).
+  // the accepting process stores the post itself (routes.ts, `enqueueAndRun`), or wakes one of its
+  // workers when it has too many under way; the polls catch the rest (backstops, crash retries).
   notify: false,
   expireInSeconds: 60,
   // Storing is idempotent (dedup on the WhatsApp id), so a crashed or failed job is simply run again.
