@@ -2,13 +2,16 @@
  * An accepted inbound post is stored by the process that accepted it, without a worker fetching
  * its job (src/jobs/boss.ts `enqueueAndRun`): the job is inserted due 30 s later as the backstop
  * and completed by the run. A failed run queues the job for a worker; a run that has not ended
- * leaves the job waiting for its backstop time, untaken.
+ * leaves the job waiting for its backstop time, untaken. A job enqueued in a transaction with
+ * `runHere` (the reply window) runs here once that committed and the job is due.
  */
 import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
 import { eventually } from "./_helpers/receiver.ts";
 import { createWhatsAppChannel, postSigned, textMessage } from "./_helpers/whatsapp.ts";
 import { WHATSAPP_INBOUND_QUEUE } from "../src/channels/whatsapp/process.ts";
+import type { Jobs } from "../src/jobs/boss.ts";
+import { transaction } from "../src/db/transaction.ts";
 
 interface JobRow {
   id: string;
@@ -20,15 +23,15 @@ interface JobRow {
 
 Deno.test("jobs run where they were accepted", async (t) => {
   const ta = await startTestApp();
-  const jobs = () =>
+  const jobsOf = (queue: string) =>
     ta.app.deps.db.$queryRawUnsafe<JobRow[]>(
       `SELECT id::text, state::text, started_on IS NOT NULL AS fetched,
               (extract(epoch FROM start_after - created_on) * 1000)::int AS "backstopMs", data
          FROM pgboss.job WHERE name = $1 ORDER BY created_on, id`,
-      WHATSAPP_INBOUND_QUEUE,
+      queue,
     );
-  const clear = () =>
-    ta.app.deps.db.$executeRawUnsafe(`DELETE FROM pgboss.job WHERE name = $1`, WHATSAPP_INBOUND_QUEUE);
+  const clear = (queue: string) =>
+    ta.app.deps.db.$executeRawUnsafe(`DELETE FROM pgboss.job WHERE name = $1`, queue);
   try {
     const { owner } = await ta.seed.workspace();
     const agent = await ta.seed.agent(owner.client);
@@ -41,67 +44,103 @@ Deno.test("jobs run where they were accepted", async (t) => {
         textMessage(channel.phoneNumberId, "wamid.here-1", "hi"),
       );
       assert.equal(res.status, 200);
-      await eventually(async () => (await jobs())[0]?.state === "completed" || undefined);
-      const [job] = await jobs();
+      await eventually(async () =>
+        (await jobsOf(WHATSAPP_INBOUND_QUEUE))[0]?.state === "completed" || undefined
+      );
+      const [job] = await jobsOf(WHATSAPP_INBOUND_QUEUE);
       assert.equal(job.fetched, false);
       assert.ok(job.backstopMs >= 29_900 && job.backstopMs <= 30_100, `backstop ${job.backstopMs} ms`);
       assert.equal(await ta.app.deps.db.message.count({ where: { externalId: "wamid.here-1" } }), 1);
-      assert.equal((await jobs()).length, 1);
-      await clear();
+      assert.equal((await jobsOf(WHATSAPP_INBOUND_QUEUE)).length, 1);
     });
 
+    // A queue of the test's own, whose handler the steps script.
+    const q = "test-run-here";
+    const jobs = ta.app.deps.jobs as Jobs;
+    await jobs.boss.createQueue(q, { retryLimit: 0 });
+    let behave: (data: object) => Promise<void> = () => Promise.resolve();
+    const handled: object[] = [];
+    await jobs.work<object>(q, { localConcurrency: 1, pollingIntervalSeconds: 1 }, async ([job]) => {
+      handled.push(job.data);
+      await behave(job.data);
+    });
+    const rows = () => jobsOf(q);
+
     await t.step("a failed run: the job completed, a new one due in 1 s taken by a worker", async () => {
-      const data = { channelId: channel.id, body: "{}" };
-      await ta.app.deps.jobs.enqueueAndRun(
-        WHATSAPP_INBOUND_QUEUE,
-        data,
-        () => Promise.reject(new Error("boom")),
-      );
+      behave = (data) =>
+        (data as { n: number }).n === 1 ? Promise.reject(new Error("boom")) : Promise.resolve();
+      await jobs.enqueueAndRun(q, { n: 1 });
+      behave = () => Promise.resolve();
       await eventually(async () => {
-        const rows = await jobs();
-        return rows.length === 2 && rows.every((r) => r.state === "completed") || undefined;
+        const r = await rows();
+        return r.length === 2 && r.every((j) => j.state === "completed") || undefined;
       });
-      const [first, second] = await jobs();
+      const [first, second] = await rows();
       assert.equal(first.fetched, false);
-      assert.equal(first.backstopMs >= 29_900, true);
-      // The retry went the usual way: fetched by a worker (which refuses the empty payload).
+      assert.ok(first.backstopMs >= 29_900);
+      // The retry went the usual way: fetched by a worker.
       assert.equal(second.fetched, true);
       assert.ok(second.backstopMs >= 900 && second.backstopMs <= 1100, `retry after ${second.backstopMs} ms`);
-      assert.deepEqual(second.data, data);
-      await clear();
+      assert.deepEqual(second.data, { n: 1 });
+      assert.deepEqual(handled, [{ n: 1 }, { n: 1 }]);
+      await clear(q);
+      handled.length = 0;
     });
 
     await t.step("a run under way: its job waits for the backstop time, untaken", async () => {
       let release!: () => void;
       const held = new Promise<void>((resolve) => release = resolve);
-      let ran = 0;
-      await ta.app.deps.jobs.enqueueAndRun(
-        WHATSAPP_INBOUND_QUEUE,
-        { channelId: channel.id, body: "{}" },
-        async () => {
-          ran++;
-          await held;
-        },
-      );
-      // Workers woken meanwhile (another post) do not take it: it is not due.
-      const res = await postSigned(
-        ta.anon,
-        channel.id,
-        textMessage(channel.phoneNumberId, "wamid.here-2", "hey"),
-      );
-      assert.equal(res.status, 200);
-      await eventually(async () =>
-        (await jobs()).filter((j) => j.state === "completed").length === 1 || undefined
-      );
-      const waiting = (await jobs()).filter((j) => j.state !== "completed");
-      assert.equal(waiting.length, 1);
-      assert.equal(waiting[0].state, "created");
-      assert.equal(waiting[0].fetched, false);
+      behave = () => held;
+      await jobs.enqueueAndRun(q, { n: 2 });
+      // A worker woken meanwhile does not take it: it is not due.
+      jobs.wake(q);
+      await eventually(() => Promise.resolve(handled.length === 1 || undefined));
+      const [waiting] = await rows();
+      assert.equal(waiting.state, "created");
+      assert.equal(waiting.fetched, false);
       release();
-      await eventually(async () => (await jobs()).every((j) => j.state === "completed") || undefined);
-      assert.equal(ran, 1);
-      assert.equal((await jobs()).length, 2);
+      await eventually(async () => (await rows())[0].state === "completed" || undefined);
+      assert.equal((await rows()).length, 1);
+      assert.deepEqual(handled, [{ n: 2 }]);
+      await clear(q);
+      handled.length = 0;
+      behave = () => Promise.resolve();
     });
+
+    await t.step(
+      "enqueued in a transaction to run here: runs once committed and due, never if rolled back",
+      async () => {
+        let ran!: () => void;
+        const done = new Promise<void>((resolve) => ran = resolve);
+        behave = () => Promise.resolve(ran());
+        await transaction(ta.app.deps.db, async (tx) => {
+          await jobs.enqueue(tx, q, [{ n: 3 }], { startAfterMs: 50, runHere: true });
+          assert.deepEqual(handled, [], "not before the commit");
+        });
+        await done;
+        await eventually(async () => (await rows())[0]?.state === "completed" || undefined);
+        const [job] = await rows();
+        assert.equal(job.fetched, false);
+        assert.ok(job.backstopMs >= 30_000 && job.backstopMs <= 30_150, `backstop ${job.backstopMs} ms`);
+        assert.deepEqual(handled, [{ n: 3 }]);
+        await clear(q);
+        handled.length = 0;
+
+        await assert.rejects(transaction(ta.app.deps.db, async (tx) => {
+          await jobs.enqueue(tx, q, [{ n: 4 }], { startAfterMs: 1, runHere: true });
+          throw new Error("roll back");
+        }));
+        // A plain $transaction cannot run callbacks after its commit: the job goes to the workers.
+        await ta.app.deps.db.$transaction((tx) =>
+          jobs.enqueue(tx, q, [{ n: 5 }], { startAfterMs: 1, runHere: true })
+        );
+        await eventually(async () => (await rows())[0]?.state === "completed" || undefined);
+        const [plain] = await rows();
+        assert.equal(plain.fetched, true);
+        assert.deepEqual(plain.data, { n: 5 });
+        assert.deepEqual(handled, [{ n: 5 }], "the rolled-back job never ran");
+      },
+    );
   } finally {
     await ta.close();
   }

@@ -13,6 +13,7 @@
 import type { z } from "zod";
 import type { ActorContext, Deps } from "../context.ts";
 import type { Tx } from "../db/client.ts";
+import { transaction } from "../db/transaction.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import type { MessageStatus, MessageType } from "../generated/prisma/enums.ts";
 import { notFound } from "../shared/errors.ts";
@@ -77,7 +78,8 @@ export async function receiveCustomerMessage(
   m: CustomerMessage,
 ): Promise<Received> {
   try {
-    const received = await deps.db.$transaction((tx) => store(deps, tx, channel, m));
+    // transaction(): the reply job enqueued by the window starts here once this has committed.
+    const received = await transaction(deps.db, (tx) => store(deps, tx, channel, m));
     // The reply job (the window) may be due already: its wake-up fired before this commit.
     deps.jobs.committed();
     return received;

@@ -55,3 +55,31 @@ export async function dryRun(tx: Tx, fn: () => Promise<unknown>): Promise<void> 
     if (error !== DRY_RUN) throw error;
   }
 }
+
+/** Callbacks to run once the transaction opened by `transaction()` has committed, by its tx. */
+const afterCommits = new WeakMap<object, Array<() => void>>();
+
+/**
+ * `db.$transaction(fn)`, after whose commit the callbacks registered on its tx with `afterCommit`
+ * run (in order; none when it rolls back). For work that may only start once the transaction's
+ * writes are visible to others (a job run in this process right after it is committed).
+ */
+export async function transaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const callbacks: Array<() => void> = [];
+  const result = await db.$transaction((tx) => {
+    afterCommits.set(tx, callbacks);
+    return fn(tx);
+  });
+  for (const callback of callbacks) callback();
+  return result;
+}
+
+/**
+ * Registers `callback` to run once `tx` has committed. Returns false, registering nothing, when `tx`
+ * was not opened by `transaction()` (nobody would call it): the caller takes its other way.
+ */
+export function afterCommit(tx: Tx, callback: () => void): boolean {
+  const callbacks = afterCommits.get(tx);
+  callbacks?.push(callback);
+  return callbacks !== undefined;
+}

@@ -5,6 +5,7 @@
  */
 import { fromPrisma, type Job, PgBoss, type Queue, type WorkOptions } from "pg-boss";
 import type { Tx } from "../db/client.ts";
+import { afterCommit } from "../db/transaction.ts";
 import type { EnqueueOptions, JobQueue } from "../shared/jobs.ts";
 import type { Logger } from "../shared/logger.ts";
 
@@ -45,7 +46,9 @@ export class Jobs implements JobQueue {
   readonly #turns = new Map<string, number>();
   /** Per queue, jobs announced by wake() and not yet taken by this process' workers (a hint). */
   readonly #due = new Map<string, number>();
-  /** Runs of enqueueAndRun under way (awaited on stop), and their count per queue. */
+  /** Per queue, the handler its workers run (enqueueAndRun and runHere use it too). */
+  readonly #handlers = new Map<string, (jobs: Job<object>[]) => Promise<void>>();
+  /** Runs started here (enqueueAndRun, runHere) under way, awaited on stop, and their count per queue. */
   readonly #runs = new Set<Promise<void>>();
   readonly #runsPerQueue = new Map<string, number>();
   #stopped = false;
@@ -89,7 +92,41 @@ export class Jobs implements JobQueue {
    * processes pick it up on their next poll.
    */
   async enqueue(tx: Tx, queue: string, data: object[], options: EnqueueOptions = {}): Promise<void> {
-    await this.enqueueEach(tx, queue, data.map((d) => ({ data: d, startAfterMs: options.startAfterMs })));
+    const items = data.map((d) => ({ data: d, startAfterMs: options.startAfterMs }));
+    if (options.runHere && this.#canRunHere(queue, options.startAfterMs ?? 0)) {
+      await this.#enqueueToRunHere(tx, queue, items);
+    } else {
+      await this.enqueueEach(tx, queue, items);
+    }
+  }
+
+  /**
+   * Inserts the jobs due RUN_HERE_BACKSTOP_MS after their time, and once `tx` committed runs each
+   * here when it is due (a ms late, as the wake-up timers). Not registered with a transaction that
+   * can run callbacks after its commit: enqueued as usual.
+   */
+  async #enqueueToRunHere(tx: Tx, queue: string, items: Array<{ data: object; startAfterMs?: number }>) {
+    const jobs = items.map((i) => ({
+      id: crypto.randomUUID(),
+      data: i.data,
+      delayMs: Math.max(0, i.startAfterMs ?? 0),
+    }));
+    const enqueuedAt = performance.now();
+    const registered = afterCommit(tx, () => {
+      for (const job of jobs) {
+        const timer = setTimeout(() => {
+          this.#timers.delete(timer);
+          this.#startRun(queue, job.id, job.data);
+        }, Math.max(0, job.delayMs + 1 - (performance.now() - enqueuedAt)));
+        this.#timers.add(timer);
+      }
+    });
+    if (!registered) return await this.enqueueEach(tx, queue, items);
+    await this.boss.insert(
+      queue,
+      jobs.map((j) => ({ id: j.id, data: j.data, startAfter: (j.delayMs + RUN_HERE_BACKSTOP_MS) / 1000 })),
+      { db: fromPrisma(tx) },
+    );
   }
 
   /** As enqueue, each job with its own delay, in one statement. */
@@ -127,6 +164,7 @@ export class Jobs implements JobQueue {
     options: WorkOptions,
     handler: (jobs: Job<T>[]) => Promise<void>,
   ): Promise<void> {
+    this.#handlers.set(queue, handler as (jobs: Job<object>[]) => Promise<void>);
     await this.boss.work<T>(queue, options, async (jobs) => {
       const due = Math.max(0, (this.#due.get(queue) ?? 0) - jobs.length);
       this.#due.set(queue, due);
@@ -141,48 +179,54 @@ export class Jobs implements JobQueue {
   }
 
   /** See JobQueue.enqueueAndRun. */
-  async enqueueAndRun<T extends object>(
-    queue: string,
-    data: T,
-    handler: (data: T) => Promise<void>,
-  ): Promise<void> {
-    const running = this.#runsPerQueue.get(queue) ?? 0;
-    const hasWorker = this.boss.getWipData().some((w) => w.name === queue);
-    if (this.#stopped || !hasWorker || running >= RUN_HERE_LIMIT) {
+  async enqueueAndRun(queue: string, data: object): Promise<void> {
+    if (!this.#canRunHere(queue, 0)) {
       await this.boss.insert(queue, [{ data }]);
       this.wake(queue);
       return;
     }
     const id = crypto.randomUUID();
     await this.boss.insert(queue, [{ id, data, startAfter: RUN_HERE_BACKSTOP_MS / 1000 }]);
-    this.#runsPerQueue.set(queue, running + 1);
-    const run = this.#runHere(queue, id, data, handler).finally(() => {
+    this.#startRun(queue, id, data);
+  }
+
+  /** Whether a job of `queue` due in `delayMs` may be run here rather than fetched by a worker. */
+  #canRunHere(queue: string, delayMs: number): boolean {
+    return !this.#stopped && this.#handlers.has(queue) && delayMs <= WAKE_TIMER_MAX_MS &&
+      (this.#runsPerQueue.get(queue) ?? 0) < RUN_HERE_LIMIT;
+  }
+
+  #startRun(queue: string, id: string, data: object): void {
+    const handler = this.#handlers.get(queue);
+    if (this.#stopped || !handler) return; // the backstop runs it
+    this.#runsPerQueue.set(queue, (this.#runsPerQueue.get(queue) ?? 0) + 1);
+    const run = this.#runHere(queue, handler, { id, name: queue, data } as Job<object>).finally(() => {
       this.#runs.delete(run);
       this.#runsPerQueue.set(queue, (this.#runsPerQueue.get(queue) ?? 1) - 1);
     });
     this.#runs.add(run);
   }
 
-  async #runHere<T extends object>(
+  async #runHere(
     queue: string,
-    id: string,
-    data: T,
-    handler: (data: T) => Promise<void>,
+    handler: (jobs: Job<object>[]) => Promise<void>,
+    job: Job<object>,
   ): Promise<void> {
     try {
-      await handler(data);
+      await handler([job]);
     } catch (error) {
-      // Retried by a worker soon, as a fetched job would be; the backstop stays if even this fails.
-      this.#logger.warn("job run here failed; queued for a worker", { queue, error: String(error) });
+      // Retried by a worker a second later, as a fetched job would be; the backstop stays if even
+      // this fails. (The handler logs its own errors.)
+      this.#logger.debug("job run here failed; queued for a worker", { queue, error: String(error) });
       try {
-        await this.enqueueLater(queue, [{ data, afterMs: 1000 }]);
+        await this.enqueueLater(queue, [{ data: job.data, afterMs: 1000 }]);
       } catch {
         return;
       }
     }
     try {
       // The job was never fetched: completed from the created state.
-      await this.boss.complete(queue, id, undefined, { includeQueued: true });
+      await this.boss.complete(queue, job.id, undefined, { includeQueued: true });
     } catch (error) {
       // The backstop runs it again later; the handlers are idempotent.
       this.#logger.warn("job run here not completed", { queue, error: String(error) });

@@ -8,6 +8,12 @@ import type { Tx } from "../db/client.ts";
 export interface EnqueueOptions {
   /** Run no earlier than this many milliseconds from now. */
   startAfterMs?: number;
+  /**
+   * Run by this process once `tx` committed and the job is due, rather than fetched by a worker,
+   * when `tx` was opened by db/transaction.ts `transaction()` and the job is due within a minute;
+   * the job stays as the backstop (see `enqueueAndRun`). Otherwise enqueued as usual.
+   */
+  runHere?: boolean;
 }
 
 export interface JobQueue {
@@ -23,14 +29,14 @@ export interface JobQueue {
   /** After a transaction that enqueued deferred jobs committed: those due and untaken are fetched now. */
   committed(): void;
   /**
-   * Enqueues one job in its own (implicit) transaction and, once that committed, runs `handler` on
-   * it in this process instead of waiting for a worker to fetch it (one hop and one fetch less). The
-   * job stays in the queue as the backstop until the run completes it: a worker takes it only if
-   * this process died first, or the run failed. Resolves when the job is durable, not when the run
-   * ends. When this process has no worker of the queue, or too many runs under way, the job is simply
-   * enqueued and woken as usual.
+   * Enqueues one job in its own (implicit) transaction and, once that committed, runs it in this
+   * process with the queue's own handler instead of waiting for a worker to fetch it (one hop and
+   * one fetch less). The job stays in the queue as the backstop until the run completes it: a worker
+   * takes it only if this process died first; a failed run is queued for a worker at once. Resolves
+   * when the job is durable, not when the run ends. When this process has no worker of the queue,
+   * or too many runs under way, the job is simply enqueued and woken as usual.
    */
-  enqueueAndRun<T extends object>(queue: string, data: T, handler: (data: T) => Promise<void>): Promise<void>;
+  enqueueAndRun(queue: string, data: object): Promise<void>;
   /** Enqueues at once, outside any transaction, each job with its own delay (a job put back for later). */
   enqueueLater(queue: string, items: Array<{ data: object; afterMs: number }>): Promise<void>;
 }

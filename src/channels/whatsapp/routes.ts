@@ -12,7 +12,7 @@ import { isRowId } from "../../shared/pagination.ts";
 import type { InboundChannel } from "../cache.ts";
 import { verifyHandshake, verifyHubSignature } from "./signature.ts";
 import { parseWebhookPayload } from "./inbound.ts";
-import { type InboundJob, processInbound, WHATSAPP_INBOUND_QUEUE } from "./process.ts";
+import { type InboundJob, WHATSAPP_INBOUND_QUEUE } from "./process.ts";
 
 /**
  * The channel as this process remembers it; `passes` says whether the request is fine by it. A
@@ -75,7 +75,7 @@ export function whatsappRoutes(deps: Deps): Hono {
       const job: InboundJob = { channelId: channel.id, body: text };
       // One INSERT in its own (implicit) transaction: durable once this answers 200. Then stored by
       // this process at once (no fetch), the job kept as the backstop; see whatsapp_inbound.ts.
-      await deps.jobs.enqueueAndRun(WHATSAPP_INBOUND_QUEUE, job, (j) => processInbound(deps, j));
+      await deps.jobs.enqueueAndRun(WHATSAPP_INBOUND_QUEUE, job);
     }
     return c.body(null, 200);
   });

@@ -32,6 +32,8 @@ export function replyWindowListener(deps: Pick<Deps, "jobs" | "clock" | "config"
     if (!row) return;
     await deps.jobs.enqueue(tx, REPLY_QUEUE, [{ conversationId: event.conversationId } satisfies ReplyJob], {
       startAfterMs: row.due.getTime() - now.getTime(),
+      // The process that stored the message answers it when the window closes (no fetch).
+      runHere: true,
     });
     const { due: _due, autoCloseMinutes, enabledReminder, ...times } = row;
     await scheduleTimers(deps, tx, event.conversationId, {
