@@ -3,9 +3,10 @@
  * every customer message not yet handled is answered by one model call, its intent and transfer
  * tags are carried out (spec "Intent execution"), and the shaped reply is stored and queued for the
  * channel. One reply at a time per conversation: the job claims the conversation (`replyClaimedAt`)
- * in an UPDATE that only one process wins; the messages a reply answers are the ones read after the
- * claim, and they are marked answered when it is stored, so a message that arrives meanwhile is
- * answered by the next reply (its own window job, or the follow-up enqueued on release).
+ * in an UPDATE that only one process wins; the messages a reply answers are the ones read by the
+ * claim's own statement (those committed before it), and they are marked answered when it is
+ * stored, so a message that arrives meanwhile is answered by the next reply (its own window job,
+ * or the follow-up enqueued on release).
  */
 import type { Deps } from "../../context.ts";
 import { fireIntent } from "../../intents/fire.ts";
@@ -42,23 +43,26 @@ function claimStaleMs(deps: Pick<Deps, "config">): number {
 export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
   const id = job.conversationId;
   const claimedAt = deps.clock.now();
-  const staleBefore = new Date(claimedAt.getTime() - claimStaleMs(deps));
-  const claimed = await deps.db.$executeRaw`
-    UPDATE "Conversation" SET "replyClaimedAt" = ${claimedAt}
-     WHERE id = ${id} AND "replyDueAt" <= ${claimedAt}
-       AND ("replyClaimedAt" IS NULL OR "replyClaimedAt" < ${staleBefore})`;
-  if (claimed !== 1) {
-    const row = await deps.db.conversation.findUnique({
+  const row = await claimAndLoad(deps, id, claimedAt);
+  if (!row) return; // gone
+  if (!row.claimed) {
+    const due = (at: Date | null) => at !== null && at <= claimedAt;
+    const stale = (at: Date | null) => at === null || at.getTime() < claimedAt.getTime() - claimStaleMs(deps);
+    // The row as it was before the claim. Claimed by a live reply: answered once it is done
+    // (retried, or the follow-up below). Not due: a newer message moved the window (its job answers).
+    if (!due(row.dueAt)) return;
+    if (!stale(row.heldSince)) throw new ReplyInProgress(id);
+    // Due and free before, yet not claimed: what changed since (a claim, or a message moving the
+    // window) committed after the statement began, so only a read of its own sees it (rare).
+    const now = await deps.db.conversation.findUnique({
       where: { id },
       select: { replyDueAt: true, replyClaimedAt: true },
     });
-    const due = row?.replyDueAt && row.replyDueAt <= claimedAt;
-    // Due but claimed: answered once the current reply is done (retried, or the follow-up below).
-    if (due && row.replyClaimedAt) throw new ReplyInProgress(id);
-    return; // not due yet (a newer message moved the window), or gone
+    if (now && due(now.replyDueAt) && now.replyClaimedAt) throw new ReplyInProgress(id);
+    return;
   }
   try {
-    await reply(deps, id);
+    await reply(deps, row);
   } catch (error) {
     // pg-boss retries the job; a crashed process' claim goes stale instead.
     await deps.db.conversation.updateMany({
@@ -90,7 +94,7 @@ interface Plan {
 }
 
 /**
- * What a reply needs, read in one statement (Prisma would read each relation apart): the
+ * What a reply needs, read with the claim (Prisma would read each relation apart): the
  * conversation, its channel, contact, agent and intents, the customer messages not yet handled, and
  * the history before them.
  */
@@ -115,9 +119,29 @@ interface Loaded extends Conv {
 /** Messages of history read for the prompt (prompt.ts bounds what it uses of them). */
 const HISTORY_MESSAGES = 60;
 
-async function load(deps: Deps, id: string): Promise<Loaded | null> {
-  const [row] = await deps.db.$queryRaw<Loaded[]>`
-    SELECT c.id, c."workspaceId", c."agentId", c.status::text AS status, c."channelId",
+/** The claim's outcome with the conversation as it was before it (null: no such conversation). */
+type ClaimRow = Loaded & { claimed: boolean; dueAt: Date | null; heldSince: Date | null };
+
+/**
+ * Claims the conversation and reads what its reply needs, in one statement. One statement is one
+ * snapshot, taken when it begins (READ COMMITTED): the messages read are exactly those committed
+ * before the claim. A message committed later is not among them and stays unanswered (the reply
+ * marks answered only the ids it read) for the next reply: its transaction moves `replyDueAt` in an
+ * UPDATE of this conversation's row, so either it waited for this claim's row lock (the claim
+ * committed first), or the claim waited for it and, re-checking the newest row (as an UPDATE
+ * does), found the window moved and failed. Only on a won claim are the messages read (a CASE runs
+ * its subqueries only when taken): the jobs of earlier messages of a window lose it.
+ */
+async function claimAndLoad(deps: Deps, id: string, claimedAt: Date): Promise<ClaimRow | null> {
+  const staleBefore = new Date(claimedAt.getTime() - claimStaleMs(deps));
+  const [row] = await deps.db.$queryRaw<ClaimRow[]>`
+    WITH claimed AS (
+      UPDATE "Conversation" SET "replyClaimedAt" = ${claimedAt}
+       WHERE id = ${id} AND "replyDueAt" <= ${claimedAt}
+         AND ("replyClaimedAt" IS NULL OR "replyClaimedAt" < ${staleBefore})
+      RETURNING id, status)
+    SELECT cl.id IS NOT NULL AS claimed, c."replyDueAt" AS "dueAt", c."replyClaimedAt" AS "heldSince",
+           c.id, c."workspaceId", c."agentId", COALESCE(cl.status, c.status)::text AS status, c."channelId",
            ch.type::text AS "channelType",
            json_build_object('id', ct.id, 'name', ct.name) AS contact, ct."externalId" AS "contactExternalId",
            json_build_object('id', a.id, 'name', a.name, 'status', a.status, 'systemPrompt', a."systemPrompt",
@@ -126,21 +150,25 @@ async function load(deps: Deps, id: string): Promise<Loaded | null> {
              'enabledEmoji', a."enabledEmoji", 'signMessages', a."signMessages",
              'maxDailyMessages', a."maxDailyMessages", 'autoCloseMinutes', a."autoCloseMinutes",
              'enabledReminder', a."enabledReminder") AS agent,
+           CASE WHEN cl.id IS NOT NULL THEN
            (SELECT COALESCE(json_agg(json_build_object('name', i.name, 'tag', i.tag, 'description', i.description,
                      'requiredFields', i."requiredFields", 'triggerOnTypes', i."triggerOnTypes"::text[],
                      'webhookUrl', i."webhookUrl", 'webhookMethod', i."webhookMethod")
                      ORDER BY i."createdAt", i.id), '[]')
-              FROM "Intent" i WHERE i."agentId" = a.id) AS intents,
+              FROM "Intent" i WHERE i."agentId" = a.id) END AS intents,
+           CASE WHEN cl.id IS NOT NULL THEN
            (SELECT COALESCE(json_agg(json_build_object('id', m.id, 'type', m.type, 'content', m.content)
                      ORDER BY m."createdAt", m.id), '[]')
               FROM "Message" m
-             WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL) AS pending,
+             WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL) END AS pending,
+           CASE WHEN cl.id IS NOT NULL THEN
            (SELECT COALESCE(json_agg(json_build_object('id', h.id, 'sender', h."senderKind", 'content', h.content)
                      ORDER BY h."createdAt", h.id), '[]')
               FROM (SELECT m.id, m."senderKind", m.content, m."createdAt" FROM "Message" m
                      WHERE m."conversationId" = c.id AND NOT (m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL)
-                     ORDER BY m."createdAt" DESC, m.id DESC LIMIT ${HISTORY_MESSAGES}) h) AS history
+                     ORDER BY m."createdAt" DESC, m.id DESC LIMIT ${HISTORY_MESSAGES}) h) END AS history
       FROM "Conversation" c
+      LEFT JOIN claimed cl ON cl.id = c.id
       JOIN "Channel" ch ON ch.id = c."channelId"
       JOIN "Contact" ct ON ct.id = c."contactId"
       JOIN "Agent" a ON a.id = c."agentId"
@@ -148,10 +176,8 @@ async function load(deps: Deps, id: string): Promise<Loaded | null> {
   return row ?? null;
 }
 
-async function reply(deps: Deps, id: string): Promise<void> {
-  const conv = await load(deps, id);
-  if (!conv) return;
-  const { pending } = conv;
+async function reply(deps: Deps, conv: Loaded): Promise<void> {
+  const { id, pending } = conv;
   if (!pending.length) return;
   const ids = pending.map((m) => m.id);
   const { agent } = conv;
