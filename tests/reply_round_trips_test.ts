@@ -106,7 +106,7 @@ Deno.test("one reply of one part: the statements from the claim to its release",
     assert.equal(ai[0].externalId, "wamid.TEST0");
     assert.equal(ai[0].sendClaimedAt, null);
     assert.equal(s.graph.calls.length, 1);
-    assert.equal(statements.length, 11, listed(statements));
+    assert.equal(statements.length, 10, listed(statements));
   } finally {
     await s.close();
   }
@@ -122,7 +122,7 @@ Deno.test("a reply of two parts", async () => {
       ["Primeira parte.", "SENT", "wamid.TEST0"],
       ["Segunda parte.", "SENT", "wamid.TEST1"],
     ]);
-    assert.equal(statements.length, 15, listed(statements));
+    assert.equal(statements.length, 14, listed(statements));
   } finally {
     await s.close();
   }
@@ -162,7 +162,7 @@ Deno.test("a PAUSED agent's conversation: the messages are handled silently", as
     const statements = await reply(s, m.conversationId);
     const rows = await messagesOf(s.t.app, m.conversationId);
     assert.deepEqual(rows.map((r) => [r.senderKind, r.answeredAt !== null]), [["CUSTOMER", true]]);
-    assert.equal(statements.length, 4, listed(statements));
+    assert.equal(statements.length, 3, listed(statements));
   } finally {
     await s.close();
   }

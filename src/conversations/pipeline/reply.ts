@@ -17,7 +17,8 @@ import { shapeReply } from "../shaping.ts";
 import { mayReplyToday, utcDay } from "../timing.ts";
 import { sendCommitted, storeOutgoing } from "../outbound.ts";
 import { transferToHuman } from "../handoff.ts";
-import { scheduleTimers } from "../timers.ts";
+import { scheduleTimers, type TimerState } from "../timers.ts";
+import { Prisma } from "../../generated/prisma/client.ts";
 import { REPLY_QUEUE, type ReplyJob } from "./window.ts";
 
 /** The summary of a transfer when the model cannot answer (decisions.md "LLM"). */
@@ -193,21 +194,26 @@ async function reply(deps: Deps, conv: Loaded): Promise<void> {
     }
   }
 
+  if (!plan.parts.length && !plan.transfer) {
+    // Nothing to store: the messages are only marked handled, in one statement of its own.
+    const now = deps.clock.now();
+    await deps.db.$executeRaw`
+      UPDATE "Message" SET "answeredAt" = ${now}, "updatedAt" = ${now} WHERE id = ANY(${ids}::text[])`;
+    return;
+  }
   const sent = await deps.db.$transaction(async (tx): Promise<Array<{ id: string; content: string }>> => {
     const now = deps.clock.now();
-    await tx.message.updateMany({ where: { id: { in: ids } }, data: { answeredAt: now } });
-    if (!plan.parts.length && !plan.transfer) return [];
-    // Taken over or closed while the model was thinking: a person has it now, nothing is sent.
-    const [open] = await tx.conversation.updateManyAndReturn({
-      where: { id, status: "OPEN" },
-      data: plan.parts.length ? { lastMessageAt: now, lastAgentMessageAt: now } : { updatedAt: now },
-      select: {
-        lastMessageAt: true,
-        lastContactMessageAt: true,
-        lastAgentMessageAt: true,
-        reminderSentAt: true,
-      },
-    });
+    // One statement: the messages marked answered, and the conversation's times moved unless it
+    // was taken over or closed while the model was thinking (a person has it now, nothing is sent).
+    const times = plan.parts.length
+      ? Prisma.sql`"lastMessageAt" = ${now}, "lastAgentMessageAt" = ${now},`
+      : Prisma.empty;
+    const [open] = await tx.$queryRaw<Array<Omit<TimerState, "status" | "agent">>>`
+      WITH answered AS (
+        UPDATE "Message" SET "answeredAt" = ${now}, "updatedAt" = ${now} WHERE id = ANY(${ids}::text[]))
+      UPDATE "Conversation" SET ${times} "updatedAt" = ${now}
+       WHERE id = ${id} AND status = 'OPEN'
+      RETURNING "lastMessageAt", "lastContactMessageAt", "lastAgentMessageAt", "reminderSentAt"`;
     if (!open) return [];
     const stored = await storeOutgoing(
       deps,
