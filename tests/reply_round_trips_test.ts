@@ -21,6 +21,7 @@ import {
 } from "./_helpers/conversations.ts";
 import { createPrisma } from "../src/db/client.ts";
 import { ReplyInProgress, runReply } from "../src/conversations/pipeline/reply.ts";
+import { MESSAGE_SEND_QUEUE } from "../src/conversations/outbound.ts";
 import type { Receiver } from "./_helpers/receiver.ts";
 import type { Deps } from "../src/context.ts";
 
@@ -44,9 +45,10 @@ const WINDOW_MS = 1000;
 async function setup(
   script: (call: ModelCall, index: number) => ModelAnswer,
   agentFields: Record<string, unknown> = {},
+  graphAnswer?: (index: number) => Response,
 ): Promise<Setup> {
   const model = startModelServer(script);
-  const graph = startGraph();
+  const graph = startGraph(graphAnswer);
   const clock = new ManualClock();
   const t = await startTestApp({
     OPENAI_API_KEY: "sk-test",
@@ -106,7 +108,11 @@ Deno.test("one reply of one part: the statements from the claim to its release",
     assert.equal(ai[0].externalId, "wamid.TEST0");
     assert.equal(ai[0].sendClaimedAt, null);
     assert.equal(s.graph.calls.length, 1);
-    assert.equal(statements.length, 10, listed(statements));
+    const conversation = await s.t.app.deps.db.conversation.findUniqueOrThrow({
+      where: { id: m.conversationId },
+    });
+    assert.equal(conversation.replyClaimedAt, null, "released");
+    assert.equal(statements.length, 9, listed(statements));
   } finally {
     await s.close();
   }
@@ -122,7 +128,37 @@ Deno.test("a reply of two parts", async () => {
       ["Primeira parte.", "SENT", "wamid.TEST0"],
       ["Segunda parte.", "SENT", "wamid.TEST1"],
     ]);
-    assert.equal(statements.length, 14, listed(statements));
+    assert.equal(statements.length, 13, listed(statements));
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("a retryable failure of the reply's send: FAILED with the claim's release, its retry job queued", async () => {
+  const s = await setup(
+    () => ({ content: "Olá!" }),
+    {},
+    () => Response.json({ error: { message: "Something went wrong", code: 131000 } }, { status: 503 }),
+  );
+  try {
+    const m = await s.send("oi");
+    const statements = await reply(s, m.conversationId);
+    const [ai] = (await messagesOf(s.t.app, m.conversationId)).filter((r) => r.senderKind === "AI");
+    assert.equal(ai.status, "FAILED");
+    assert.deepEqual(
+      { ...(ai.error as Record<string, unknown>), message: undefined },
+      { status: 503, code: 131000, message: undefined, retryable: true, attempt: 1, willRetry: true },
+    );
+    assert.equal(ai.sendClaimedAt, null);
+    const conversation = await s.t.app.deps.db.conversation.findUniqueOrThrow({
+      where: { id: m.conversationId },
+    });
+    assert.equal(conversation.replyClaimedAt, null);
+    const jobs = await s.t.app.deps.db.$queryRaw<Array<{ attempt: number }>>`
+      SELECT (data->>'attempt')::int AS attempt FROM pgboss.job
+       WHERE name = ${MESSAGE_SEND_QUEUE} AND data->>'messageId' = ${ai.id} ORDER BY created_on`;
+    assert.deepEqual(jobs.map((j) => j.attempt), [1, 2], "the backstop and the retry");
+    assert.equal(statements.length, 9, listed(statements));
   } finally {
     await s.close();
   }

@@ -15,7 +15,7 @@ import { intentsForTypes, parseIntentTags, replaceTags, SKIPPING_INTENT } from "
 import { callIntentWebhook } from "../intent_call.ts";
 import { shapeReply } from "../shaping.ts";
 import { mayReplyToday, utcDay } from "../timing.ts";
-import { sendCommitted, storeOutgoing } from "../outbound.ts";
+import { sendCommittedButLast, type SendOutcome, storeOutgoing } from "../outbound.ts";
 import { transferToHuman } from "../handoff.ts";
 import { scheduleTimers, type TimerState } from "../timers.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
@@ -62,8 +62,9 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
     if (now && due(now.replyDueAt) && now.replyClaimedAt) throw new ReplyInProgress(id);
     return;
   }
+  let sent: SendOutcome | null;
   try {
-    await reply(deps, row);
+    sent = await reply(deps, row);
   } catch (error) {
     // pg-boss retries the job; a crashed process' claim goes stale instead.
     await deps.db.conversation.updateMany({
@@ -72,15 +73,18 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
     });
     throw error;
   }
-  // Releases the claim in one statement, which also tells whether a message arrived during the
+  // Releases the claim in one statement, which also writes the last send's outcome (the parts are
+  // all sent: a later reply's cannot overtake them) and tells whether a message arrived during the
   // reply (its job found the claim): answered next, by a follow-up job. That job is a shortcut, not
   // the guarantee: the message's own job is being retried meanwhile (ReplyInProgress).
   const [next] = await deps.db.$queryRaw<Array<{ due: Date | null; pending: boolean }>>`
+    ${sent ? Prisma.sql`WITH sent AS (${sent.update})` : Prisma.empty}
     UPDATE "Conversation" c SET "replyClaimedAt" = NULL
      WHERE c.id = ${id} AND c."replyClaimedAt" = ${claimedAt}
     RETURNING c."replyDueAt" AS due, c.status = 'OPEN' AND EXISTS (
       SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER'
          AND m."answeredAt" IS NULL) AS pending`;
+  await sent?.after();
   if (next?.pending && next.due) {
     await deps.jobs.enqueue(deps.db, REPLY_QUEUE, [{ conversationId: id } satisfies ReplyJob], {
       startAfterMs: next.due.getTime() - deps.clock.now().getTime(),
@@ -177,9 +181,10 @@ async function claimAndLoad(deps: Deps, id: string, claimedAt: Date): Promise<Cl
   return row ?? null;
 }
 
-async function reply(deps: Deps, conv: Loaded): Promise<void> {
+/** Answers the claimed conversation; returns the outcome of its last send, not yet written. */
+async function reply(deps: Deps, conv: Loaded): Promise<SendOutcome | null> {
   const { id, pending } = conv;
-  if (!pending.length) return;
+  if (!pending.length) return null;
   const ids = pending.map((m) => m.id);
   const { agent } = conv;
   const log = { conversationId: id, agentId: agent.id };
@@ -199,7 +204,7 @@ async function reply(deps: Deps, conv: Loaded): Promise<void> {
     const now = deps.clock.now();
     await deps.db.$executeRaw`
       UPDATE "Message" SET "answeredAt" = ${now}, "updatedAt" = ${now} WHERE id = ANY(${ids}::text[])`;
-    return;
+    return null;
   }
   const sent = await deps.db.$transaction(async (tx): Promise<Array<{ id: string; content: string }>> => {
     const now = deps.clock.now();
@@ -243,8 +248,9 @@ async function reply(deps: Deps, conv: Loaded): Promise<void> {
     });
     return stored;
   });
-  // The first attempts here, one hop less than a send job (kept as the backstop).
-  await sendCommitted(deps, {
+  // The first attempts here, one hop less than a send job (kept as the backstop); the last
+  // outcome is written with the claim's release.
+  return await sendCommittedButLast(deps, {
     channelId: conv.channelId,
     channelType: conv.channelType,
     to: conv.contactExternalId,
