@@ -22,6 +22,7 @@ import {
 import { createPrisma } from "../src/db/client.ts";
 import { ReplyInProgress, runReply } from "../src/conversations/pipeline/reply.ts";
 import { MESSAGE_SEND_QUEUE } from "../src/conversations/outbound.ts";
+import { REPLY_QUEUE } from "../src/conversations/pipeline/window.ts";
 import type { Receiver } from "./_helpers/receiver.ts";
 import type { Deps } from "../src/context.ts";
 
@@ -198,7 +199,11 @@ Deno.test("a PAUSED agent's conversation: the messages are handled silently", as
     const statements = await reply(s, m.conversationId);
     const rows = await messagesOf(s.t.app, m.conversationId);
     assert.deepEqual(rows.map((r) => [r.senderKind, r.answeredAt !== null]), [["CUSTOMER", true]]);
-    assert.equal(statements.length, 3, listed(statements));
+    // The release saw the message as handled (it marked it itself): no follow-up reply job.
+    const [jobs] = await s.t.app.deps.db.$queryRaw<Array<{ n: number }>>`
+      SELECT count(*)::int AS n FROM pgboss.job WHERE name = ${REPLY_QUEUE}`;
+    assert.equal(jobs.n, 1, "the message's own job only");
+    assert.equal(statements.length, 2, listed(statements));
   } finally {
     await s.close();
   }
@@ -241,6 +246,26 @@ Deno.test("a message whose transaction holds the conversation when the claim com
     await reply(s, first.conversationId);
     assert.equal(s.model.calls.length, 1);
     assert.equal(lastUserMessage(s.model.calls[0]), "primeira\nsegunda");
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("maxDailyMessages: the day's count comes with the claim; over the limit the reply is silent", async () => {
+  const s = await setup((call) => ({ content: `eco: ${lastUserMessage(call)}` }), { maxDailyMessages: 1 });
+  try {
+    const m = await s.send("um");
+    assert.equal((await reply(s, m.conversationId)).length, 9);
+    await s.send("dois");
+    const statements = await reply(s, m.conversationId);
+    const rows = await messagesOf(s.t.app, m.conversationId);
+    assert.deepEqual(rows.map((r) => [r.senderKind, r.content, r.answeredAt !== null]), [
+      ["CUSTOMER", "um", true],
+      ["AI", "eco: um", false],
+      ["CUSTOMER", "dois", true],
+    ]);
+    assert.equal(s.model.calls.length, 1);
+    assert.equal(statements.length, 2, listed(statements));
   } finally {
     await s.close();
   }

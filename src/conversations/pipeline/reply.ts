@@ -62,9 +62,9 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
     if (now && due(now.replyDueAt) && now.replyClaimedAt) throw new ReplyInProgress(id);
     return;
   }
-  let sent: SendOutcome | null;
+  let done: Done;
   try {
-    sent = await reply(deps, row);
+    done = await reply(deps, row);
   } catch (error) {
     // pg-boss retries the job; a crashed process' claim goes stale instead.
     await deps.db.conversation.updateMany({
@@ -73,17 +73,28 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
     });
     throw error;
   }
-  // Releases the claim in one statement, which also writes the last send's outcome (the parts are
-  // all sent: a later reply's cannot overtake them) and tells whether a message arrived during the
-  // reply (its job found the claim): answered next, by a follow-up job. That job is a shortcut, not
-  // the guarantee: the message's own job is being retried meanwhile (ReplyInProgress).
+  // Releases the claim in one statement, which also writes what the reply left to it (the last
+  // send's outcome: the parts are all sent, a later reply's cannot overtake them; the messages a
+  // silent reply handled) and tells whether a message arrived during the reply (its job found the
+  // claim): answered next, by a follow-up job. That job is a shortcut, not the guarantee: the
+  // message's own job is being retried meanwhile (ReplyInProgress).
+  const { sent, answered } = done;
+  const now = deps.clock.now();
+  const writes = [
+    ...sent ? [Prisma.sql`sent AS (${sent.update})`] : [],
+    ...answered.length
+      ? [Prisma.sql`answered AS (
+          UPDATE "Message" SET "answeredAt" = ${now}, "updatedAt" = ${now} WHERE id = ANY(${answered}::text[]))`]
+      : [],
+  ];
+  // The statement's reads do not see its own writes: the messages it marks answered are left out.
   const [next] = await deps.db.$queryRaw<Array<{ due: Date | null; pending: boolean }>>`
-    ${sent ? Prisma.sql`WITH sent AS (${sent.update})` : Prisma.empty}
+    ${writes.length ? Prisma.sql`WITH ${Prisma.join(writes, ", ")}` : Prisma.empty}
     UPDATE "Conversation" c SET "replyClaimedAt" = NULL
      WHERE c.id = ${id} AND c."replyClaimedAt" = ${claimedAt}
     RETURNING c."replyDueAt" AS due, c.status = 'OPEN' AND EXISTS (
       SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER'
-         AND m."answeredAt" IS NULL) AS pending`;
+         AND m."answeredAt" IS NULL AND m.id <> ALL(${answered}::text[])) AS pending`;
   await sent?.after();
   if (next?.pending && next.due) {
     await deps.jobs.enqueue(deps.db, REPLY_QUEUE, [{ conversationId: id } satisfies ReplyJob], {
@@ -119,6 +130,8 @@ interface Loaded extends Conv {
   pending: Array<{ id: string; type: string; content: string }>;
   /** The latest messages before the window, oldest first; customer messages not yet handled are not history. */
   history: Array<{ id: string; sender: PromptMessage["sender"]; content: string }>;
+  /** The agent's AI messages to this contact in the claim's UTC day (null: the agent has no daily limit). */
+  sentToday: number | null;
 }
 
 /** Messages of history read for the prompt (prompt.ts bounds what it uses of them). */
@@ -139,6 +152,8 @@ type ClaimRow = Loaded & { claimed: boolean; dueAt: Date | null; heldSince: Date
  */
 async function claimAndLoad(deps: Deps, id: string, claimedAt: Date): Promise<ClaimRow | null> {
   const staleBefore = new Date(claimedAt.getTime() - claimStaleMs(deps));
+  // decisions.md: the agent's AI messages to this contact in the current UTC day, against maxDailyMessages.
+  const day = utcDay(claimedAt);
   const [row] = await deps.db.$queryRaw<ClaimRow[]>`
     WITH claimed AS (
       UPDATE "Conversation" SET "replyClaimedAt" = ${claimedAt}
@@ -171,7 +186,11 @@ async function claimAndLoad(deps: Deps, id: string, claimedAt: Date): Promise<Cl
                      ORDER BY h."createdAt", h.id), '[]')
               FROM (SELECT m.id, m."senderKind", m.content, m."createdAt" FROM "Message" m
                      WHERE m."conversationId" = c.id AND NOT (m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL)
-                     ORDER BY m."createdAt" DESC, m.id DESC LIMIT ${HISTORY_MESSAGES}) h) END AS history
+                     ORDER BY m."createdAt" DESC, m.id DESC LIMIT ${HISTORY_MESSAGES}) h) END AS history,
+           CASE WHEN cl.id IS NOT NULL AND a."maxDailyMessages" IS NOT NULL THEN
+           (SELECT count(*)::int FROM "Message" m JOIN "Conversation" mc ON mc.id = m."conversationId"
+             WHERE m."senderKind" = 'AI' AND m."createdAt" >= ${day.start} AND m."createdAt" < ${day.end}
+               AND mc."agentId" = c."agentId" AND mc."contactId" = c."contactId") END AS "sentToday"
       FROM "Conversation" c
       LEFT JOIN claimed cl ON cl.id = c.id
       JOIN "Channel" ch ON ch.id = c."channelId"
@@ -181,10 +200,18 @@ async function claimAndLoad(deps: Deps, id: string, claimedAt: Date): Promise<Cl
   return row ?? null;
 }
 
-/** Answers the claimed conversation; returns the outcome of its last send, not yet written. */
-async function reply(deps: Deps, conv: Loaded): Promise<SendOutcome | null> {
+/** What a reply leaves to the claim's release to write. */
+interface Done {
+  /** The outcome of its last send. */
+  sent: SendOutcome | null;
+  /** The messages it handled without storing anything (a silent reply). */
+  answered: string[];
+}
+
+/** Answers the claimed conversation. */
+async function reply(deps: Deps, conv: Loaded): Promise<Done> {
   const { id, pending } = conv;
-  if (!pending.length) return null;
+  if (!pending.length) return { sent: null, answered: [] };
   const ids = pending.map((m) => m.id);
   const { agent } = conv;
   const log = { conversationId: id, agentId: agent.id };
@@ -192,20 +219,15 @@ async function reply(deps: Deps, conv: Loaded): Promise<SendOutcome | null> {
   let plan: Plan = { parts: [], transfer: null, usage: null };
   // PAUSED agents and HUMAN or CLOSED conversations keep the messages in the history, silently.
   if (conv.status === "OPEN" && agent.status === "ACTIVE") {
-    if (await overDailyLimit(deps, conv)) {
+    if (agent.maxDailyMessages !== null && !mayReplyToday(conv.sentToday ?? 0, agent.maxDailyMessages)) {
       deps.logger.info("daily message limit reached; no reply", log);
     } else {
       plan = await generate(deps, conv, pending);
     }
   }
 
-  if (!plan.parts.length && !plan.transfer) {
-    // Nothing to store: the messages are only marked handled, in one statement of its own.
-    const now = deps.clock.now();
-    await deps.db.$executeRaw`
-      UPDATE "Message" SET "answeredAt" = ${now}, "updatedAt" = ${now} WHERE id = ANY(${ids}::text[])`;
-    return null;
-  }
+  // Nothing to store: the messages are marked handled with the claim's release.
+  if (!plan.parts.length && !plan.transfer) return { sent: null, answered: ids };
   const sent = await deps.db.$transaction(async (tx): Promise<Array<{ id: string; content: string }>> => {
     const now = deps.clock.now();
     // One statement: the messages marked answered, and the conversation's times moved unless it
@@ -250,28 +272,12 @@ async function reply(deps: Deps, conv: Loaded): Promise<SendOutcome | null> {
   });
   // The first attempts here, one hop less than a send job (kept as the backstop); the last
   // outcome is written with the claim's release.
-  return await sendCommittedButLast(deps, {
+  const last = await sendCommittedButLast(deps, {
     channelId: conv.channelId,
     channelType: conv.channelType,
     to: conv.contactExternalId,
   }, sent);
-}
-
-/** decisions.md: the agent's AI messages to this contact in the current UTC day, against maxDailyMessages. */
-async function overDailyLimit(
-  deps: Deps,
-  conv: { agentId: string; contact: { id: string }; agent: { maxDailyMessages: number | null } },
-): Promise<boolean> {
-  if (conv.agent.maxDailyMessages === null) return false;
-  const { start, end } = utcDay(deps.clock.now());
-  const sent = await deps.db.message.count({
-    where: {
-      senderKind: "AI",
-      createdAt: { gte: start, lt: end },
-      conversation: { agentId: conv.agentId, contactId: conv.contact.id },
-    },
-  });
-  return !mayReplyToday(sent, conv.agent.maxDailyMessages);
+  return { sent: last, answered: [] };
 }
 
 /** What generate() needs of the conversation reply() loaded. */
