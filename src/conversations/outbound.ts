@@ -136,9 +136,9 @@ export async function sendCommitted(
 /**
  * sendCommitted, except that the last message's outcome is returned unwritten (null: none), for
  * the caller to write in a statement it sends anyway (the reply's claim release). Until written
- * the message stays claimed: if that statement never runs, its backstop job sends it once the
- * claim is stale. The parts before the last are written as each is sent, so a crash duplicates at
- * most the one in flight.
+ * the message stays claimed: if that statement never runs, its backstop job sends it (again, as
+ * after a crash) once the claim is stale. The parts before the last are written as each is sent,
+ * so a crash still duplicates at most the one in flight.
  */
 export async function sendCommittedButLast(
   deps: SendDeps,
@@ -178,7 +178,7 @@ export interface SendOutcome {
 }
 
 /** Writes an outcome in a statement of its own. */
-export async function recordOutcome(deps: Pick<Deps, "db">, outcome: SendOutcome): Promise<void> {
+async function recordOutcome(deps: Pick<Deps, "db">, outcome: SendOutcome): Promise<void> {
   await deps.db.$executeRaw(outcome.update);
   await outcome.after();
 }

@@ -55,11 +55,11 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
     if (!stale(row.heldSince)) throw new ReplyInProgress(id);
     // Due and free before, yet not claimed: what changed since (a claim, or a message moving the
     // window) committed after the statement began, so only a read of its own sees it (rare).
-    const now = await deps.db.conversation.findUnique({
+    const current = await deps.db.conversation.findUnique({
       where: { id },
       select: { replyDueAt: true, replyClaimedAt: true },
     });
-    if (now && due(now.replyDueAt) && now.replyClaimedAt) throw new ReplyInProgress(id);
+    if (current && due(current.replyDueAt) && current.replyClaimedAt) throw new ReplyInProgress(id);
     return;
   }
   let done: Done;
@@ -146,8 +146,9 @@ type ClaimRow = Loaded & { claimed: boolean; dueAt: Date | null; heldSince: Date
  * before the claim. A message committed later is not among them and stays unanswered (the reply
  * marks answered only the ids it read) for the next reply: its transaction moves `replyDueAt` in an
  * UPDATE of this conversation's row, so either it waited for this claim's row lock (the claim
- * committed first), or the claim waited for it and, re-checking the newest row (as an UPDATE
- * does), found the window moved and failed. Only on a won claim are the messages read (a CASE runs
+ * committed first), or the claim waited for it and re-checked the newest row (as an UPDATE does):
+ * the window moved, so the claim fails (or, the window already closed again, it wins without that
+ * message, which the release then finds). Only on a won claim are the messages read (a CASE runs
  * its subqueries only when taken): the jobs of earlier messages of a window lose it.
  */
 async function claimAndLoad(deps: Deps, id: string, claimedAt: Date): Promise<ClaimRow | null> {
