@@ -124,20 +124,63 @@ export async function sendCommitted(
   target: { channelId: string; channelType: string; to: string },
   messages: Array<{ id: string; content: string }>,
 ): Promise<void> {
-  if (target.channelType !== "WHATSAPP" || !messages.length) return;
+  const last = await sendCommittedButLast(deps, target, messages);
+  if (!last) return;
+  try {
+    await recordOutcome(deps, last);
+  } catch (error) {
+    directSendFailed(deps, target, error);
+  }
+}
+
+/**
+ * sendCommitted, except that the last message's outcome is returned unwritten (null: none), for
+ * the caller to write in a statement it sends anyway (the reply's claim release). Until written
+ * the message stays claimed: if that statement never runs, its backstop job sends it (again, as
+ * after a crash) once the claim is stale. The parts before the last are written as each is sent,
+ * so a crash still duplicates at most the one in flight.
+ */
+export async function sendCommittedButLast(
+  deps: SendDeps,
+  target: { channelId: string; channelType: string; to: string },
+  messages: Array<{ id: string; content: string }>,
+): Promise<SendOutcome | null> {
+  if (target.channelType !== "WHATSAPP" || !messages.length) return null;
   try {
     // The channel as this process knows it now (cache, forgotten on change), not as it was before the model ran.
     const channel = await deps.channels.whatsapp(target.channelId);
-    if (!channel) return;
+    if (!channel) return null;
+    let outcome: SendOutcome | null = null;
     for (const m of messages) {
-      await attempt(deps, { ...m, to: target.to }, channel, { messageId: m.id, attempt: 1 });
+      if (outcome) await recordOutcome(deps, outcome);
+      outcome = await attempt(deps, { ...m, to: target.to }, channel, { messageId: m.id, attempt: 1 });
     }
+    return outcome;
   } catch (error) {
-    deps.logger.error("direct send failed; the backstop job will send", {
-      channelId: target.channelId,
-      error: String(error),
-    });
+    directSendFailed(deps, target, error);
+    return null;
   }
+}
+
+function directSendFailed(deps: Pick<Deps, "logger">, target: { channelId: string }, error: unknown): void {
+  deps.logger.error("direct send failed; the backstop job will send", {
+    channelId: target.channelId,
+    error: String(error),
+  });
+}
+
+/** What one send attempt's outcome writes (one UPDATE of the message), and does once written. */
+export interface SendOutcome {
+  /** SENT with the wamid, or FAILED with the error; the claim cleared either way. */
+  update: Prisma.Sql;
+  /** After the update: a failure's warning and its retry job. */
+  after(): Promise<void>;
+}
+
+/** Writes an outcome in a statement of its own. */
+async function recordOutcome(deps: Pick<Deps, "db">, outcome: SendOutcome): Promise<void> {
+  await deps.db.$executeRaw(outcome.update);
+  await outcome.after();
 }
 
 type SendDeps = Pick<
@@ -196,16 +239,19 @@ export async function sendMessage(deps: SendDeps, job: SendJob): Promise<void> {
   } catch {
     deps.logger.error("channel credentials cannot be opened", { messageId: message.id });
   }
-  await attempt(deps, message, { phoneNumberId: channel.phoneNumberId, secrets }, job);
+  await recordOutcome(
+    deps,
+    await attempt(deps, message, { phoneNumberId: channel.phoneNumberId, secrets }, job),
+  );
 }
 
-/** The Graph call of one claimed message and its outcome (SENT, or FAILED and maybe a retry job). */
+/** The Graph call of one claimed message and its outcome (SENT, or FAILED and maybe a retry job), to write. */
 async function attempt(
   deps: SendDeps,
   message: { id: string; content: string; to: string },
   channel: { phoneNumberId: string | null; secrets: ChannelSecrets },
   job: SendJob,
-): Promise<void> {
+): Promise<SendOutcome> {
   const { secrets } = channel;
   const phoneNumberId = channel.phoneNumberId ?? secrets.phoneNumberId;
   const result = phoneNumberId && secrets.accessToken
@@ -225,36 +271,40 @@ async function attempt(
         retryable: false,
       },
     };
+  const now = deps.clock.now();
   if (result.ok) {
-    await deps.db.message.update({
-      where: { id: message.id },
+    return {
       // A retry that got through clears the earlier attempt's error.
-      data: { status: "SENT", externalId: result.waMessageId, error: Prisma.DbNull, sendClaimedAt: null },
-    });
-    return;
+      update: Prisma.sql`
+        UPDATE "Message" SET status = 'SENT', "externalId" = ${result.waMessageId}, error = NULL,
+               "sendClaimedAt" = NULL, "updatedAt" = ${now}
+         WHERE id = ${message.id}`,
+      after: () => Promise.resolve(),
+    };
   }
   const retry = result.error.retryable && job.attempt < SEND_ATTEMPTS;
-  await deps.db.message.update({
-    where: { id: message.id },
-    data: {
-      status: "FAILED",
-      error: { ...result.error, attempt: job.attempt, willRetry: retry },
-      sendClaimedAt: null,
+  const error = { ...result.error, attempt: job.attempt, willRetry: retry };
+  return {
+    update: Prisma.sql`
+      UPDATE "Message" SET status = 'FAILED', error = ${JSON.stringify(error)}::jsonb,
+             "sendClaimedAt" = NULL, "updatedAt" = ${now}
+       WHERE id = ${message.id}`,
+    async after() {
+      deps.logger.warn("message send failed", {
+        messageId: message.id,
+        attempt: job.attempt,
+        status: result.error.status,
+        code: result.error.code,
+        retry,
+      });
+      if (retry) {
+        await deps.jobs.enqueueLater(MESSAGE_SEND_QUEUE, [{
+          data: { messageId: message.id, attempt: job.attempt + 1 } satisfies SendJob,
+          afterMs: retryDelayMs(job.attempt),
+        }]);
+      }
     },
-  });
-  deps.logger.warn("message send failed", {
-    messageId: message.id,
-    attempt: job.attempt,
-    status: result.error.status,
-    code: result.error.code,
-    retry,
-  });
-  if (retry) {
-    await deps.jobs.enqueueLater(MESSAGE_SEND_QUEUE, [{
-      data: { messageId: message.id, attempt: job.attempt + 1 } satisfies SendJob,
-      afterMs: retryDelayMs(job.attempt),
-    }]);
-  }
+  };
 }
 
 /**

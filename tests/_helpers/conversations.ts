@@ -137,6 +137,8 @@ export interface CustomerMessage {
   contact?: { externalId: string; name: string };
   content: string;
   type?: "TEXT" | "AUDIO" | "IMAGE" | "DOCUMENT";
+  /** Awaited inside the storing transaction, after its last statement (holds it open). */
+  beforeCommit?: () => Promise<void>;
 }
 
 /** Stores a customer message as inbound does; returns the message and conversation ids. */
@@ -199,6 +201,7 @@ export async function customerMessage(app: App, m: CustomerMessage) {
         },
       },
     });
+    await m.beforeCommit?.();
     return { messageId: message.id, conversationId: conversation.id, contactId: contact.id };
   });
 }

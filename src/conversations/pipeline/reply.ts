@@ -3,9 +3,10 @@
  * every customer message not yet handled is answered by one model call, its intent and transfer
  * tags are carried out (spec "Intent execution"), and the shaped reply is stored and queued for the
  * channel. One reply at a time per conversation: the job claims the conversation (`replyClaimedAt`)
- * in an UPDATE that only one process wins; the messages a reply answers are the ones read after the
- * claim, and they are marked answered when it is stored, so a message that arrives meanwhile is
- * answered by the next reply (its own window job, or the follow-up enqueued on release).
+ * in an UPDATE that only one process wins; the messages a reply answers are the ones read by the
+ * claim's own statement (those committed before it), and they are marked answered when it is
+ * stored, so a message that arrives meanwhile is answered by the next reply (its own window job,
+ * or the follow-up enqueued on release).
  */
 import type { Deps } from "../../context.ts";
 import { fireIntent } from "../../intents/fire.ts";
@@ -14,9 +15,10 @@ import { intentsForTypes, parseIntentTags, replaceTags, SKIPPING_INTENT } from "
 import { callIntentWebhook } from "../intent_call.ts";
 import { shapeReply } from "../shaping.ts";
 import { mayReplyToday, utcDay } from "../timing.ts";
-import { sendCommitted, storeOutgoing } from "../outbound.ts";
+import { sendCommittedButLast, type SendOutcome, storeOutgoing } from "../outbound.ts";
 import { transferToHuman } from "../handoff.ts";
-import { scheduleTimers } from "../timers.ts";
+import { scheduleTimers, type TimerState } from "../timers.ts";
+import { Prisma } from "../../generated/prisma/client.ts";
 import { REPLY_QUEUE, type ReplyJob } from "./window.ts";
 
 /** The summary of a transfer when the model cannot answer (decisions.md "LLM"). */
@@ -42,23 +44,27 @@ function claimStaleMs(deps: Pick<Deps, "config">): number {
 export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
   const id = job.conversationId;
   const claimedAt = deps.clock.now();
-  const staleBefore = new Date(claimedAt.getTime() - claimStaleMs(deps));
-  const claimed = await deps.db.$executeRaw`
-    UPDATE "Conversation" SET "replyClaimedAt" = ${claimedAt}
-     WHERE id = ${id} AND "replyDueAt" <= ${claimedAt}
-       AND ("replyClaimedAt" IS NULL OR "replyClaimedAt" < ${staleBefore})`;
-  if (claimed !== 1) {
-    const row = await deps.db.conversation.findUnique({
+  const row = await claimAndLoad(deps, id, claimedAt);
+  if (!row) return; // gone
+  if (!row.claimed) {
+    const due = (at: Date | null) => at !== null && at <= claimedAt;
+    const stale = (at: Date | null) => at === null || at.getTime() < claimedAt.getTime() - claimStaleMs(deps);
+    // The row as it was before the claim. Claimed by a live reply: answered once it is done
+    // (retried, or the follow-up below). Not due: a newer message moved the window (its job answers).
+    if (!due(row.dueAt)) return;
+    if (!stale(row.heldSince)) throw new ReplyInProgress(id);
+    // Due and free before, yet not claimed: what changed since (a claim, or a message moving the
+    // window) committed after the statement began, so only a read of its own sees it (rare).
+    const current = await deps.db.conversation.findUnique({
       where: { id },
       select: { replyDueAt: true, replyClaimedAt: true },
     });
-    const due = row?.replyDueAt && row.replyDueAt <= claimedAt;
-    // Due but claimed: answered once the current reply is done (retried, or the follow-up below).
-    if (due && row.replyClaimedAt) throw new ReplyInProgress(id);
-    return; // not due yet (a newer message moved the window), or gone
+    if (current && due(current.replyDueAt) && current.replyClaimedAt) throw new ReplyInProgress(id);
+    return;
   }
+  let done: Done;
   try {
-    await reply(deps, id);
+    done = await reply(deps, row);
   } catch (error) {
     // pg-boss retries the job; a crashed process' claim goes stale instead.
     await deps.db.conversation.updateMany({
@@ -67,15 +73,29 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
     });
     throw error;
   }
-  // Releases the claim in one statement, which also tells whether a message arrived during the
-  // reply (its job found the claim): answered next, by a follow-up job. That job is a shortcut, not
-  // the guarantee: the message's own job is being retried meanwhile (ReplyInProgress).
+  // Releases the claim in one statement, which also writes what the reply left to it (the last
+  // send's outcome: the parts are all sent, a later reply's cannot overtake them; the messages a
+  // silent reply handled) and tells whether a message arrived during the reply (its job found the
+  // claim): answered next, by a follow-up job. That job is a shortcut, not the guarantee: the
+  // message's own job is being retried meanwhile (ReplyInProgress).
+  const { sent, answered } = done;
+  const now = deps.clock.now();
+  const writes = [
+    ...sent ? [Prisma.sql`sent AS (${sent.update})`] : [],
+    ...answered.length
+      ? [Prisma.sql`answered AS (
+          UPDATE "Message" SET "answeredAt" = ${now}, "updatedAt" = ${now} WHERE id = ANY(${answered}::text[]))`]
+      : [],
+  ];
+  // The statement's reads do not see its own writes: the messages it marks answered are left out.
   const [next] = await deps.db.$queryRaw<Array<{ due: Date | null; pending: boolean }>>`
+    ${writes.length ? Prisma.sql`WITH ${Prisma.join(writes, ", ")}` : Prisma.empty}
     UPDATE "Conversation" c SET "replyClaimedAt" = NULL
      WHERE c.id = ${id} AND c."replyClaimedAt" = ${claimedAt}
     RETURNING c."replyDueAt" AS due, c.status = 'OPEN' AND EXISTS (
       SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER'
-         AND m."answeredAt" IS NULL) AS pending`;
+         AND m."answeredAt" IS NULL AND m.id <> ALL(${answered}::text[])) AS pending`;
+  await sent?.after();
   if (next?.pending && next.due) {
     await deps.jobs.enqueue(deps.db, REPLY_QUEUE, [{ conversationId: id } satisfies ReplyJob], {
       startAfterMs: next.due.getTime() - deps.clock.now().getTime(),
@@ -90,7 +110,7 @@ interface Plan {
 }
 
 /**
- * What a reply needs, read in one statement (Prisma would read each relation apart): the
+ * What a reply needs, read with the claim (Prisma would read each relation apart): the
  * conversation, its channel, contact, agent and intents, the customer messages not yet handled, and
  * the history before them.
  */
@@ -110,14 +130,39 @@ interface Loaded extends Conv {
   pending: Array<{ id: string; type: string; content: string }>;
   /** The latest messages before the window, oldest first; customer messages not yet handled are not history. */
   history: Array<{ id: string; sender: PromptMessage["sender"]; content: string }>;
+  /** The agent's AI messages to this contact in the claim's UTC day (null: the agent has no daily limit). */
+  sentToday: number | null;
 }
 
 /** Messages of history read for the prompt (prompt.ts bounds what it uses of them). */
 const HISTORY_MESSAGES = 60;
 
-async function load(deps: Deps, id: string): Promise<Loaded | null> {
-  const [row] = await deps.db.$queryRaw<Loaded[]>`
-    SELECT c.id, c."workspaceId", c."agentId", c.status::text AS status, c."channelId",
+/** The claim's outcome with the conversation as it was before it (null: no such conversation). */
+type ClaimRow = Loaded & { claimed: boolean; dueAt: Date | null; heldSince: Date | null };
+
+/**
+ * Claims the conversation and reads what its reply needs, in one statement. One statement is one
+ * snapshot, taken when it begins (READ COMMITTED): the messages read are exactly those committed
+ * before the claim. A message committed later is not among them and stays unanswered (the reply
+ * marks answered only the ids it read) for the next reply: its transaction moves `replyDueAt` in an
+ * UPDATE of this conversation's row, so either it waited for this claim's row lock (the claim
+ * committed first), or the claim waited for it and re-checked the newest row (as an UPDATE does):
+ * the window moved, so the claim fails (or, the window already closed again, it wins without that
+ * message, which the release then finds). Only on a won claim are the messages read (a CASE runs
+ * its subqueries only when taken): the jobs of earlier messages of a window lose it.
+ */
+async function claimAndLoad(deps: Deps, id: string, claimedAt: Date): Promise<ClaimRow | null> {
+  const staleBefore = new Date(claimedAt.getTime() - claimStaleMs(deps));
+  // decisions.md: the agent's AI messages to this contact in the current UTC day, against maxDailyMessages.
+  const day = utcDay(claimedAt);
+  const [row] = await deps.db.$queryRaw<ClaimRow[]>`
+    WITH claimed AS (
+      UPDATE "Conversation" SET "replyClaimedAt" = ${claimedAt}
+       WHERE id = ${id} AND "replyDueAt" <= ${claimedAt}
+         AND ("replyClaimedAt" IS NULL OR "replyClaimedAt" < ${staleBefore})
+      RETURNING id, status)
+    SELECT cl.id IS NOT NULL AS claimed, c."replyDueAt" AS "dueAt", c."replyClaimedAt" AS "heldSince",
+           c.id, c."workspaceId", c."agentId", COALESCE(cl.status, c.status)::text AS status, c."channelId",
            ch.type::text AS "channelType",
            json_build_object('id', ct.id, 'name', ct.name) AS contact, ct."externalId" AS "contactExternalId",
            json_build_object('id', a.id, 'name', a.name, 'status', a.status, 'systemPrompt', a."systemPrompt",
@@ -126,21 +171,29 @@ async function load(deps: Deps, id: string): Promise<Loaded | null> {
              'enabledEmoji', a."enabledEmoji", 'signMessages', a."signMessages",
              'maxDailyMessages', a."maxDailyMessages", 'autoCloseMinutes', a."autoCloseMinutes",
              'enabledReminder', a."enabledReminder") AS agent,
+           CASE WHEN cl.id IS NOT NULL THEN
            (SELECT COALESCE(json_agg(json_build_object('name', i.name, 'tag', i.tag, 'description', i.description,
                      'requiredFields', i."requiredFields", 'triggerOnTypes', i."triggerOnTypes"::text[],
                      'webhookUrl', i."webhookUrl", 'webhookMethod', i."webhookMethod")
                      ORDER BY i."createdAt", i.id), '[]')
-              FROM "Intent" i WHERE i."agentId" = a.id) AS intents,
+              FROM "Intent" i WHERE i."agentId" = a.id) END AS intents,
+           CASE WHEN cl.id IS NOT NULL THEN
            (SELECT COALESCE(json_agg(json_build_object('id', m.id, 'type', m.type, 'content', m.content)
                      ORDER BY m."createdAt", m.id), '[]')
               FROM "Message" m
-             WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL) AS pending,
+             WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL) END AS pending,
+           CASE WHEN cl.id IS NOT NULL THEN
            (SELECT COALESCE(json_agg(json_build_object('id', h.id, 'sender', h."senderKind", 'content', h.content)
                      ORDER BY h."createdAt", h.id), '[]')
               FROM (SELECT m.id, m."senderKind", m.content, m."createdAt" FROM "Message" m
                      WHERE m."conversationId" = c.id AND NOT (m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL)
-                     ORDER BY m."createdAt" DESC, m.id DESC LIMIT ${HISTORY_MESSAGES}) h) AS history
+                     ORDER BY m."createdAt" DESC, m.id DESC LIMIT ${HISTORY_MESSAGES}) h) END AS history,
+           CASE WHEN cl.id IS NOT NULL AND a."maxDailyMessages" IS NOT NULL THEN
+           (SELECT count(*)::int FROM "Message" m JOIN "Conversation" mc ON mc.id = m."conversationId"
+             WHERE m."senderKind" = 'AI' AND m."createdAt" >= ${day.start} AND m."createdAt" < ${day.end}
+               AND mc."agentId" = c."agentId" AND mc."contactId" = c."contactId") END AS "sentToday"
       FROM "Conversation" c
+      LEFT JOIN claimed cl ON cl.id = c.id
       JOIN "Channel" ch ON ch.id = c."channelId"
       JOIN "Contact" ct ON ct.id = c."contactId"
       JOIN "Agent" a ON a.id = c."agentId"
@@ -148,11 +201,18 @@ async function load(deps: Deps, id: string): Promise<Loaded | null> {
   return row ?? null;
 }
 
-async function reply(deps: Deps, id: string): Promise<void> {
-  const conv = await load(deps, id);
-  if (!conv) return;
-  const { pending } = conv;
-  if (!pending.length) return;
+/** What a reply leaves to the claim's release to write. */
+interface Done {
+  /** The outcome of its last send. */
+  sent: SendOutcome | null;
+  /** The messages it handled without storing anything (a silent reply). */
+  answered: string[];
+}
+
+/** Answers the claimed conversation. */
+async function reply(deps: Deps, conv: Loaded): Promise<Done> {
+  const { id, pending } = conv;
+  if (!pending.length) return { sent: null, answered: [] };
   const ids = pending.map((m) => m.id);
   const { agent } = conv;
   const log = { conversationId: id, agentId: agent.id };
@@ -160,28 +220,28 @@ async function reply(deps: Deps, id: string): Promise<void> {
   let plan: Plan = { parts: [], transfer: null, usage: null };
   // PAUSED agents and HUMAN or CLOSED conversations keep the messages in the history, silently.
   if (conv.status === "OPEN" && agent.status === "ACTIVE") {
-    if (await overDailyLimit(deps, conv)) {
+    if (agent.maxDailyMessages !== null && !mayReplyToday(conv.sentToday ?? 0, agent.maxDailyMessages)) {
       deps.logger.info("daily message limit reached; no reply", log);
     } else {
       plan = await generate(deps, conv, pending);
     }
   }
 
+  // Nothing to store: the messages are marked handled with the claim's release.
+  if (!plan.parts.length && !plan.transfer) return { sent: null, answered: ids };
   const sent = await deps.db.$transaction(async (tx): Promise<Array<{ id: string; content: string }>> => {
     const now = deps.clock.now();
-    await tx.message.updateMany({ where: { id: { in: ids } }, data: { answeredAt: now } });
-    if (!plan.parts.length && !plan.transfer) return [];
-    // Taken over or closed while the model was thinking: a person has it now, nothing is sent.
-    const [open] = await tx.conversation.updateManyAndReturn({
-      where: { id, status: "OPEN" },
-      data: plan.parts.length ? { lastMessageAt: now, lastAgentMessageAt: now } : { updatedAt: now },
-      select: {
-        lastMessageAt: true,
-        lastContactMessageAt: true,
-        lastAgentMessageAt: true,
-        reminderSentAt: true,
-      },
-    });
+    // One statement: the messages marked answered, and the conversation's times moved unless it
+    // was taken over or closed while the model was thinking (a person has it now, nothing is sent).
+    const times = plan.parts.length
+      ? Prisma.sql`"lastMessageAt" = ${now}, "lastAgentMessageAt" = ${now},`
+      : Prisma.empty;
+    const [open] = await tx.$queryRaw<Array<Omit<TimerState, "status" | "agent">>>`
+      WITH answered AS (
+        UPDATE "Message" SET "answeredAt" = ${now}, "updatedAt" = ${now} WHERE id = ANY(${ids}::text[]))
+      UPDATE "Conversation" SET ${times} "updatedAt" = ${now}
+       WHERE id = ${id} AND status = 'OPEN'
+      RETURNING "lastMessageAt", "lastContactMessageAt", "lastAgentMessageAt", "reminderSentAt"`;
     if (!open) return [];
     const stored = await storeOutgoing(
       deps,
@@ -211,29 +271,14 @@ async function reply(deps: Deps, id: string): Promise<void> {
     });
     return stored;
   });
-  // The first attempts here, one hop less than a send job (kept as the backstop).
-  await sendCommitted(deps, {
+  // The first attempts here, one hop less than a send job (kept as the backstop); the last
+  // outcome is written with the claim's release.
+  const last = await sendCommittedButLast(deps, {
     channelId: conv.channelId,
     channelType: conv.channelType,
     to: conv.contactExternalId,
   }, sent);
-}
-
-/** decisions.md: the agent's AI messages to this contact in the current UTC day, against maxDailyMessages. */
-async function overDailyLimit(
-  deps: Deps,
-  conv: { agentId: string; contact: { id: string }; agent: { maxDailyMessages: number | null } },
-): Promise<boolean> {
-  if (conv.agent.maxDailyMessages === null) return false;
-  const { start, end } = utcDay(deps.clock.now());
-  const sent = await deps.db.message.count({
-    where: {
-      senderKind: "AI",
-      createdAt: { gte: start, lt: end },
-      conversation: { agentId: conv.agentId, contactId: conv.contact.id },
-    },
-  });
-  return !mayReplyToday(sent, conv.agent.maxDailyMessages);
+  return { sent: last, answered: [] };
 }
 
 /** What generate() needs of the conversation reply() loaded. */
