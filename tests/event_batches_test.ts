@@ -34,7 +34,7 @@ async function listen(url: string) {
   };
 }
 
-Deno.test("a batch of 3 events: one statement for webhooks and live, stored, delivered and notified in order; a failed check rolls it all back", async () => {
+Deno.test("a batch of 3 events: one statement for webhooks and live; stored with their deliveries and notified, in order; a failed check rolls it all back", async () => {
   // Each reading of the clock one millisecond later: the events' times tell their order.
   let ms = Date.UTC(2026, 0, 1, 12);
   const t = await startTestApp({}, { workers: false, clock: { now: () => new Date(ms++) } });

@@ -3,11 +3,12 @@
  * batch; listeners run right there, so whatever they write or enqueue commits or rolls back with
  * the change that caused the events. Domains never import the listeners (webhooks, subscriptions).
  *
- * A batch costs one SQL round trip for what the listeners write about it (each SQL round trip
- * costs about as much as the work, whatever the statement): each listener may give its share as
- * top-level CTEs plus one expression over them (`statement`), the bus sends all shares as ONE
- * statement, and then calls each listener's `after` in turn with the value of its expression. The
- * listeners stay unaware of each other: each names its CTEs with its own prefix.
+ * A batch costs one SQL round trip for what the listeners write about it (on the hot path a round
+ * trip costs more than what these statements do): each listener may give its share as top-level
+ * CTEs plus one expression over them (`statement`), the bus sends all shares as ONE statement, then
+ * calls each listener's `after` in turn with the value of its expression. The listeners stay
+ * unaware of each other: each names its CTEs with its own prefix, and no share can see what another
+ * writes (one statement, one snapshot).
  */
 import { Prisma } from "../generated/prisma/client.ts";
 import type { Tx } from "../db/client.ts";
