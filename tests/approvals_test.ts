@@ -379,9 +379,13 @@ Deno.test("expiry: the sweep sets EXPIRED after 24 h, once, and publishes it", a
     const other = await secondApp(ta);
     const published: string[] = [];
     const stops = [ta.app, other].map((app) =>
-      app.deps.events.subscribe((_tx, e) => {
-        if (e.type === "approval.expired") published.push(e.data.approvalId as string);
-        return Promise.resolve();
+      app.deps.events.subscribe({
+        after(_tx, events) {
+          for (const e of events) {
+            if (e.type === "approval.expired") published.push(e.data.approvalId as string);
+          }
+          return Promise.resolve();
+        },
       })
     );
     try {

@@ -3,17 +3,32 @@ import type { Deps } from "../context.ts";
 import type { Tx } from "../db/client.ts";
 import type { ApprovalEventType } from "../shared/events.ts";
 
+type ApprovalRef = { id: string; workspaceId: string; agentId: string | null };
+
 export async function publishApprovalEvent(
   deps: Pick<Deps, "events">,
   tx: Tx,
   type: ApprovalEventType,
-  approval: { id: string; workspaceId: string; agentId: string | null },
+  approval: ApprovalRef,
 ): Promise<void> {
-  await deps.events.publish(tx, {
-    type,
-    workspaceId: approval.workspaceId,
-    // Every change targets something of an agent; the bus keys events by agent.
-    agentId: approval.agentId ?? "",
-    data: { approvalId: approval.id },
-  });
+  await publishApprovalEvents(deps, tx, type, [approval]);
+}
+
+/** The same event for each of `approvals`, as one batch (src/shared/events.ts). */
+export async function publishApprovalEvents(
+  deps: Pick<Deps, "events">,
+  tx: Tx,
+  type: ApprovalEventType,
+  approvals: ApprovalRef[],
+): Promise<void> {
+  await deps.events.publishAll(
+    tx,
+    approvals.map((approval) => ({
+      type,
+      workspaceId: approval.workspaceId,
+      // Every change targets something of an agent; the bus keys events by agent.
+      agentId: approval.agentId ?? "",
+      data: { approvalId: approval.id },
+    })),
+  );
 }

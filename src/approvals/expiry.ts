@@ -6,7 +6,7 @@
  */
 import type { Deps } from "../context.ts";
 import { QUEUED_TRANSACTION } from "../db/transaction.ts";
-import { publishApprovalEvent } from "./events.ts";
+import { publishApprovalEvents } from "./events.ts";
 
 export async function expireApprovals(
   deps: Pick<Deps, "db" | "events">,
@@ -23,7 +23,7 @@ export async function expireApprovals(
             ORDER BY "expiresAt" LIMIT ${batchSize} FOR UPDATE SKIP LOCKED)
            AND status = 'PENDING'
         RETURNING id, "workspaceId", "agentId"`;
-      for (const row of rows) await publishApprovalEvent(deps, tx, "approval.expired", row);
+      await publishApprovalEvents(deps, tx, "approval.expired", rows);
       return rows.length;
     }, QUEUED_TRANSACTION);
     expired += n;

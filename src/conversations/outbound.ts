@@ -10,6 +10,7 @@
  */
 import type { Deps } from "../context.ts";
 import type { Tx } from "../db/client.ts";
+import type { DomainEvent } from "../shared/events.ts";
 import { sendText } from "../channels/whatsapp/graph_api.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 
@@ -62,6 +63,7 @@ export async function storeOutgoing(
 ): Promise<Array<{ id: string; content: string }>> {
   const stored: Array<{ id: string; content: string }> = [];
   const jobs: SendJob[] = [];
+  const sent: DomainEvent[] = [];
   for (const [i, m] of messages.entries()) {
     // One millisecond apart so the parts of one reply keep their order in the oldest-first read.
     const createdAt = new Date(now.getTime() + i);
@@ -85,7 +87,7 @@ export async function storeOutgoing(
     });
     stored.push({ id: row.id, content: row.content });
     if (m.channelType === "WHATSAPP") jobs.push({ messageId: row.id, attempt: 1 });
-    await deps.events.publish(tx, {
+    sent.push({
       type: "message.sent",
       workspaceId: m.workspaceId,
       agentId: m.agentId,
@@ -96,6 +98,8 @@ export async function storeOutgoing(
       },
     });
   }
+  // The parts' events as one batch: one statement for all of them (src/shared/events.ts).
+  await deps.events.publishAll(tx, sent);
   await deps.jobs.enqueue(
     tx,
     MESSAGE_SEND_QUEUE,

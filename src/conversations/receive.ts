@@ -154,19 +154,21 @@ async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage
     agentId: channel.agentId,
     conversationId: message.conversationId,
   };
-  if (!open) await deps.events.publish(tx, { ...base, type: "conversation.opened", data: {} });
-  await deps.events.publish(tx, {
-    ...base,
-    type: "message.received",
-    data: {
-      message: {
-        id: message.id,
-        type: message.type,
-        content: message.content,
-        createdAt: message.createdAt.toISOString(),
+  await deps.events.publishAll(tx, [
+    ...(open ? [] : [{ ...base, type: "conversation.opened" as const, data: {} }]),
+    {
+      ...base,
+      type: "message.received",
+      data: {
+        message: {
+          id: message.id,
+          type: message.type,
+          content: message.content,
+          createdAt: message.createdAt.toISOString(),
+        },
       },
     },
-  });
+  ]);
   return {
     inserted: true,
     message: messageViewOf(message),

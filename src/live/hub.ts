@@ -8,6 +8,7 @@
  * (./credentials.ts), so a logout or a removed membership is seen by that very event.
  */
 import pg from "pg";
+import { Prisma } from "../generated/prisma/client.ts";
 import type { DomainEventType, EventListener } from "../shared/events.ts";
 import type { Logger } from "../shared/logger.ts";
 import { SharedSubscriptions } from "./shared_subscriptions.ts";
@@ -70,24 +71,36 @@ export class LiveHub {
   }
 
   /**
-   * The bus listener: `pg_notify` in the publisher's transaction. Only live event types; the
-   * message id comes from `data.message.id` (decisions.md "Conversations"), the approval id from
-   * `data.approvalId`.
+   * The bus listener: one `pg_notify` per live event, in the events' order, in the publisher's
+   * transaction, as its share of the batch's one statement (src/shared/events.ts). Only live event
+   * types; the message id comes from `data.message.id` (decisions.md "Conversations"), the approval
+   * id from `data.approvalId`.
    */
   listener(): EventListener {
-    return async (tx, event) => {
-      if (!LIVE_EVENT_TYPES.has(event.type)) return;
-      const message = event.data.message as { id?: unknown } | undefined;
-      const live: LiveEvent = {
-        id: event.id,
-        type: event.type,
-        workspaceId: event.workspaceId,
-        agentId: event.agentId,
-        conversationId: event.conversationId ?? null,
-        messageId: typeof message?.id === "string" ? message.id : null,
-        approvalId: typeof event.data.approvalId === "string" ? event.data.approvalId : null,
-      };
-      await tx.$executeRaw`SELECT pg_notify(${LIVE_CHANNEL}, ${JSON.stringify(live)})`;
+    return {
+      statement(events) {
+        const payloads = events.filter((event) => LIVE_EVENT_TYPES.has(event.type)).map((event) => {
+          const message = event.data.message as { id?: unknown } | undefined;
+          const live: LiveEvent = {
+            id: event.id,
+            type: event.type,
+            workspaceId: event.workspaceId,
+            agentId: event.agentId,
+            conversationId: event.conversationId ?? null,
+            messageId: typeof message?.id === "string" ? message.id : null,
+            approvalId: typeof event.data.approvalId === "string" ? event.data.approvalId : null,
+          };
+          return JSON.stringify(live);
+        });
+        if (!payloads.length) return undefined;
+        // pg_notify runs as the rows are read, in the array's order: the count reads them all.
+        return {
+          ctes: Prisma.sql`live_notified AS (
+            SELECT pg_notify(${LIVE_CHANNEL}, payload)
+              FROM jsonb_array_elements_text(${JSON.stringify(payloads)}::jsonb) AS payload)`,
+          result: Prisma.sql`(SELECT count(*) FROM live_notified)`,
+        };
+      },
     };
   }
 

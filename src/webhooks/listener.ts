@@ -2,10 +2,12 @@
  * The webhook listener of the event bus: turns each published event into one WebhookDelivery per
  * matching webhook of the agent and enqueues their first attempts, inside the publisher's
  * transaction (decisions.md "Event delivery": nothing lost between commit and enqueue, nothing sent
- * for a rolled-back change).
+ * for a rolled-back change). What it writes is its share of the batch's one statement
+ * (src/shared/events.ts).
  */
 import type { Db } from "../db/client.ts";
-import type { EventListener, SettledCheck } from "../shared/events.ts";
+import { Prisma } from "../generated/prisma/client.ts";
+import type { EventListener, PublishedEvent, SettledCheck } from "../shared/events.ts";
 import type { JobQueue } from "../shared/jobs.ts";
 import { sha256Hex } from "../shared/crypto.ts";
 import { type DeliveryJob, WEBHOOK_DELIVERY_QUEUE } from "./delivery.ts";
@@ -20,67 +22,91 @@ export function idempotencyKeyOf(eventId: string): string {
 }
 
 /**
- * The listener: stores the event with its payload as the receivers will get it (so every attempt
- * sends the same body), one delivery per webhook of the agent registered for its type (for
- * `webhook.test`, only the webhook it names), and one job per delivery for attempt 1.
+ * The listener: stores each event of a batch with its payload as the receivers will get it (so
+ * every attempt sends the same body), one delivery per webhook of the agent registered for its type
+ * (for `webhook.test`, only the webhook it names), and one job per delivery for attempt 1.
  */
 export function webhookListener(jobs: JobQueue): EventListener {
-  return async (tx, event) => {
-    if (!DELIVERED.has(event.type)) return;
-    const target = event.type === "webhook.test" ? event.webhookId ?? null : null;
-    const conversationId = event.conversationId ?? null;
-    const key = idempotencyKeyOf(event.id);
-    // One statement, since publish runs inside the caller's transaction and often on a hot path
-    // (every message): the payload is assembled from the agent and conversation rows, and the
-    // event and its deliveries are inserted together. Its keys come back in jsonb's order; the
-    // sender puts them in the spec's.
-    const [row] = await tx.$queryRaw<
-      Array<{ events: number; conversationId: string | null; deliveries: DeliveryJob[] }>
-    >`
-      WITH ctx AS (
-        SELECT a.id AS agent_id, a.name AS agent_name, c.id AS conversation_id, ct.id AS contact_id,
-               ct.name AS contact_name, ch.type::text AS channel_type, ch.label AS channel_label
-          FROM "Agent" a
-          LEFT JOIN "Conversation" c ON c.id = ${conversationId} AND c."agentId" = a.id
-          LEFT JOIN "Contact" ct ON ct.id = c."contactId"
-          LEFT JOIN "Channel" ch ON ch.id = c."channelId"
-         WHERE a.id = ${event.agentId} AND a."workspaceId" = ${event.workspaceId}
-      ), inserted_event AS (
-        INSERT INTO "DomainEvent" (id, "workspaceId", "agentId", "conversationId", type, payload, "createdAt")
-        SELECT ${event.id}, ${event.workspaceId}, agent_id, conversation_id, ${event.type},
-               jsonb_build_object(
-                 'event', ${event.type}::text,
-                 'timestamp', ${event.occurredAt.toISOString()}::text,
-                 'agent', jsonb_build_object('id', agent_id, 'name', agent_name),
-                 'conversation', CASE WHEN conversation_id IS NULL THEN NULL ELSE jsonb_build_object(
-                   'id', conversation_id, 'contactName', contact_name, 'contactId', contact_id,
-                   'channel', jsonb_build_object('type', channel_type, 'label', channel_label)) END,
-                 'data', ${JSON.stringify(event.data)}::jsonb),
-               ${event.occurredAt}
-          FROM ctx
-        RETURNING id, "conversationId"
-      ), deliveries AS (
-        INSERT INTO "WebhookDelivery" (id, "webhookId", "eventId", "idempotencyKey", "createdAt", "updatedAt")
-        SELECT gen_random_uuid()::text, w.id, e.id, ${key}, ${event.occurredAt}, ${event.occurredAt}
-          FROM inserted_event e
-          JOIN "EventWebhook" w ON w."agentId" = ${event.agentId} AND (w.event = ${event.type} OR w.id = ${target})
-        RETURNING id, "webhookId"
-      )
-      SELECT (SELECT count(*) FROM inserted_event)::int AS events,
-             (SELECT "conversationId" FROM inserted_event) AS "conversationId",
-             COALESCE((SELECT json_agg(json_build_object('deliveryId', id, 'attempt', 1, 'webhookId', "webhookId"))
-                         FROM deliveries), '[]') AS deliveries`;
-    // Throwing rolls the caller's transaction back, event included.
-    if (row.events !== 1) {
-      throw new Error(`publish ${event.type}: agent ${event.agentId} not found in its workspace`);
-    }
-    if (conversationId && row.conversationId !== conversationId) {
-      throw new Error(
-        `publish ${event.type}: conversation ${conversationId} of agent ${event.agentId} not found`,
-      );
-    }
-    // Attempt 1 of each delivery.
-    await jobs.enqueue(tx, WEBHOOK_DELIVERY_QUEUE, row.deliveries);
+  const delivered = (events: readonly PublishedEvent[]) =>
+    events.filter((event) => DELIVERED.has(event.type));
+  return {
+    // Its share of the batch's one statement (the bus's comment): each payload is assembled from
+    // the agent and conversation rows, and the events and their deliveries are inserted together,
+    // in the events' order. The payload's keys come back in jsonb's order; the sender puts them in
+    // the spec's.
+    statement(events) {
+      const stored = delivered(events);
+      if (!stored.length) return undefined;
+      const input = JSON.stringify(stored.map((event, n) => ({
+        n,
+        id: event.id,
+        workspaceId: event.workspaceId,
+        agentId: event.agentId,
+        conversationId: event.conversationId ?? null,
+        type: event.type,
+        target: event.type === "webhook.test" ? event.webhookId ?? null : null,
+        key: idempotencyKeyOf(event.id),
+        at: event.occurredAt.toISOString(),
+        data: event.data,
+      })));
+      return {
+        ctes: Prisma.sql`
+          webhook_events AS (
+            SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS e(n int, id text, "workspaceId" text,
+              "agentId" text, "conversationId" text, type text, target text, key text, at text, data jsonb)
+          ), webhook_stored AS (
+            INSERT INTO "DomainEvent" (id, "workspaceId", "agentId", "conversationId", type, payload, "createdAt")
+            SELECT e.id, e."workspaceId", a.id, c.id, e.type,
+                   jsonb_build_object(
+                     'event', e.type,
+                     'timestamp', e.at,
+                     'agent', jsonb_build_object('id', a.id, 'name', a.name),
+                     'conversation', CASE WHEN c.id IS NULL THEN NULL ELSE jsonb_build_object(
+                       'id', c.id, 'contactName', ct.name, 'contactId', ct.id,
+                       'channel', jsonb_build_object('type', ch.type::text, 'label', ch.label)) END,
+                     'data', e.data),
+                   e.at::timestamptz
+              FROM webhook_events e
+              JOIN "Agent" a ON a.id = e."agentId" AND a."workspaceId" = e."workspaceId"
+              LEFT JOIN "Conversation" c ON c.id = e."conversationId" AND c."agentId" = a.id
+              LEFT JOIN "Contact" ct ON ct.id = c."contactId"
+              LEFT JOIN "Channel" ch ON ch.id = c."channelId"
+             ORDER BY e.n
+            RETURNING id, "conversationId"
+          ), webhook_deliveries AS (
+            INSERT INTO "WebhookDelivery" (id, "webhookId", "eventId", "idempotencyKey", "createdAt", "updatedAt")
+            SELECT gen_random_uuid()::text, w.id, e.id, e.key, e.at::timestamptz, e.at::timestamptz
+              FROM webhook_events e
+              JOIN webhook_stored s ON s.id = e.id
+              JOIN "EventWebhook" w ON w."agentId" = e."agentId" AND (w.event = e.type OR w.id = e.target)
+             ORDER BY e.n
+            RETURNING id, "webhookId", "eventId"
+          )`,
+        result: Prisma.sql`json_build_object(
+          'stored', (SELECT COALESCE(json_object_agg(id, "conversationId"), '{}') FROM webhook_stored),
+          'deliveries', COALESCE((
+            SELECT json_agg(json_build_object('deliveryId', d.id, 'attempt', 1, 'webhookId', d."webhookId") ORDER BY e.n)
+              FROM webhook_deliveries d JOIN webhook_events e ON e.id = d."eventId"), '[]'))`,
+      };
+    },
+    async after(tx, events, result) {
+      const stored = delivered(events);
+      if (!stored.length) return;
+      const row = result as { stored: Record<string, string | null>; deliveries: DeliveryJob[] };
+      // Throwing rolls the caller's transaction back, the events included.
+      for (const event of stored) {
+        if (!(event.id in row.stored)) {
+          throw new Error(`publish ${event.type}: agent ${event.agentId} not found in its workspace`);
+        }
+        if (event.conversationId && row.stored[event.id] !== event.conversationId) {
+          throw new Error(
+            `publish ${event.type}: conversation ${event.conversationId} of agent ${event.agentId} not found`,
+          );
+        }
+      }
+      // Attempt 1 of each delivery.
+      await jobs.enqueue(tx, WEBHOOK_DELIVERY_QUEUE, row.deliveries);
+    },
   };
 }
 
