@@ -13,14 +13,16 @@
  * noisy; then a ramp of higher rates shows the conversations/s the platform sustains (replies per
  * second while the posts arrive at that rate). Also SQL statements per conversation
  * (pg_stat_statements: noise-free) and CPU ms per conversation of the server and of PostgreSQL.
- * BENCH_SPLIT=1: one process serves HTTP only and another runs the workers. Writes
+ * BENCH_SPLIT=1: one process serves HTTP only and another runs the workers. BENCH_SAMPLES=<prefix>
+ * writes each message's arrival and platform time per run, BENCH_PG_LOG=<file> PostgreSQL's log
+ * (checkpoints, autovacuum), to tell where a tail comes from. Writes
  * bench/results/inbound.md (BENCH_SPLIT=1: inbound-split.md). Not part of the tests.
  */
 import { ensureDatabase, freePort, startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { applyMigrations } from "../src/db/migrate.ts";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
-import { silentLogger } from "../src/shared/logger.ts";
+import { type Logger, silentLogger } from "../src/shared/logger.ts";
 import { createAgent } from "../src/agents/mod.ts";
 import { createChannel } from "../src/channels/service.ts";
 import { cpuTimeMs } from "./_cpu.ts";
@@ -28,7 +30,7 @@ import { benchEnv, seedOwner } from "./_seed.ts";
 import pg_ from "pg";
 import { denoScript, spawnReady } from "./_spawn.ts";
 
-const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 3);
+const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 5000);
 const RATE = Number(Deno.env.get("BENCH_RATE") ?? 50);
 const RAMP = (Deno.env.get("BENCH_RAMP") ?? "100,150,200").split(",").filter(Boolean).map(Number);
@@ -167,6 +169,18 @@ const median = (xs: number[]) => pct(xs, 0.5);
 /** Starts a bench script and waits for its "ready" line (returned with the process). */
 const startScript = (script: string, env: Record<string, string>) => spawnReady(...denoScript(script), env);
 
+/** BENCH_PG_LOG=<file>: PostgreSQL's log (checkpoints, autovacuum) goes there, to explain stalls. */
+const pgLogTo = Deno.env.get("BENCH_PG_LOG");
+
+function fileLogger(path: string): Logger {
+  const write = (line: unknown) => Deno.writeTextFileSync(path, `${String(line)}\n`, { append: true });
+  return {
+    ...silentLogger,
+    debug: (_m, fields) => write(fields?.line),
+    error: (_m, fields) => write(fields?.error),
+  };
+}
+
 export async function runInboundBench(): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "switchboard-bench-" });
   await Deno.chmod(dir, 0o755);
@@ -175,7 +189,12 @@ export async function runInboundBench(): Promise<void> {
     dir: dataDir,
     database: "postgres",
     persistent: false,
-    settings: ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all"],
+    settings: [
+      "shared_preload_libraries=pg_stat_statements",
+      "pg_stat_statements.track=all",
+      ...(pgLogTo ? ["log_checkpoints=on", "log_autovacuum_min_duration=0", "log_line_prefix=%m "] : []),
+    ],
+    ...(pgLogTo ? { logger: fileLogger(pgLogTo) } : {}),
   });
   const children: Deno.ChildProcess[] = [];
   let statsClient: pg_.Client | undefined;
@@ -265,6 +284,7 @@ export async function runInboundBench(): Promise<void> {
     };
 
     const inboundRun = async (rate: number, run: string): Promise<Run> => {
+      if (pgLogTo) console.error(`${new Date().toISOString()} start ${run}`);
       await stats.query("SELECT pg_stat_statements_reset()");
       const { rows: [{ since }] } = await stats.query<{ since: Date }>("SELECT now() AS since");
       const cpu0 = { server: serverCpuMs(), pg: postgresCpuMs(dataDir) };
@@ -344,7 +364,9 @@ export async function runInboundBench(): Promise<void> {
     const runs: Run[] = [];
     const log = (label: string, r: Run) =>
       console.error(
-        `${label} @${r.rate}/s: inbound p50 ${r.inboundP50.toFixed(1)} p99 ${r.inboundP99.toFixed(1)} ms; ` +
+        `${new Date().toISOString()} ${label} @${r.rate}/s: inbound p50 ${r.inboundP50.toFixed(1)} p99 ${
+          r.inboundP99.toFixed(1)
+        } ms; ` +
           `platform p50 ${r.platformP50.toFixed(1)} p99 ${r.platformP99.toFixed(1)} ms; ` +
           `${r.conversationsPerSecond.toFixed(1)} conv/s; lost ${r.lost}; ${
             r.statements.toFixed(1)

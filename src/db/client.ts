@@ -16,9 +16,14 @@ export interface PrismaOptions {
   onQuery?: (sql: string) => void;
 }
 
+/** How long an idle pooled connection is kept (the app's pool and pg-boss's). */
+export const POOL_IDLE_MS = 5 * 60_000;
+
 export function createPrisma(databaseUrl: string, options: PrismaOptions = {}): Db {
   const adapter = new PrismaPg(
-    { connectionString: databaseUrl, max: options.max ?? 10 },
+    // Connections stay open through a lull of a few minutes (pg's default closes them after 10 s
+    // idle): a new one costs a backend start and re-preparing every named statement.
+    { connectionString: databaseUrl, max: options.max ?? 10, idleTimeoutMillis: POOL_IDLE_MS },
     { statementNameGenerator: statementNames() },
   );
   if (!options.onQuery) return stopWhenClientGone(new PrismaClient({ adapter }));

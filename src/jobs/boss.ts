@@ -4,7 +4,7 @@
  * LISTEN/NOTIFY, not by polling (shared/toolchain.md "pg-boss").
  */
 import { fromPrisma, type Job, PgBoss, type Queue, type WorkOptions } from "pg-boss";
-import type { Tx } from "../db/client.ts";
+import { POOL_IDLE_MS, type Tx } from "../db/client.ts";
 import { afterCommit } from "../db/transaction.ts";
 import type { EnqueueOptions, JobQueue } from "../shared/jobs.ts";
 import type { Logger } from "../shared/logger.ts";
@@ -56,7 +56,11 @@ export class Jobs implements JobQueue {
   constructor(databaseUrl: string, logger: Logger, options: BossOptions = {}) {
     this.#logger = logger;
     const supervise = options.superviseIntervalSeconds ?? 2;
+    // pg-boss hands its whole configuration to pg's Pool, so the pool's idle timeout goes along,
+    // though its types do not list it.
+    const pool = { idleTimeoutMillis: POOL_IDLE_MS } as Record<string, unknown>;
     this.boss = new PgBoss({
+      ...pool,
       connectionString: databaseUrl,
       schema: BOSS_SCHEMA,
       application_name: "switchboard-jobs",
