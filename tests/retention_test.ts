@@ -11,6 +11,8 @@ import {
   removeExpired,
   RETENTION_CRON,
   RETENTION_QUEUE,
+  STALE_SENDS_CRON,
+  STALE_SENDS_QUEUE,
   STALE_SWEEP_CRON,
   STALE_SWEEP_QUEUE,
 } from "../src/jobs/workers/maintenance.ts";
@@ -68,14 +70,16 @@ Deno.test("retention removes the events older than the cut-off with their delive
   }
 });
 
-Deno.test("the retention and stale-sweep schedules are registered when the workers start", async () => {
+Deno.test("the retention, stale-sweep and stale-send schedules are registered when the workers start", async () => {
   const t = await startTestApp();
   try {
     const schedules = await (t.app.deps.jobs as Jobs).boss.getSchedules();
     const byName = Object.fromEntries(schedules.map((s) => [s.name, s.cron]));
     assert.equal(byName[RETENTION_QUEUE], RETENTION_CRON);
     assert.equal(byName[STALE_SWEEP_QUEUE], STALE_SWEEP_CRON);
+    assert.equal(byName[STALE_SENDS_QUEUE], STALE_SENDS_CRON);
     assert.equal(RETENTION_CRON, "17 * * * *");
+    assert.equal(STALE_SENDS_CRON, "* * * * *");
   } finally {
     await t.close();
   }

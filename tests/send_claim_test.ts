@@ -1,8 +1,9 @@
 /**
- * The first send of a reply happens right after its commit, with the message-send job kept as the
- * backstop (outbound.ts): the writer's transaction stores the message claimed, every other attempt
- * claims it first, so the writer and a racing job send it once; a claim left by a crashed sender is taken over once stale (injected clock). The
- * app runs without workers: the test plays every sender itself.
+ * The first send of a reply happens right after its commit (outbound.ts): the writer's transaction
+ * stores the message claimed and queues no job; every other attempt claims it first, so the writer
+ * and a racing job send it once; a claim left by a crashed sender is found by the stale-send sweep
+ * once stale and taken over by the job it queues (injected clock). The app runs without workers:
+ * the test plays every sender and the sweep itself.
  */
 import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
@@ -15,6 +16,7 @@ import {
   sendCommitted,
   sendMessage,
   storeOutgoing,
+  sweepStaleSends,
 } from "../src/conversations/outbound.ts";
 
 async function setup(graph: Receiver, clock: ManualClock) {
@@ -65,7 +67,7 @@ async function setup(graph: Receiver, clock: ManualClock) {
   return { t, deps, reply, writerSends, row, jobs };
 }
 
-Deno.test("the writer's send and racing backstop jobs send each message once", async () => {
+Deno.test("the writer's send and racing send jobs send each message once", async () => {
   const graph = startGraph();
   const clock = new ManualClock();
   const { t, deps, reply, writerSends, row, jobs } = await setup(graph, clock);
@@ -73,14 +75,9 @@ Deno.test("the writer's send and racing backstop jobs send each message once", a
     const ids = await reply(["Olá!", "Como posso ajudar?"]);
     // Claimed by the writer's own transaction: no job can take them before it.
     for (const id of ids) assert.deepEqual((await row(id)).sendClaimedAt, clock.now());
-    // The backstop jobs exist from the commit, due once a crashed sender's claim would be stale.
-    for (const id of ids) {
-      const [job] = await jobs(id);
-      assert.equal(job.attempt, 1);
-      assert.equal(job.state, "created");
-      assert.ok(job.delayMs >= SEND_CLAIM_STALE_MS, `backstop due after ${job.delayMs} ms`);
-    }
-    // The writer and four runs of each backstop job at once.
+    // No job: the writer sends them (the sweep covers its death).
+    for (const id of ids) assert.deepEqual(await jobs(id), []);
+    // The writer and four runs of a job of each at once (as a sweep's job racing a slow writer).
     await Promise.all([
       writerSends(ids),
       ...ids.flatMap((messageId) =>
@@ -101,61 +98,67 @@ Deno.test("the writer's send and racing backstop jobs send each message once", a
     // A job that met the writer's claim in flight came back for later (at most one per loser);
     // when they run they find the messages sent: no call, nothing more queued.
     const before = await Promise.all(ids.map(async (id) => (await jobs(id)).length));
-    for (const n of before) assert.ok(n >= 1 && n <= 5, `${n} send jobs`);
+    for (const n of before) assert.ok(n >= 0 && n <= 4, `${n} send jobs`);
     clock.advance(SEND_CLAIM_STALE_MS + 1000);
     for (const [i, messageId] of ids.entries()) {
       for (let k = 0; k < before[i]; k++) await sendMessage(deps, { messageId, attempt: 1 });
     }
     assert.equal(graph.calls.length, 2);
     assert.deepEqual(await Promise.all(ids.map(async (id) => (await jobs(id)).length)), before);
+    // Sent: the sweep finds nothing.
+    assert.equal(await sweepStaleSends(deps, clock.now()), 0);
   } finally {
     await t.close();
     await graph.close();
   }
 });
 
-Deno.test("a message claimed by a sender that crashed is sent by the backstop once the claim is stale", async () => {
+Deno.test("a message claimed by a sender that crashed is queued by the stale-send sweep once the claim is stale", async () => {
   const graph = startGraph();
   const clock = new ManualClock(new Date("2026-11-20T10:00:00.000Z"));
-  const { t, deps, reply, row, jobs } = await setup(graph, clock);
+  const { t, deps, reply, writerSends, row, jobs } = await setup(graph, clock);
   try {
     const [id] = await reply(["Olá!"]);
     // Stored claimed by its writer, which died before its send (sendCommitted never runs).
     assert.deepEqual((await row(id)).sendClaimedAt, clock.now());
-
-    // A job that finds the fresh claim sends nothing and comes back when it would be stale.
+    // Another message, sent by its live writer a moment later: never the sweep's.
     clock.advance(1000);
-    await sendMessage(deps, { messageId: id, attempt: 1 });
-    assert.equal(graph.calls.length, 0);
-    const queued = await jobs(id);
-    assert.equal(queued.length, 2);
-    assert.equal(queued[1].attempt, 1);
-    assert.equal(queued[1].delayMs, SEND_CLAIM_STALE_MS - 1000 + 1000);
-
-    clock.advance(SEND_CLAIM_STALE_MS - 1000 - 1);
-    await sendMessage(deps, { messageId: id, attempt: 1 });
-    assert.equal(graph.calls.length, 0);
-    assert.equal((await row(id)).status, "PENDING");
-
-    clock.advance(1);
-    await sendMessage(deps, { messageId: id, attempt: 1 });
+    const [other] = await reply(["Outra."]);
+    await writerSends([other]);
     assert.equal(graph.calls.length, 1);
+
+    // A sweep while the claim is fresh queues nothing.
+    clock.advance(SEND_CLAIM_STALE_MS - 1000 - 1);
+    assert.equal(await sweepStaleSends(deps, clock.now()), 0);
+    assert.deepEqual(await jobs(id), []);
+
+    // Stale: one send job (attempt 1), which takes the claim over and sends it.
+    clock.advance(1);
+    assert.equal(await sweepStaleSends(deps, clock.now()), 1);
+    const queued = await jobs(id);
+    assert.deepEqual(queued.map((j) => [j.attempt, j.state]), [[1, "created"]]);
+    assert.deepEqual(await jobs(other), []);
+    await sendMessage(deps, { messageId: id, attempt: 1 });
+    assert.equal(graph.calls.length, 2);
+    assert.equal(JSON.parse(graph.calls[1].body).text.body, "Olá!");
     const sent = await row(id);
     assert.equal(sent.status, "SENT");
-    assert.equal(sent.externalId, "wamid.TEST0");
+    assert.equal(sent.externalId, "wamid.TEST1");
     assert.equal(sent.sendClaimedAt, null);
 
-    // Any later run of a job of it does nothing.
+    // Sent: later sweeps and runs of the job do nothing.
     clock.advance(SEND_CLAIM_STALE_MS);
     await sendMessage(deps, { messageId: id, attempt: 1 });
-    assert.equal(graph.calls.length, 1);
+    assert.equal(graph.calls.length, 2);
+    assert.equal(await sweepStaleSends(deps, clock.now()), 0);
+    assert.deepEqual(await jobs(id), queued);
   } finally {
     await t.close();
     await graph.close();
   }
 });
 
-Deno.test("a retryable failure of the writer's send: FAILED, retried by a job, the backstop sends nothing", async () => {
+Deno.test("a retryable failure of the writer's send: FAILED, retried by a job, nothing for the sweep", async () => {
   const graph = startGraph((i) =>
     i === 0
       ? Response.json({ error: { message: "Something went wrong", code: 131000 } }, { status: 503 })
@@ -173,9 +176,12 @@ Deno.test("a retryable failure of the writer's send: FAILED, retried by a job, t
       { status: 503, code: 131000, message: undefined, retryable: true, attempt: 1, willRetry: true },
     );
     assert.equal(failed.sendClaimedAt, null);
-    assert.deepEqual((await jobs(id)).map((j) => j.attempt), [1, 2]);
+    assert.deepEqual((await jobs(id)).map((j) => j.attempt), [2]);
 
-    // The backstop (attempt 1) finds it FAILED: not its to send.
+    // Not claimed: the sweep leaves it to its retry, even long after.
+    clock.advance(SEND_CLAIM_STALE_MS * 2);
+    assert.equal(await sweepStaleSends(deps, clock.now()), 0);
+    // A stray attempt 1 finds it FAILED: not its to send.
     await sendMessage(deps, { messageId: id, attempt: 1 });
     assert.equal(graph.calls.length, 1);
     // The retry sends it.
@@ -185,7 +191,7 @@ Deno.test("a retryable failure of the writer's send: FAILED, retried by a job, t
     assert.equal(sent.status, "SENT");
     assert.equal(sent.externalId, "wamid.RETRIED");
     assert.equal(sent.error, null);
-    assert.equal((await jobs(id)).length, 2);
+    assert.equal((await jobs(id)).length, 1);
   } finally {
     await t.close();
     await graph.close();

@@ -1,8 +1,10 @@
 /**
  * Outgoing messages (AI replies, human replies, reminders): stored, announced with `message.sent`
  * and queued for the channel in one transaction; then sent by the message-send job, or (a reply or
- * reminder of a worker) by the writer itself right after its commit with the job kept as the
- * backstop. Each attempt first claims the message, so two senders never both send it. WHATSAPP goes
+ * reminder of a worker) by the writer itself right after its commit: such a message is stored
+ * claimed by its writer, and if the writer dies before it settles the message, the stale-send sweep
+ * (a pg-boss schedule, every minute) gives it a send job once the claim is stale. Each attempt first
+ * claims the message, so two senders never both send it. WHATSAPP goes
  * through the Graph API with the channel's sealed access token (SENT with the wamid, or FAILED with
  * the error, retried only when WhatsApp says the error is retryable); an API channel has nothing to
  * send to, so its messages are SENT at once (the business app reads them through events,
@@ -24,11 +26,8 @@ const retryDelayMs = (attempt: number) => 1000 * 4 ** (attempt - 1);
  * longest attempt (the Graph call times out after 10 s).
  */
 export const SEND_CLAIM_STALE_MS = 60_000;
-/**
- * A message sent by its writer keeps a send job as the backstop, due once a claim left by a crash
- * would be stale. Beyond the queue's wake-up timers: only the workers' polls take it.
- */
-const BACKSTOP_DELAY_MS = SEND_CLAIM_STALE_MS + 1000;
+/** Stale claims handed to send jobs by one sweep, at most (the next sweep takes the rest). */
+const SWEEP_BATCH = 1000;
 
 export interface SendJob {
   messageId: string;
@@ -52,7 +51,7 @@ export interface Outgoing {
  * Inside `tx`: stores each message (PENDING, or SENT for an API channel), publishes `message.sent`
  * `{ message, sender }` for it and enqueues its send. Returns the message ids in order.
  * `direct`: the caller sends them itself once committed (sendCommitted): they are stored claimed
- * by it, and their jobs are only the backstop, due after BACKSTOP_DELAY_MS.
+ * by it and get no job (sweepStaleSends covers a writer that dies first).
  */
 export async function storeOutgoing(
   deps: Pick<Deps, "events" | "jobs">,
@@ -100,13 +99,29 @@ export async function storeOutgoing(
   }
   // The parts' events as one batch: one statement for all of them (src/shared/events.ts).
   await deps.events.publishAll(tx, sent);
-  await deps.jobs.enqueue(
-    tx,
-    MESSAGE_SEND_QUEUE,
-    jobs,
-    options.direct ? { startAfterMs: BACKSTOP_DELAY_MS } : {},
-  );
+  if (!options.direct) await deps.jobs.enqueue(tx, MESSAGE_SEND_QUEUE, jobs);
   return stored;
+}
+
+/**
+ * The stale-send sweep: each outgoing message still PENDING under a claim older than
+ * SEND_CLAIM_STALE_MS (its sender died between its commit and settling it) gets a send job, which
+ * takes the claim over (sendMessage). Run every minute on a pg-boss schedule (one run per slot
+ * across processes); a second run at once only adds jobs that find the message claimed or sent.
+ * Returns how many it queued.
+ */
+export async function sweepStaleSends(deps: Pick<Deps, "db" | "jobs">, now: Date): Promise<number> {
+  const staleBefore = new Date(now.getTime() - SEND_CLAIM_STALE_MS);
+  // The partial index "Message_pending_send_claim_idx" holds only claimed PENDING messages.
+  const stale = await deps.db.$queryRaw<Array<{ id: string }>>`
+    SELECT id FROM "Message"
+     WHERE status = 'PENDING' AND "sendClaimedAt" IS NOT NULL AND "sendClaimedAt" <= ${staleBefore}
+     ORDER BY "sendClaimedAt" LIMIT ${SWEEP_BATCH}`;
+  await deps.jobs.enqueueLater(
+    MESSAGE_SEND_QUEUE,
+    stale.map(({ id }) => ({ data: { messageId: id, attempt: 1 } satisfies SendJob, afterMs: 0 })),
+  );
+  return stale.length;
 }
 
 /**
@@ -121,7 +136,7 @@ export function sendsCommitted(deps: Pick<Deps, "jobs">, channelType: string): v
  * After the transaction of storeOutgoing(..., { direct: true }) committed: the first attempt of
  * each message (claimed by that transaction), in order, here and now: one hop and one claim less
  * than a job. A failure is the send's own (FAILED, retried by a job when retryable); an exception
- * leaves the message claimed, to its backstop job once the claim is stale.
+ * leaves the message claimed, to the stale-send sweep once the claim is stale.
  */
 export async function sendCommitted(
   deps: SendDeps,
@@ -140,8 +155,8 @@ export async function sendCommitted(
 /**
  * sendCommitted, except that the last message's outcome is returned unwritten (null: none), for
  * the caller to write in a statement it sends anyway (the reply's claim release). Until written
- * the message stays claimed: if that statement never runs, its backstop job sends it (again, as
- * after a crash) once the claim is stale. The parts before the last are written as each is sent,
+ * the message stays claimed: if that statement never runs, the stale-send sweep sends it (again,
+ * as after a crash) once the claim is stale. The parts before the last are written as each is sent,
  * so a crash still duplicates at most the one in flight.
  */
 export async function sendCommittedButLast(
@@ -167,7 +182,7 @@ export async function sendCommittedButLast(
 }
 
 function directSendFailed(deps: Pick<Deps, "logger">, target: { channelId: string }, error: unknown): void {
-  deps.logger.error("direct send failed; the backstop job will send", {
+  deps.logger.error("direct send failed; the stale-send sweep will send", {
     channelId: target.channelId,
     error: String(error),
   });

@@ -271,7 +271,7 @@ async function reply(deps: Deps, conv: Loaded): Promise<Done> {
     });
     return stored;
   });
-  // The first attempts here, one hop less than a send job (kept as the backstop); the last
+  // The first attempts here, one hop less than a send job (the stale-send sweep covers a crash); the last
   // outcome is written with the claim's release.
   const last = await sendCommittedButLast(deps, {
     channelId: conv.channelId,

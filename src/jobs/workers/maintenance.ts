@@ -1,7 +1,8 @@
 /**
  * Periodic upkeep on pg-boss schedules (cron, one-minute resolution; the instance runs with
- * `schedule: true`): retention removes events and their deliveries older than RETENTION_DAYS, and
- * the stale sweep ends deliveries whose job was lost (webhooks/abandon.ts). pg-boss files each
+ * `schedule: true`): retention removes events and their deliveries older than RETENTION_DAYS, the
+ * stale sweep ends deliveries whose job was lost (webhooks/abandon.ts), and the stale-send sweep
+ * queues outgoing messages whose sender died before settling them (conversations/outbound.ts). pg-boss files each
  * occurrence under a singleton slot, so several processes make one job per slot; both jobs are
  * idempotent besides (a second run finds nothing to do), and batched with SKIP LOCKED so that two
  * runs at once neither wait on each other nor hold many row locks.
@@ -10,13 +11,18 @@ import type { Db } from "../../db/client.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { sweepStaleDeliveries } from "../../webhooks/abandon.ts";
 import type { Clock } from "../../shared/clock.ts";
+import type { JobQueue } from "../../shared/jobs.ts";
 import type { Jobs, QueueSpec } from "../boss.ts";
+import { sweepStaleSends } from "../../conversations/outbound.ts";
 
 export const RETENTION_QUEUE = "retention";
 export const STALE_SWEEP_QUEUE = "webhook-delivery-sweep";
 /** Hourly, off the full hour. */
 export const RETENTION_CRON = "17 * * * *";
 export const STALE_SWEEP_CRON = "*/5 * * * *";
+export const STALE_SENDS_QUEUE = "message-send-sweep";
+/** Every minute: a message whose sender died goes out at most about two minutes late. */
+export const STALE_SENDS_CRON = "* * * * *";
 
 export const maintenanceQueues: QueueSpec[] = [
   // A missed run is made up by the next one: no retries piling up, and a short life.
@@ -32,6 +38,13 @@ export const maintenanceQueues: QueueSpec[] = [
     retryLimit: 1,
     retryDelay: 30,
     expireInSeconds: 5 * 60,
+    deleteAfterSeconds: 3600,
+  },
+  {
+    name: STALE_SENDS_QUEUE,
+    retryLimit: 1,
+    retryDelay: 30,
+    expireInSeconds: 60,
     deleteAfterSeconds: 3600,
   },
 ];
@@ -71,9 +84,10 @@ export interface MaintenanceDeps {
   db: Db;
   clock: Clock;
   logger: Logger;
+  jobs: JobQueue;
 }
 
-/** Registers the schedules (an upsert: every start may do it) and the workers of both jobs. */
+/** Registers the schedules (an upsert: every start may do it) and the workers of the jobs. */
 export async function startMaintenanceWorkers(
   jobs: Jobs,
   deps: MaintenanceDeps,
@@ -81,6 +95,7 @@ export async function startMaintenanceWorkers(
 ): Promise<void> {
   await jobs.boss.schedule(RETENTION_QUEUE, RETENTION_CRON);
   await jobs.boss.schedule(STALE_SWEEP_QUEUE, STALE_SWEEP_CRON);
+  await jobs.boss.schedule(STALE_SENDS_QUEUE, STALE_SENDS_CRON);
   await jobs.work(RETENTION_QUEUE, { pollingIntervalSeconds: 30 }, async () => {
     const removed = await removeExpired(deps.db, deps.clock.now(), options.retentionDays);
     if (removed.events) deps.logger.info("retention removed old events", { ...removed });
@@ -88,5 +103,9 @@ export async function startMaintenanceWorkers(
   await jobs.work(STALE_SWEEP_QUEUE, { pollingIntervalSeconds: 30 }, async () => {
     const ended = await sweepStaleDeliveries(deps.db, deps.clock.now());
     if (ended) deps.logger.warn("stale webhook deliveries ended as failed", { ended });
+  });
+  await jobs.work(STALE_SENDS_QUEUE, { pollingIntervalSeconds: 30 }, async () => {
+    const queued = await sweepStaleSends(deps, deps.clock.now());
+    if (queued) deps.logger.warn("messages left claimed by a sender that died queued again", { queued });
   });
 }
