@@ -3,12 +3,14 @@
  * the transaction that stored the customer message, moves the conversation's `replyDueAt` to now +
  * the agent's messageGroupingTime (operator settings GROUPING_*_MS) and enqueues a reply job for
  * that time. Each message restarts the window; the jobs of earlier messages find the due time moved
- * and do nothing (reply.ts). It also schedules the auto-close from the new last message.
+ * and do nothing (reply.ts). It also schedules the auto-close from the new last message. The UPDATE
+ * is its share of the event batch's one statement (src/shared/events.ts).
  */
 import type { Deps } from "../../context.ts";
 import type { Tx } from "../../db/client.ts";
 import type { EventListener } from "../../shared/events.ts";
-import { scheduleTimers, type TimerState } from "../timers.ts";
+import { Prisma } from "../../generated/prisma/client.ts";
+import { scheduleTimers } from "../timers.ts";
 
 export const REPLY_QUEUE = "conversation-reply";
 
@@ -16,40 +18,69 @@ export interface ReplyJob {
   conversationId: string;
 }
 
-/** The listener: after the batch's statement, each message.received of the batch in turn. */
+/** What the window's UPDATE returns per conversation (JSON: times as ISO strings). */
+interface Restarted {
+  id: string;
+  /** The window's length, ms: the reply job is due this long from now. */
+  windowMs: number;
+  lastMessageAt: string | null;
+  lastContactMessageAt: string | null;
+  lastAgentMessageAt: string | null;
+  reminderSentAt: string | null;
+  status: string;
+  autoCloseMinutes: number;
+  enabledReminder: boolean;
+}
+
+/**
+ * The listener: its share of the batch's statement moves the window of every conversation with a
+ * message.received in the batch (and returns what the timers are computed from, so they need no
+ * read of their own); after it, each such conversation gets its reply job and its timers.
+ */
 export function replyWindowListener(deps: Pick<Deps, "jobs" | "clock" | "config">): EventListener {
   return {
-    async after(tx, events) {
-      for (const event of events) {
-        if (event.type === "message.received" && event.conversationId) {
-          await restartWindow(deps, tx, event.conversationId);
-        }
-      }
+    statement(events) {
+      const ids = [
+        ...new Set(
+          events.filter((e) => e.type === "message.received" && e.conversationId).map((e) =>
+            e.conversationId!
+          ),
+        ),
+      ];
+      if (!ids.length) return undefined;
+      const now = deps.clock.now();
+      const { FAST, MEDIUM, SLOW } = deps.config.groupingMs;
+      return {
+        ctes: Prisma.sql`window_restarted AS (
+          UPDATE "Conversation" c
+             SET "replyDueAt" = ${now}::timestamptz + make_interval(secs => w.ms / 1000.0)
+            FROM "Agent" a, LATERAL (SELECT CASE a."messageGroupingTime" WHEN 'FAST' THEN ${FAST}::int
+                   WHEN 'SLOW' THEN ${SLOW}::int ELSE ${MEDIUM}::int END AS ms) w
+           WHERE c.id = ANY(${ids}::text[]) AND a.id = c."agentId" AND c.status <> 'CLOSED'
+          RETURNING c.id, w.ms AS "windowMs", c."lastMessageAt", c."lastContactMessageAt", c."lastAgentMessageAt",
+                    c."reminderSentAt", c.status::text AS status, a."autoCloseMinutes", a."enabledReminder")`,
+        result: Prisma.sql`(SELECT COALESCE(json_agg(w), '[]') FROM window_restarted w)`,
+      };
+    },
+    async after(tx, _events, result) {
+      for (const row of (result ?? []) as Restarted[]) await scheduleReply(deps, tx, row);
     },
   };
 }
 
-async function restartWindow(deps: Pick<Deps, "jobs" | "clock" | "config">, tx: Tx, conversationId: string) {
-  const now = deps.clock.now();
-  const { FAST, MEDIUM, SLOW } = deps.config.groupingMs;
-  // Also returns what the timers are computed from, so they need no read of their own.
-  const [row] = await tx.$queryRaw<Array<Omit<TimerState, "agent"> & TimerState["agent"] & { due: Date }>>`
-      UPDATE "Conversation" c
-         SET "replyDueAt" = ${now}::timestamptz + make_interval(secs => (CASE a."messageGroupingTime"
-               WHEN 'FAST' THEN ${FAST}::int WHEN 'SLOW' THEN ${SLOW}::int ELSE ${MEDIUM}::int END) / 1000.0)
-        FROM "Agent" a
-       WHERE c.id = ${conversationId} AND a.id = c."agentId" AND c.status <> 'CLOSED'
-      RETURNING c."replyDueAt" AS due, c."lastMessageAt", c."lastContactMessageAt", c."lastAgentMessageAt",
-                c."reminderSentAt", c.status::text AS status, a."autoCloseMinutes", a."enabledReminder"`;
-  if (!row) return;
-  await deps.jobs.enqueue(tx, REPLY_QUEUE, [{ conversationId } satisfies ReplyJob], {
-    startAfterMs: row.due.getTime() - now.getTime(),
+async function scheduleReply(deps: Pick<Deps, "jobs" | "clock">, tx: Tx, row: Restarted) {
+  await deps.jobs.enqueue(tx, REPLY_QUEUE, [{ conversationId: row.id } satisfies ReplyJob], {
+    startAfterMs: row.windowMs,
     // The process that stored the message answers it when the window closes (no fetch).
     runHere: true,
   });
-  const { due: _due, autoCloseMinutes, enabledReminder, ...times } = row;
-  await scheduleTimers(deps, tx, conversationId, {
-    ...times,
-    agent: { autoCloseMinutes, enabledReminder },
+  const at = (iso: string | null) => iso === null ? null : new Date(iso);
+  await scheduleTimers(deps, tx, row.id, {
+    lastMessageAt: at(row.lastMessageAt),
+    lastContactMessageAt: at(row.lastContactMessageAt),
+    lastAgentMessageAt: at(row.lastAgentMessageAt),
+    reminderSentAt: at(row.reminderSentAt),
+    status: row.status,
+    agent: { autoCloseMinutes: row.autoCloseMinutes, enabledReminder: row.enabledReminder },
   });
 }
