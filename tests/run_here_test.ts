@@ -139,6 +139,41 @@ Deno.test("jobs run where they were accepted", async (t) => {
         assert.equal(plain.fetched, true);
         assert.deepEqual(plain.data, { n: 5 });
         assert.deepEqual(handled, [{ n: 5 }], "the rolled-back job never ran");
+        await clear(q);
+        handled.length = 0;
+      },
+    );
+
+    await t.step(
+      "twenty deferred jobs due at once: at most sixteen run here together, the rest when they end",
+      async () => {
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => release = resolve);
+        let running = 0;
+        let most = 0;
+        behave = async () => {
+          most = Math.max(most, ++running);
+          await held;
+          running--;
+        };
+        await transaction(
+          ta.app.deps.db,
+          (tx) =>
+            jobs.enqueue(tx, q, Array.from({ length: 20 }, (_, n) => ({ n })), {
+              startAfterMs: 1,
+              runHere: true,
+            }),
+        );
+        await eventually(() => Promise.resolve(handled.length === 16 || undefined));
+        release();
+        await eventually(async () => {
+          const r = await rows();
+          return r.length === 20 && r.every((j) => j.state === "completed") || undefined;
+        });
+        assert.equal(most, 16);
+        assert.equal(handled.length, 20);
+        assert.equal(new Set(handled.map((d) => (d as { n: number }).n)).size, 20);
+        assert.ok((await rows()).every((j) => !j.fetched), "all run here");
       },
     );
   } finally {

@@ -20,7 +20,10 @@ const WAKE_TIMER_MAX_MS = 60_000;
  */
 const RUN_HERE_BACKSTOP_MS = 30_000;
 
-/** Runs under way through enqueueAndRun, per queue, beyond which jobs go to the workers as usual. */
+/**
+ * Runs under way here, per queue: beyond it enqueueAndRun leaves new jobs to the workers, and a
+ * deferred job whose time comes waits here for a run to end.
+ */
 const RUN_HERE_LIMIT = 16;
 
 /** A queue and its options, created (or brought up to date) when the boss starts. */
@@ -51,6 +54,8 @@ export class Jobs implements JobQueue {
   /** Runs started here (enqueueAndRun, runHere) under way, awaited on stop, and their count per queue. */
   readonly #runs = new Set<Promise<void>>();
   readonly #runsPerQueue = new Map<string, number>();
+  /** Jobs due to run here while RUN_HERE_LIMIT runs of their queue were under way, oldest first. */
+  readonly #waitingRuns = new Map<string, Array<{ id: string; data: object }>>();
   #stopped = false;
 
   constructor(databaseUrl: string, logger: Logger, options: BossOptions = {}) {
@@ -200,13 +205,25 @@ export class Jobs implements JobQueue {
       (this.#runsPerQueue.get(queue) ?? 0) < RUN_HERE_LIMIT;
   }
 
+  /**
+   * Runs the job here now, or, with RUN_HERE_LIMIT runs of its queue under way (a burst of windows
+   * closing together), once one of them ends: the runs here never exceed the limit.
+   */
   #startRun(queue: string, id: string, data: object): void {
     const handler = this.#handlers.get(queue);
     if (this.#stopped || !handler) return; // the backstop runs it
+    if ((this.#runsPerQueue.get(queue) ?? 0) >= RUN_HERE_LIMIT) {
+      const waiting = this.#waitingRuns.get(queue) ?? [];
+      waiting.push({ id, data });
+      this.#waitingRuns.set(queue, waiting);
+      return;
+    }
     this.#runsPerQueue.set(queue, (this.#runsPerQueue.get(queue) ?? 0) + 1);
     const run = this.#runHere(queue, handler, { id, name: queue, data } as Job<object>).finally(() => {
       this.#runs.delete(run);
       this.#runsPerQueue.set(queue, (this.#runsPerQueue.get(queue) ?? 1) - 1);
+      const next = this.#waitingRuns.get(queue)?.shift();
+      if (next) this.#startRun(queue, next.id, next.data);
     });
     this.#runs.add(run);
   }
