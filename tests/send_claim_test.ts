@@ -48,7 +48,7 @@ async function setup(graph: Receiver, clock: ManualClock) {
           content,
         })),
         { direct: true },
-      )).map((s) => s.id)
+      )).stored.map((s) => s.id)
     );
   const target = { channelId: channel.id, channelType: "WHATSAPP", to: "5511999990000" };
   /** The writer's send right after its commit. */

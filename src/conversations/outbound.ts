@@ -12,9 +12,9 @@
  */
 import type { Deps } from "../context.ts";
 import type { Tx } from "../db/client.ts";
-import type { DomainEvent } from "../shared/events.ts";
 import { sendText } from "../channels/whatsapp/graph_api.ts";
 import { Prisma } from "../generated/prisma/client.ts";
+import { newId } from "../shared/ids.ts";
 
 export const MESSAGE_SEND_QUEUE = "message-send";
 /** Sends of one message, the first included, when each failure is retryable. */
@@ -48,59 +48,75 @@ export interface Outgoing {
 }
 
 /**
- * Inside `tx`: stores each message (PENDING, or SENT for an API channel), publishes `message.sent`
- * `{ message, sender }` for it and enqueues its send. Returns the message ids in order.
+ * Inside `tx`: stores the messages in one statement (PENDING, or SENT for an API channel; one
+ * millisecond apart, so the parts of one reply keep their order in the oldest-first read),
+ * publishes `message.sent` `{ message, sender }` for each as one batch and enqueues their sends.
+ * Returns the messages in order.
  * `direct`: the caller sends them itself once committed (sendCommitted): they are stored claimed
  * by it and get no job (sweepStaleSends covers a writer that dies first).
+ * `guard`: the caller's CTEs, run in the same statement, the last named `guard`: the messages are
+ * stored only when `guard` returns a row, which comes back as `guarded` (null: nothing stored).
  */
-export async function storeOutgoing(
+export async function storeOutgoing<G = never>(
   deps: Pick<Deps, "events" | "jobs">,
   tx: Tx,
   now: Date,
   messages: Outgoing[],
-  options: { direct?: boolean } = {},
-): Promise<Array<{ id: string; content: string }>> {
-  const stored: Array<{ id: string; content: string }> = [];
-  const jobs: SendJob[] = [];
-  const sent: DomainEvent[] = [];
-  for (const [i, m] of messages.entries()) {
-    // One millisecond apart so the parts of one reply keep their order in the oldest-first read.
-    const createdAt = new Date(now.getTime() + i);
-    const row = await tx.message.create({
-      data: {
-        conversationId: m.conversationId,
-        channelId: m.channelId,
-        direction: "OUTBOUND",
-        senderKind: m.sender,
-        senderUserId: m.senderUserId ?? null,
-        type: "TEXT",
-        content: m.content,
-        status: m.channelType === "WHATSAPP" ? "PENDING" : "SENT",
-        sendClaimedAt: options.direct && m.channelType === "WHATSAPP" ? now : null,
-        inputTokens: m.inputTokens ?? null,
-        outputTokens: m.outputTokens ?? null,
-        createdAt,
-        updatedAt: createdAt,
-      },
-      select: { id: true, type: true, content: true, createdAt: true },
-    });
-    stored.push({ id: row.id, content: row.content });
-    if (m.channelType === "WHATSAPP") jobs.push({ messageId: row.id, attempt: 1 });
-    sent.push({
-      type: "message.sent",
-      workspaceId: m.workspaceId,
-      agentId: m.agentId,
-      conversationId: m.conversationId,
-      data: {
-        message: { id: row.id, type: row.type, content: row.content, createdAt: row.createdAt.toISOString() },
-        sender: m.sender,
-      },
-    });
+  options: { direct?: boolean; guard?: Prisma.Sql } = {},
+): Promise<{ stored: Array<{ id: string; content: string }>; guarded: G | null }> {
+  const rows = messages.map((m, i) => ({
+    ...m,
+    id: newId(),
+    createdAt: new Date(now.getTime() + i),
+    status: m.channelType === "WHATSAPP" ? "PENDING" : "SENT",
+    claimed: options.direct && m.channelType === "WHATSAPP" ? now : null,
+  }));
+  const col = <T>(pick: (r: (typeof rows)[number]) => T) => rows.map(pick);
+  const insert = Prisma.sql`
+    INSERT INTO "Message" (id, "conversationId", "channelId", direction, "senderKind", "senderUserId", type, content,
+                           status, "sendClaimedAt", "inputTokens", "outputTokens", "createdAt", "updatedAt")
+    SELECT v.id, v.conversation, v.channel, 'OUTBOUND', v.sender::"SenderKind", v.author, 'TEXT', v.content,
+           v.status::"MessageStatus", v.claimed, v.input, v.output, v.at, v.at
+      FROM unnest(${col((r) => r.id)}::text[], ${col((r) => r.conversationId)}::text[],
+                  ${col((r) => r.channelId)}::text[], ${col((r) => r.sender)}::text[],
+                  ${col((r) => r.senderUserId ?? null)}::text[], ${col((r) => r.content)}::text[],
+                  ${col((r) => r.status)}::text[], ${
+    col((r) => r.claimed?.toISOString() ?? null)
+  }::timestamptz[],
+                  ${col((r) => r.inputTokens ?? null)}::int[], ${col((r) => r.outputTokens ?? null)}::int[],
+                  ${col((r) => r.createdAt.toISOString())}::timestamptz[])
+           AS v(id, conversation, channel, sender, author, content, status, claimed, input, output, at)`;
+  let guarded: G | null = null;
+  if (options.guard) {
+    const [row] = await tx.$queryRaw<Array<{ guarded: G | null }>>`
+      WITH ${options.guard}, stored AS (${insert} WHERE EXISTS (SELECT 1 FROM guard) RETURNING id)
+      SELECT (SELECT row_to_json(guard) FROM guard) AS guarded`;
+    guarded = row?.guarded ?? null;
+    if (guarded === null) return { stored: [], guarded };
+  } else if (rows.length) {
+    await tx.$executeRaw(insert);
   }
+  if (!rows.length) return { stored: [], guarded };
   // The parts' events as one batch: one statement for all of them (src/shared/events.ts).
-  await deps.events.publishAll(tx, sent);
+  await deps.events.publishAll(
+    tx,
+    rows.map((r) => ({
+      type: "message.sent" as const,
+      workspaceId: r.workspaceId,
+      agentId: r.agentId,
+      conversationId: r.conversationId,
+      data: {
+        message: { id: r.id, type: "TEXT", content: r.content, createdAt: r.createdAt.toISOString() },
+        sender: r.sender,
+      },
+    })),
+  );
+  const jobs: SendJob[] = rows.filter((r) => r.channelType === "WHATSAPP").map((r) => ({
+    messageId: r.id,
+    attempt: 1,
+  }));
   if (!options.direct) await deps.jobs.enqueue(tx, MESSAGE_SEND_QUEUE, jobs);
-  return stored;
+  return { stored: rows.map((r) => ({ id: r.id, content: r.content })), guarded };
 }
 
 /**

@@ -14,6 +14,7 @@ import type { z } from "zod";
 import type { ActorContext, Deps } from "../context.ts";
 import type { Tx } from "../db/client.ts";
 import { transaction } from "../db/transaction.ts";
+import { newId } from "../shared/ids.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import type { MessageStatus, MessageType } from "../generated/prisma/enums.ts";
 import { notFound } from "../shared/errors.ts";
@@ -95,7 +96,7 @@ async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage
   // The upsert always takes the contact's row lock (DO UPDATE), even when the name is unchanged.
   const [contact] = await tx.$queryRaw<Array<{ id: string }>>`
     INSERT INTO "Contact" (id, "workspaceId", "externalId", name, "createdAt")
-    VALUES (${crypto.randomUUID()}, ${channel.workspaceId}, ${m.contact.externalId},
+    VALUES (${newId()}, ${channel.workspaceId}, ${m.contact.externalId},
             ${name ?? m.contact.externalId}, ${now})
     ON CONFLICT ("workspaceId", "externalId")
     DO UPDATE SET name = COALESCE(${name}::text, "Contact".name)
@@ -104,8 +105,9 @@ async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage
   // the message is stored already, the contact's OPEN or HUMAN conversation, and, when the message
   // is new, the conversation opened for it (when there is none) and the message itself, in one
   // round trip. The unique index (channelId, externalId) stays the backstop of the dedup.
-  const conversationId = crypto.randomUUID();
-  const createdAt = new Date();
+  const conversationId = newId();
+  // The clock of the app (injected in tests), as the times of the conversation and of the replies.
+  const createdAt = now;
   const [row] = await tx.$queryRaw<Array<MessageRow & { stored: boolean; open: string | null }>>`
     WITH found AS (
       SELECT (${m.externalId}::text IS NOT NULL AND EXISTS (
@@ -126,7 +128,7 @@ async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage
     ), inserted AS (
       INSERT INTO "Message" (id, "conversationId", "channelId", direction, "senderKind", type, content, "mediaId",
                              "mediaMimeType", payload, status, "externalId", "createdAt", "updatedAt")
-      SELECT ${crypto.randomUUID()}::text, COALESCE(open, ${conversationId}::text), ${channel.id}::text, 'INBOUND',
+      SELECT ${newId()}::text, COALESCE(open, ${conversationId}::text), ${channel.id}::text, 'INBOUND',
              'CUSTOMER',
              ${m.type}::"MessageType", ${m.content}::text, ${m.mediaId ?? null}::text, ${
     m.mediaMimeType ?? null

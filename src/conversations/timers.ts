@@ -120,7 +120,7 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
     if (claimed.count !== 1) return [];
     // The reminder does not move lastMessageAt: the auto-close still counts from the last exchange.
     const parts = shapeReply(REMINDER_TEXT, conv.agent);
-    return await storeOutgoing(
+    const { stored } = await storeOutgoing(
       deps,
       tx,
       now,
@@ -135,6 +135,7 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
       })),
       { direct: true },
     );
+    return stored;
   });
   await sendCommitted(
     deps,

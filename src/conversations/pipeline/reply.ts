@@ -201,6 +201,12 @@ async function claimAndLoad(deps: Deps, id: string, claimedAt: Date): Promise<Cl
   return row ?? null;
 }
 
+/** The conversation's times, as the reply's statement returns them. */
+type TimesRow = Pick<
+  TimerState,
+  "lastMessageAt" | "lastContactMessageAt" | "lastAgentMessageAt" | "reminderSentAt"
+>;
+
 /** What a reply leaves to the claim's release to write. */
 interface Done {
   /** The outcome of its last send. */
@@ -231,19 +237,13 @@ async function reply(deps: Deps, conv: Loaded): Promise<Done> {
   if (!plan.parts.length && !plan.transfer) return { sent: null, answered: ids };
   const sent = await deps.db.$transaction(async (tx): Promise<Array<{ id: string; content: string }>> => {
     const now = deps.clock.now();
-    // One statement: the messages marked answered, and the conversation's times moved unless it
-    // was taken over or closed while the model was thinking (a person has it now, nothing is sent).
+    // One statement: the messages marked answered, the conversation's times moved, and the reply
+    // stored, unless the conversation was taken over or closed while the model was thinking (a
+    // person has it now, nothing is sent).
     const times = plan.parts.length
       ? Prisma.sql`"lastMessageAt" = ${now}, "lastAgentMessageAt" = ${now},`
       : Prisma.empty;
-    const [open] = await tx.$queryRaw<Array<Omit<TimerState, "status" | "agent">>>`
-      WITH answered AS (
-        UPDATE "Message" SET "answeredAt" = ${now}, "updatedAt" = ${now} WHERE id = ANY(${ids}::text[]))
-      UPDATE "Conversation" SET ${times} "updatedAt" = ${now}
-       WHERE id = ${id} AND status = 'OPEN'
-      RETURNING "lastMessageAt", "lastContactMessageAt", "lastAgentMessageAt", "reminderSentAt"`;
-    if (!open) return [];
-    const stored = await storeOutgoing(
+    const { stored, guarded: open } = await storeOutgoing<Record<keyof TimesRow, string | null>>(
       deps,
       tx,
       now,
@@ -259,13 +259,26 @@ async function reply(deps: Deps, conv: Loaded): Promise<Done> {
         inputTokens: plan.usage ? (i === 0 ? plan.usage.inputTokens : 0) : null,
         outputTokens: plan.usage ? (i === 0 ? plan.usage.outputTokens : 0) : null,
       })),
-      { direct: true },
+      {
+        direct: true,
+        guard: Prisma.sql`answered AS (
+            UPDATE "Message" SET "answeredAt" = ${now}, "updatedAt" = ${now} WHERE id = ANY(${ids}::text[])),
+          guard AS (
+            UPDATE "Conversation" SET ${times} "updatedAt" = ${now}
+             WHERE id = ${id} AND status = 'OPEN'
+            RETURNING "lastMessageAt", "lastContactMessageAt", "lastAgentMessageAt", "reminderSentAt")`,
+      },
     );
+    if (!open) return [];
     if (plan.transfer) await transferToHuman(deps, tx, conv, plan.transfer);
     // The times as the UPDATE above left them (the row is locked): the timers need no read of their own.
     const { autoCloseMinutes, enabledReminder } = conv.agent;
+    const at = (iso: string | null) => iso === null ? null : new Date(iso);
     await scheduleTimers(deps, tx, id, {
-      ...open,
+      lastMessageAt: at(open.lastMessageAt),
+      lastContactMessageAt: at(open.lastContactMessageAt),
+      lastAgentMessageAt: at(open.lastAgentMessageAt),
+      reminderSentAt: at(open.reminderSentAt),
       status: plan.transfer ? "HUMAN" : "OPEN",
       agent: { autoCloseMinutes, enabledReminder },
     });
