@@ -192,7 +192,14 @@ export async function runInboundBench(): Promise<void> {
     settings: [
       "shared_preload_libraries=pg_stat_statements",
       "pg_stat_statements.track=all",
-      ...(pgLogTo ? ["log_checkpoints=on", "log_autovacuum_min_duration=0", "log_line_prefix=%m "] : []),
+      ...(pgLogTo
+        ? [
+          "log_checkpoints=on",
+          "log_autovacuum_min_duration=0",
+          "log_min_duration_statement=30",
+          "log_line_prefix=%m ",
+        ]
+        : []),
     ],
     ...(pgLogTo ? { logger: fileLogger(pgLogTo) } : {}),
   });
