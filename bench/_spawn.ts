@@ -19,8 +19,12 @@ export async function spawnReady(
   return { child, line: seen };
 }
 
+/** The app server of the benches: it runs with the flags `deno task start` gives src/main.ts (deno.json). */
+const APP_SERVER = "bench/serve_app.ts";
+const APP_SERVER_FLAGS = ["--v8-flags=--no-memory-reducer"];
+
 /** A Deno script of the bench, as a separate process with all permissions. */
 export const denoScript = (script: string): [string, string[]] => [
   Deno.execPath(),
-  ["run", "-A", "--unstable-no-legacy-abort", script],
+  ["run", "-A", "--unstable-no-legacy-abort", ...(script === APP_SERVER ? APP_SERVER_FLAGS : []), script],
 ];

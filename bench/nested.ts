@@ -24,7 +24,7 @@ import { createWebhook } from "../src/webhooks/mod.ts";
 import { benchEnv, seedOwner } from "./_seed.ts";
 import pg from "pg";
 import { cpuTimeMs } from "./_cpu.ts";
-import { spawnReady } from "./_spawn.ts";
+import { denoScript, spawnReady } from "./_spawn.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 4000);
@@ -295,7 +295,7 @@ export async function runNestedBench(): Promise<void> {
       children.push(child);
       return child.pid;
     };
-    const deno = (script: string) => ["run", "-A", "--unstable-no-legacy-abort", script];
+    const deno = (script: string) => denoScript(script)[1];
 
     interface Server {
       label: string;
