@@ -106,8 +106,9 @@ async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage
   // is new, the conversation opened for it (when there is none) and the message itself, in one
   // round trip. The unique index (channelId, externalId) stays the backstop of the dedup.
   const conversationId = newId();
-  // The clock of the app (injected in tests), as the times of the conversation and of the replies.
-  const createdAt = now;
+  const media = { id: m.mediaId ?? null, mimeType: m.mediaMimeType ?? null };
+  const payload = m.payload == null ? null : JSON.stringify(m.payload);
+  // Every time is the app clock's (injected in tests), as for the conversation's times and the replies.
   const [row] = await tx.$queryRaw<Array<MessageRow & { stored: boolean; open: string | null }>>`
     WITH found AS (
       SELECT (${m.externalId}::text IS NOT NULL AND EXISTS (
@@ -120,29 +121,20 @@ async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage
       INSERT INTO "Conversation" (id, "workspaceId", "agentId", "channelId", "contactId", status, "openedAt",
                                   "lastMessageAt", "lastContactMessageAt", "createdAt", "updatedAt")
       SELECT ${conversationId}::text, ${channel.workspaceId}::text, ${channel.agentId}::text, ${channel.id}::text,
-             ${contact.id}::text, 'OPEN',
-             ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz, ${createdAt}::timestamptz,
-             ${createdAt}::timestamptz
-        FROM found WHERE NOT stored AND open IS NULL
-      RETURNING id
+             ${contact.id}::text, 'OPEN', t.now, t.now, t.now, t.now, t.now
+        FROM found, (SELECT ${now}::timestamptz AS now) t WHERE NOT stored AND open IS NULL
     ), inserted AS (
       INSERT INTO "Message" (id, "conversationId", "channelId", direction, "senderKind", type, content, "mediaId",
                              "mediaMimeType", payload, status, "externalId", "createdAt", "updatedAt")
-      SELECT ${newId()}::text, COALESCE(open, ${conversationId}::text), ${channel.id}::text, 'INBOUND',
-             'CUSTOMER',
-             ${m.type}::"MessageType", ${m.content}::text, ${m.mediaId ?? null}::text, ${
-    m.mediaMimeType ?? null
-  }::text,
-             ${
-    m.payload == null ? null : JSON.stringify(m.payload)
-  }::jsonb, 'RECEIVED', ${m.externalId}::text,
-             ${createdAt}::timestamptz, ${createdAt}::timestamptz
-        FROM found WHERE NOT stored
+      SELECT ${newId()}::text, COALESCE(open, ${conversationId}::text), ${channel.id}::text, 'INBOUND', 'CUSTOMER',
+             ${m.type}::"MessageType", ${m.content}::text, ${media.id}::text, ${media.mimeType}::text,
+             ${payload}::jsonb, 'RECEIVED', ${m.externalId}::text, t.now, t.now
+        FROM found, (SELECT ${now}::timestamptz AS now) t WHERE NOT stored
       ON CONFLICT ("channelId", "externalId") DO NOTHING
       RETURNING id, "conversationId", "senderKind", "senderUserId", type, content, status, error, "mediaId",
                 "mediaMimeType", payload, "inputTokens", "outputTokens", "createdAt"
     ), touched AS (
-      UPDATE "Conversation" SET "lastMessageAt" = ${now}, "lastContactMessageAt" = ${now}, "updatedAt" = ${createdAt}
+      UPDATE "Conversation" SET "lastMessageAt" = ${now}, "lastContactMessageAt" = ${now}, "updatedAt" = ${now}
        WHERE id = (SELECT open FROM found) AND EXISTS (SELECT 1 FROM inserted)
     )
     SELECT f.stored, f.open, i.* FROM found f LEFT JOIN inserted i ON true`;
