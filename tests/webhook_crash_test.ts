@@ -4,39 +4,16 @@
  * every accepted event is delivered.
  */
 import assert from "node:assert/strict";
-import { RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY } from "./_helpers/app.ts";
+import { startTestApp } from "./_helpers/app.ts";
+import { type ServerProcess, startServerProcess } from "./_helpers/server_process.ts";
 import { publish } from "./_helpers/events.ts";
 import { eventually, startReceiver } from "./_helpers/receiver.ts";
-
-/** `deno task start`'s server on the test database, without the set-up step. */
-function startServer(databaseUrl: string) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--unstable-no-legacy-abort", new URL("../src/main.ts", import.meta.url).pathname],
-    env: {
-      DATABASE_URL: databaseUrl,
-      PORT: "0",
-      JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
-      APP_ENV: "test",
-      LOG_LEVEL: "error",
-    },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let stderr = "";
-  const reading = child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
-    new WritableStream({ write: (chunk) => void (stderr += chunk) }),
-  ).catch(() => {});
-  return { child, stderr: () => stderr, reading };
-}
 
 Deno.test("a server killed with SIGKILL mid-delivery loses nothing: after a restart every accepted event is delivered", async () => {
   // This process only publishes; the server processes do the delivering.
   const t = await startTestApp({}, { workers: false });
   const receiver = startReceiver(() => "hang");
-  const servers: ReturnType<typeof startServer>[] = [];
+  const servers: ServerProcess[] = [];
   try {
     const { workspaceId, owner } = await t.seed.workspace();
     const agent = await t.seed.agent(owner.client);
@@ -49,7 +26,7 @@ Deno.test("a server killed with SIGKILL mid-delivery loses nothing: after a rest
     const before: string[] = [];
     for (let i = 0; i < 20; i++) before.push(await send(i));
 
-    servers.push(startServer(t.db.url));
+    servers.push(await startServerProcess(t.db.url));
     // Every attempt is in flight in the server (the receiver holds them all), then the server dies.
     await receiver.waitForCalls(20, 20_000);
     servers[0].child.kill("SIGKILL");
@@ -63,7 +40,7 @@ Deno.test("a server killed with SIGKILL mid-delivery loses nothing: after a rest
     receiver.release();
     const killedAt = performance.now();
 
-    servers.push(startServer(t.db.url));
+    servers.push(await startServerProcess(t.db.url));
     await eventually(
       async () =>
         (await t.app.deps.db.webhookDelivery.count({ where: { status: "SUCCEEDED" } })) === 25 || undefined,
@@ -89,13 +66,7 @@ Deno.test("a server killed with SIGKILL mid-delivery loses nothing: after a rest
     for (const keys of keysById.values()) assert.equal(keys.size, 1);
     assert.ok(recoveredInMs < 20_000, `recovered in ${Math.round(recoveredInMs)} ms`);
   } finally {
-    for (const s of servers) {
-      try {
-        s.child.kill("SIGTERM");
-      } catch { /* already gone */ }
-      await s.child.status;
-      await s.reading;
-    }
+    for (const s of servers) await s.stop();
     await receiver.close();
     await t.close();
   }
