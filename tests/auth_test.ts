@@ -136,6 +136,18 @@ Deno.test("auth", async (t) => {
         "unknown jti": await base().setJti("no-such-session").setExpirationTime("5m").sign(SECRET),
         "another user's session": await base().setJti(otherSession.id).setExpirationTime("5m").sign(SECRET),
         "unknown api token": "sbt_doesnotexist0000000000000000000000000000",
+        // Signed by us, yet claims no id could be: each must be a 401, never a database error.
+        "NUL in sub": await base().setSubject(`${owner.userId}\u0000`).setExpirationTime("5m").sign(SECRET),
+        "NUL in jti": await base().setJti(`${live.id}\u0000`).setExpirationTime("5m").sign(SECRET),
+        "numeric sub": await jwt({ sub: 12345 }).setJti(live.id).setIssuer(ISSUER).setAudience(AUDIENCE)
+          .setExpirationTime("5m").sign(SECRET),
+        "object jti": await jwt({ jti: { id: live.id } }).setSubject(owner.userId).setIssuer(ISSUER)
+          .setAudience(AUDIENCE).setExpirationTime("5m").sign(SECRET),
+        "array sub": await jwt({ sub: [owner.userId] }).setJti(live.id).setIssuer(ISSUER).setAudience(
+          AUDIENCE,
+        )
+          .setExpirationTime("5m").sign(SECRET),
+        "10 kB jti": await base().setJti("j".repeat(10_000)).setExpirationTime("5m").sign(SECRET),
       };
       for (const [name, token] of Object.entries(bad)) {
         const res = await new Client(app, token, workspaceId).get("/api/agents");

@@ -44,6 +44,15 @@ export function signUserJwt(keys: JwtKeys, claims: UserClaims & { expiresAt: Dat
 }
 
 /**
+ * A claim that can name a row: a string of printable ASCII, as our ids are. A signed token is still
+ * outside input (a leaked secret, another service's token): anything else must be a 401, not a
+ * query PostgreSQL refuses (a NUL) or a lookup by a number.
+ */
+function isIdClaim(value: unknown): value is string {
+  return typeof value === "string" && value.length <= 128 && /^[\x21-\x7e]+$/.test(value);
+}
+
+/**
  * The claims of a valid token, or null for anything invalid, expired, of another algorithm or
  * without a `jti` (tokens issued before sessions existed). Revocation is checked by the caller.
  */
@@ -55,7 +64,8 @@ export async function verifyUserJwt(keys: JwtKeys, token: string): Promise<UserC
       audience: AUDIENCE,
       requiredClaims: ["exp", "sub", "jti"],
     });
-    return payload.sub && payload.jti ? { userId: payload.sub, sessionId: payload.jti } : null;
+    const { sub, jti } = payload;
+    return isIdClaim(sub) && isIdClaim(jti) ? { userId: sub, sessionId: jti } : null;
   } catch {
     return null;
   }
