@@ -337,6 +337,22 @@ Deno.test("bad input", async (t) => {
       assert.equal((await c.delete(`/api/agents/${res.body.id}`)).status, 204);
     });
 
+    await t.step(
+      "GraphQL over GET with malformed JSON in variables or extensions -> 400 MALFORMED_JSON",
+      async () => {
+        const query = encodeURIComponent("query ($x: String) { __typename }");
+        for (const client of [anon, c]) {
+          for (const name of ["variables", "extensions"]) {
+            for (const text of ["{bad", '{"a":', "\u0000", "{'x': 1}"]) {
+              const res = await client.get(`/graphql?query=${query}&${name}=${encodeURIComponent(text)}`);
+              assertProblem(res, 400, "MALFORMED_JSON");
+              assert.match(res.body.detail, new RegExp(name));
+            }
+          }
+        }
+      },
+    );
+
     await t.step("GraphQL bodies over 1 MiB -> 413 PAYLOAD_TOO_LARGE, declared or not", async () => {
       const query = "{ agents { edges { node { id } } } }";
       const huge = JSON.stringify({ query, variables: { pad: "x".repeat(1024 * 1024) } });

@@ -51,6 +51,27 @@ const useStrictUtf8Body: Plugin = {
 };
 
 /**
+ * A GET request's `variables` and `extensions` are JSON in the query string; Yoga's GET parser lets
+ * a JSON syntax error escape as an unexpected error (a 500 in disguise). Refused here as a 400
+ * MALFORMED_JSON naming the parameter, as a malformed body is.
+ */
+const useStrictGetParams: Plugin = {
+  onRequestParse: ({ request, url, endResponse }) => {
+    if (request.method !== "GET") return;
+    const params = url.searchParams;
+    for (const name of ["variables", "extensions"]) {
+      const text = params.get(name);
+      if (!text) continue;
+      try {
+        JSON.parse(text);
+      } catch {
+        return endResponse(problem(400, "MALFORMED_JSON", `the ${name} parameter is not valid JSON`));
+      }
+    }
+  },
+};
+
+/**
  * A body whose declared length is within the limit goes to Yoga as it is: the HTTP server delivers
  * exactly the declared length. Others are read here, capped, so an undeclared (chunked) body is
  * limited too.
@@ -84,6 +105,7 @@ export function createGraphQLHandler(deps: Deps): GraphQLHandler {
     plugins: [
       useGraphQLJsExecute,
       useStrictUtf8Body,
+      useStrictGetParams,
       useDocumentLimits({
         schema,
         maxCost: deps.config.graphqlMaxCost,
