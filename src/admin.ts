@@ -15,7 +15,22 @@ import { AppError } from "./shared/errors.ts";
 import { createLogger } from "./shared/logger.ts";
 import { sealStoredSecrets } from "./db/seal_secrets.ts";
 
+const USAGE = `usage: deno task admin <command> [options]
+  create-user --email E --password P [--name N]
+  create-workspace --owner-email E --name N
+  add-member --email E --workspace-id W --role OWNER|MANAGER|AGENT|VIEWER
+  rotate-secrets   reseal every stored secret under SECRETS_KEY`;
+
 const [command, ...rest] = Deno.args;
+if (!command || ["--help", "-h", "help"].includes(command)) {
+  console.log(USAGE);
+  Deno.exit(command ? 0 : 2);
+}
+const COMMANDS = ["create-user", "create-workspace", "add-member", "rotate-secrets"];
+if (!COMMANDS.includes(command)) {
+  console.error(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
+  Deno.exit(2);
+}
 const { values } = parseArgs({
   args: rest,
   options: {
@@ -76,11 +91,6 @@ try {
       console.log(JSON.stringify({ kid: app.deps.secrets.kid, resealed }));
       break;
     }
-    default:
-      console.error(
-        "usage: deno task admin create-user|create-workspace|add-member|rotate-secrets [options] (see src/admin.ts)",
-      );
-      Deno.exitCode = 2;
   }
 } catch (e) {
   console.error(e instanceof AppError ? `${e.code}: ${e.message}` : String(e));

