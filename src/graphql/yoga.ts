@@ -1,5 +1,6 @@
 /** GraphQL over HTTP at /graphql: graphql-yoga serving the Pothos schema over the app's services. */
 import { createYoga, type Plugin } from "graphql-yoga";
+import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { execute } from "graphql";
 import type { Deps } from "../context.ts";
 import { buildContext } from "./context.ts";
@@ -95,6 +96,9 @@ export function createGraphQLHandler(deps: Deps): GraphQLHandler {
     schema,
     graphqlEndpoint: "/graphql",
     graphiql: deps.config.appEnv === "development",
+    // GraphiQL's page with its scripts and styles inline, from the pinned npm package: it works
+    // with no network beyond this server (Yoga's default loads them from a CDN).
+    renderGraphiQL,
     landingPage: false,
     // One CORS policy for REST and GraphQL: the app's (CORS_ORIGINS), applied before Yoga.
     cors: false,
