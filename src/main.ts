@@ -1,9 +1,18 @@
 /** Entry point of `deno task start`: configuration, listen, signals. */
-import { startApp } from "./startup.ts";
+import { exitMisconfigured, listenProblem, startApp } from "./startup.ts";
 
-const app = await startApp();
+const app = await startApp({ listens: true });
 const config = app.deps.config;
-const { port } = await app.start();
+let port: number;
+try {
+  ({ port } = await app.start());
+} catch (e) {
+  // The port was free a moment ago: another process took it since.
+  const problem = listenProblem(e, config);
+  if (!problem) throw e;
+  await app.stop();
+  exitMisconfigured(problem);
+}
 app.deps.logger.info("listening", { url: `http://${config.host}:${port}`, publicUrl: config.publicUrl });
 
 let stopping = false;
