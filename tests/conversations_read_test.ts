@@ -171,6 +171,16 @@ Deno.test("API channel messages and conversation reads", async (t) => {
       assert.equal(res.body.agentId, agent.id);
       assert.equal(res.body.status, "OPEN");
       assert.equal(res.body.contact.externalId, "user-1");
+      // contactId is the address on the channel (what an intent or a receiver can reach), not a row id.
+      assert.equal(res.body.contactId, "user-1");
+      assert.notEqual(res.body.contact.id, "user-1");
+      const gql = await c.graphql(
+        `{ conversation(id: "${ids.first}") { contactId contact { id externalId } } }`,
+      );
+      assert.deepEqual(gql.body.data.conversation, {
+        contactId: "user-1",
+        contact: { id: res.body.contact.id, externalId: "user-1" },
+      });
       assert.equal(res.body.contactName, "Ana");
       assert.equal(res.body.channel.id, channel.id);
       assert.equal(

@@ -157,7 +157,7 @@ Deno.test("a published event goes to the agent's webhooks for its type only, wit
       assert.deepEqual(body.conversation, {
         id: conversation.id,
         contactName: "Maria Silva",
-        contactId: contact.id,
+        contactId: contact.externalId,
         channel: { type: "WHATSAPP", label: "Sales line" },
       });
       assert.deepEqual(body.data, data);

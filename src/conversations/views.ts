@@ -66,7 +66,12 @@ export const conversationView = defineView({
     id: { type: "ID" },
     agentId: { type: "ID" },
     status: { type: ConversationStatus },
-    contactId: { type: "ID" },
+    contactId: {
+      type: "ID",
+      description: "The contact's address on its channel (WhatsApp: the wa_id; API: the externalId). " +
+        "The contact's internal id is contact.id.",
+      sql: (t) => `(SELECT c."externalId" FROM "Contact" c WHERE c.id = ${t}."contactId")`,
+    },
     contactName: {
       type: "String",
       sql: (t) => `(SELECT c.name FROM "Contact" c WHERE c.id = ${t}."contactId")`,

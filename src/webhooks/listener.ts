@@ -62,7 +62,7 @@ export function webhookListener(jobs: JobQueue): EventListener {
                      'timestamp', e.at,
                      'agent', jsonb_build_object('id', a.id, 'name', a.name),
                      'conversation', CASE WHEN c.id IS NULL THEN NULL ELSE jsonb_build_object(
-                       'id', c.id, 'contactName', ct.name, 'contactId', ct.id,
+                       'id', c.id, 'contactName', ct.name, 'contactId', ct."externalId",
                        'channel', jsonb_build_object('type', ch.type::text, 'label', ch.label)) END,
                      'data', e.data),
                    e.at::timestamptz

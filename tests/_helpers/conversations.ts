@@ -202,7 +202,7 @@ export async function customerMessage(app: App, m: CustomerMessage) {
       },
     });
     await m.beforeCommit?.();
-    return { messageId: message.id, conversationId: conversation.id, contactId: contact.id };
+    return { messageId: message.id, conversationId: conversation.id, contactId: contact.externalId };
   });
 }
 

@@ -303,6 +303,7 @@ export function referenceExecute(
     "WebhookDelivery.attempts": (p) =>
       snap.attempts.filter((t) => t.deliveryId === p.id).sort((a, b) => Number(a.number) - Number(b.number)),
     "Conversation.contact": (p) => byId(snap.contacts, p.contactId),
+    "Conversation.contactId": (p) => byId(snap.contacts, p.contactId)?.externalId ?? null,
     "Conversation.contactName": (p) => byId(snap.contacts, p.contactId)?.name ?? null,
     "Conversation.channel": (p) => byId(snap.channels, p.channelId),
     "Conversation.messages": (p, a) =>

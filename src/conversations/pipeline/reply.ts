@@ -118,8 +118,6 @@ interface Loaded extends Conv {
   status: string;
   channelId: string;
   channelType: string;
-  /** Where the replies go (the WhatsApp number). */
-  contactExternalId: string;
   agent: Conv["agent"] & {
     status: string;
     maxDailyMessages: number | null;
@@ -300,6 +298,8 @@ interface Conv {
   workspaceId: string;
   agentId: string;
   contact: { id: string; name: string };
+  /** The contact's address on its channel: where the replies go, and the contactId receivers see. */
+  contactExternalId: string;
   agent: {
     id: string;
     name: string;
@@ -396,7 +396,7 @@ async function generate(
           agentName: agent.name,
           conversationId: conv.id,
           contactName: conv.contact.name,
-          contactId: conv.contact.id,
+          contactId: conv.contactExternalId,
         },
       },
     }, { timeoutMs: deps.config.intentWebhookTimeoutMs });
