@@ -21,7 +21,8 @@ const stoppable = new AsyncLocalStorage<AbortSignal>();
 /** Runs `read` so that its statements stop when the current request's client goes away. */
 export function stoppedWhenClientGone<T>(read: () => Promise<T>): Promise<T> {
   const signal = currentScope()?.signal;
-  return signal ? stoppable.run(signal, read) : read();
+  // Awaited inside the run: Prisma's promises start their work only when awaited.
+  return signal ? stoppable.run(signal, async () => await read()) : read();
 }
 
 /** How often a backend running a statement checks that its client is still connected. */
