@@ -178,13 +178,16 @@ export function checkDocument(
         }
         const inside = introspection || isRoot;
         const sub = selection.selectionSet ? walk(selection.selectionSet, inside) : undefined;
-        const rows = !inside && connections.has(name) ? pageSize(selection) : 1;
+        // A connection by name, with a selection (a scalar of the same name elsewhere, such as
+        // `counts { intents }`, has none).
+        const connection = !inside && connections.has(name) && selection.selectionSet !== undefined;
+        const rows = connection ? pageSize(selection) : 1;
         child = {
           depth: inside ? 1 : 1 + (sub?.depth ?? 0),
           lists: (sub?.lists ?? 0) + (introspection && INTROSPECTION_LISTS.has(name) ? 1 : 0),
           fields: 1 + (sub?.fields ?? 0),
           aliases: (selection.alias ? 1 : 0) + (sub?.aliases ?? 0),
-          cost: !inside && connections.has(name) ? rows * (1 + (sub?.cost ?? 0)) : sub?.cost ?? 0,
+          cost: connection ? rows * (1 + (sub?.cost ?? 0)) : sub?.cost ?? 0,
         };
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         child = walk(selection.selectionSet, introspection);
