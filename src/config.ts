@@ -80,9 +80,13 @@ const envSchema = z.object({
   RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   APP_ENV: z.enum(["development", "production", "test"]).default("development"),
-  // The estimate of src/graphql/limits.ts: 100 agents with 100 intents and 100 webhooks each (about
-  // 20 000 rows, cost 141 301) fits; a third level of pages (a million rows) does not.
-  GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(200_000),
+  // Nodes one GraphQL operation may return (src/graphql/limits.ts): a dashboard's 100 agents with
+  // 100 intents and 100 webhooks each (20 100 nodes) fits; a third level of pages (a million) does not.
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(1).default(100_000),
+  // Bytes of JSON one request's reads may answer (PostgreSQL's text stops at 1 GiB), and of large
+  // answers the process holds at once.
+  READ_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).max(2 ** 30).default(32 * 2 ** 20),
+  READ_MAX_BYTES_IN_FLIGHT: z.coerce.number().int().min(1024).default(128 * 2 ** 20),
   // Live feeds over graphql-ws (src/graphql/ws.ts); the socket counts are per server process.
   LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).default(100),
   LIVE_MAX_SOCKETS_PER_CREDENTIAL: z.coerce.number().int().min(1).default(100),
@@ -147,8 +151,10 @@ export interface Config {
   retentionDays: number;
   logLevel: "debug" | "info" | "warn" | "error";
   appEnv: "development" | "production" | "test";
-  /** Cost limit of one GraphQL operation (src/graphql/limits.ts). */
+  /** Nodes one GraphQL operation may return (src/graphql/limits.ts). */
   graphqlMaxCost: number;
+  /** Byte budgets of read answers (src/reads/budget.ts). */
+  reads: { maxResponseBytes: number; maxBytesInFlight: number };
   /** Origins allowed to call the API from a browser; empty: no CORS headers at all. */
   corsOrigins: string[];
   /** graphql-ws limits (src/graphql/ws.ts); socket counts are per server process. */
@@ -223,6 +229,11 @@ export function loadConfig(env: Env): Config {
     logLevel: e.LOG_LEVEL,
     appEnv: e.APP_ENV,
     graphqlMaxCost: e.GRAPHQL_MAX_COST,
+    reads: {
+      maxResponseBytes: e.READ_MAX_RESPONSE_BYTES,
+      // At least one answer of the largest size fits.
+      maxBytesInFlight: Math.max(e.READ_MAX_BYTES_IN_FLIGHT, e.READ_MAX_RESPONSE_BYTES),
+    },
     corsOrigins: e.CORS_ORIGINS,
     live: {
       maxSubscriptionsPerSocket: e.LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET,

@@ -168,7 +168,7 @@ Deno.test("limits: depth 12, 30 aliases, page size 100, cost, introspection in d
   }));
 
 Deno.test("production: no introspection, no GraphiQL, __typename works; GRAPHQL_MAX_COST", () =>
-  withApp({ APP_ENV: "production", GRAPHQL_MAX_COST: "301" }, async ({ anon, seed }) => {
+  withApp({ APP_ENV: "production", GRAPHQL_MAX_COST: "100" }, async ({ anon, seed }) => {
     assertRefused(await anon.graphql(getIntrospectionQuery()), 400, "INTROSPECTION_DISABLED");
     assertRefused(await anon.graphql(`{ __type(name: "Agent") { name } }`), 400, "INTROSPECTION_DISABLED");
     assertRefused(
@@ -183,14 +183,16 @@ Deno.test("production: no introspection, no GraphiQL, __typename works; GRAPHQL_
     assert.doesNotMatch(graphiql.headers.get("content-type") ?? "", /text\/html/);
     assert.notEqual(graphiql.status, 200);
 
-    // Cost: 1 (agents) + 100 rows x 3 (edges, node, id) = 301, the limit; one field more is over.
+    // Nodes: 100 agents, the limit, whatever scalars they show; one page more below them is over.
     const { owner } = await seed.workspace("Acme");
-    assertAnswered(await owner.client.graphql(`{ agents(first: 100) { edges { node { id } } } }`));
-    assertRefused(
-      await owner.client.graphql(`{ agents(first: 100) { edges { node { id name } } } }`),
-      400,
-      "QUERY_TOO_COMPLEX",
+    assertAnswered(
+      await owner.client.graphql(`{ agents(first: 100) { edges { node { id name systemPrompt } } } }`),
     );
+    const over = await owner.client.graphql(
+      `{ agents(first: 100) { edges { node { id intents(first: 1) { edges { node { id } } } } } } }`,
+    );
+    assertRefused(over, 400, "QUERY_TOO_COMPLEX");
+    assert.match(over.body.errors[0].message, /may return 200 nodes .*; at most 100\./);
   }));
 
 Deno.test("every GraphQL error carries a code", () =>
@@ -343,8 +345,39 @@ Deno.test("bad cursors are BAD_CURSOR; another workspace's cursor answers like a
     assert.deepEqual(foreignRest.body, unknownRest.body);
   }));
 
-Deno.test("GRAPHQL_MAX_COST: default 200000, a positive integer", () => {
-  assert.equal(loadConfig({}).graphqlMaxCost, 200_000);
+/** A dashboard: 100 agents with every field, and 100 intents and 100 webhooks of each with every field. */
+const DASHBOARD = `{ agents(first: 100) { edges { cursor node {
+  id name status template model systemPrompt trainingContext temperature jobName jobSite jobDescription
+  enabledHumanTransfer enabledReminder splitMessages enabledEmoji signMessages messageGroupingTime
+  maxDailyMessages autoCloseMinutes createdAt updatedAt counts { conversations intents numbers }
+  intents(first: 100) { edges { node { id agentId name tag description triggerOnTypes
+    requiredFields { name type description } webhookUrl webhookMethod createdAt updatedAt } }
+    pageInfo { hasNextPage endCursor } }
+  webhooks(first: 100) { edges { node { id agentId event url method headers lastError createdAt updatedAt } }
+    pageInfo { hasNextPage endCursor } }
+} } pageInfo { hasNextPage endCursor } } }`;
+
+Deno.test("the default node limit admits a dashboard (20 100 nodes) and refuses a third level of pages", () =>
+  withApp({}, async ({ seed }) => {
+    const { owner } = await seed.workspace("Acme");
+    const agent = await seed.agent(owner.client, { name: "A" });
+    assert.equal((await owner.client.post(`/api/agents/${agent.id}/intents`, INTENT)).status, 201);
+    const dashboard = await owner.client.graphql(DASHBOARD);
+    assertAnswered(dashboard);
+    const [edge] = dashboard.body.data.agents.edges;
+    assert.equal(edge.node.name, "A");
+    assert.equal(edge.node.intents.edges[0].node.name, "Agendar");
+    assert.deepEqual(edge.node.webhooks.edges, []);
+    // 100 + 100 x 100 intents + 100 x 100 webhooks + 100 x 100 x 100 deliveries: over 100 000.
+    const deeper = await owner.client.graphql(
+      DASHBOARD.replace("lastError", "lastError deliveries(first: 100) { edges { node { id } } }"),
+    );
+    assertRefused(deeper, 400, "QUERY_TOO_COMPLEX");
+    assert.match(deeper.body.errors[0].message, /may return 1020100 nodes/);
+  }));
+
+Deno.test("GRAPHQL_MAX_COST: default 100000 nodes, a positive integer", () => {
+  assert.equal(loadConfig({}).graphqlMaxCost, 100_000);
   assert.equal(loadConfig({ GRAPHQL_MAX_COST: "5000" }).graphqlMaxCost, 5_000);
   for (const bad of ["0", "-1", "1.5", "lots"]) {
     assert.throws(() => loadConfig({ GRAPHQL_MAX_COST: bad }), (e) => {

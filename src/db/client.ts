@@ -3,8 +3,10 @@
  * receive, and `Tx` the same inside a transaction.
  */
 import { PrismaPg } from "@prisma/adapter-pg";
+import type pg from "pg";
 import { PrismaClient } from "../generated/prisma/client.ts";
 import { throwIfClientGone } from "../shared/request_scope.ts";
+import { createPool } from "./pool.ts";
 
 export type Db = PrismaClient;
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
@@ -14,18 +16,19 @@ export interface PrismaOptions {
   max?: number;
   /** Called once per SQL statement Prisma sends (tests that count statements to catch N+1). */
   onQuery?: (sql: string) => void;
+  /** A pool made by ./pool.ts' createPool (its clients observable); default: one of `max`. */
+  pool?: pg.Pool;
 }
 
 /** How long an idle pooled connection is kept (the app's pool and pg-boss's). */
 export const POOL_IDLE_MS = 5 * 60_000;
 
 export function createPrisma(databaseUrl: string, options: PrismaOptions = {}): Db {
-  const adapter = new PrismaPg(
-    // Connections stay open through a lull of a few minutes (pg's default closes them after 10 s
-    // idle): a new one costs a backend start and re-preparing every named statement.
-    { connectionString: databaseUrl, max: options.max ?? 10, idleTimeoutMillis: POOL_IDLE_MS },
-    { statementNameGenerator: statementNames() },
-  );
+  // Connections stay open through a lull of a few minutes (pg's default closes them after 10 s
+  // idle): a new one costs a backend start and re-preparing every named statement.
+  const pool = options.pool ??
+    createPool(databaseUrl, { max: options.max ?? 10, idleTimeoutMillis: POOL_IDLE_MS });
+  const adapter = new PrismaPg(pool, { statementNameGenerator: statementNames(), disposeExternalPool: true });
   if (!options.onQuery) return stopWhenClientGone(new PrismaClient({ adapter }));
   const onQuery = options.onQuery;
   const client = new PrismaClient({ adapter, log: [{ emit: "event", level: "query" }] });

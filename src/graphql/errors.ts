@@ -98,6 +98,8 @@ export const REQUEST_ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   QUERY_TOO_COMPLEX,
   INTROSPECTION_DISABLED,
   BAD_CURSOR,
+  // A read whose whole answer is refused for its size: the request asked for too much.
+  "RESPONSE_TOO_LARGE",
 ]);
 
 /** Yoga plugin: a result without data whose errors are all request errors answers HTTP 400. */

@@ -123,14 +123,16 @@ interface Verdict {
 
 export interface LimitOptions {
   schema: GraphQLSchema;
+  /** Nodes one operation may return (see checkDocument). */
   maxCost: number;
   introspection: boolean;
 }
 
 /**
- * Walks one document once. Cost estimate: every field costs 1, and a connection's selection counts
- * once per row it may return (its `first`/`last`, or the page size of 100 when not given or given
- * through a variable), so nested pages multiply as the rows they load do.
+ * Walks one document once. Cost: the nodes the document may return, counted as GitHub's GraphQL
+ * API counts them: each connection returns as many nodes as its `first`/`last` (the page size of
+ * 100 when not given or given through a variable), once per node of every connection above it, so
+ * nested pages multiply; scalars and single objects add nothing.
  */
 export function checkDocument(
   document: DocumentNode,
@@ -176,13 +178,16 @@ export function checkDocument(
         }
         const inside = introspection || isRoot;
         const sub = selection.selectionSet ? walk(selection.selectionSet, inside) : undefined;
-        const rows = !inside && connections.has(name) ? pageSize(selection) : 1;
+        // A connection by name, with a selection (a scalar of the same name elsewhere, such as
+        // `counts { intents }`, has none).
+        const connection = !inside && connections.has(name) && selection.selectionSet !== undefined;
+        const rows = connection ? pageSize(selection) : 1;
         child = {
           depth: inside ? 1 : 1 + (sub?.depth ?? 0),
           lists: (sub?.lists ?? 0) + (introspection && INTROSPECTION_LISTS.has(name) ? 1 : 0),
           fields: 1 + (sub?.fields ?? 0),
           aliases: (selection.alias ? 1 : 0) + (sub?.aliases ?? 0),
-          cost: 1 + rows * (sub?.cost ?? 0),
+          cost: connection ? rows * (1 + (sub?.cost ?? 0)) : sub?.cost ?? 0,
         };
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         child = walk(selection.selectionSet, introspection);
@@ -241,7 +246,10 @@ export function checkDocument(
         `${what} nests ${m.lists} introspection lists; at most ${LIMITS.maxIntrospectionLists}.`,
       );
     } else if (m.cost > options.maxCost) {
-      refuse(QUERY_TOO_COMPLEX, `${what} costs ${m.cost}; at most ${options.maxCost}.`);
+      refuse(
+        QUERY_TOO_COMPLEX,
+        `${what} may return ${m.cost} nodes (page sizes multiplied down the tree); at most ${options.maxCost}.`,
+      );
     }
   }
   return { error, variables };

@@ -296,7 +296,13 @@ export async function executeReads(
       return errorAt(e, root.key);
     }
   }
-  const answer = await runReads(ctx, op.roots, ['{"data":', "}"]);
+  let answer;
+  try {
+    answer = await runReads(ctx, op.roots, ['{"data":', "}"]);
+  } catch (e) {
+    // Over the byte budget: the whole document's answer is refused, located at its first field.
+    return errorAt(e, firstKey);
+  }
   for (const root of op.roots) {
     const missing = answer.missing.get(root.key);
     if (missing) return errorAt(missing, root.key);

@@ -30,6 +30,8 @@ import {
   MAX_PAGE,
 } from "../shared/pagination.ts";
 import { LIMITS } from "../graphql/limits.ts";
+import { stoppedWhenClientGone } from "../db/pool.ts";
+import { allowance, charge, INLINE_BYTES, reserve, responseTooLarge } from "./budget.ts";
 
 /** What to read: one row of a capability, a page of it, or a row just written (already scoped). */
 export type Root =
@@ -808,12 +810,17 @@ function compile(ctx: ActorContext, roots: readonly Root[]): { sql: string; valu
   const items: string[] = [];
   const data = c.build({ pairs: roots.map((root, n) => [root.key, `r${n}.v`]) }, items);
   const missing = roots.map((_, n) => `r${n}.m AS m${n}`).join(", ");
+  const outer = roots.map((_, n) => `a.m${n}`).join(", ");
+  // The last parameter (bound by runReads) is the answer's byte budget: PostgreSQL measures the
+  // JSON it built and sends it only within it (OFFSET 0 keeps it built once, not per reference).
+  const budget = `$${c.values.length + 1}::int`;
   // `$1` (the workspace) is named once in the select list too: a request of rows just written
   // alone does not use it, and PostgreSQL refuses a parameter it cannot type.
   return {
-    sql: `SELECT to_json(${data})::text AS data, $1::text AS ws, ${missing} FROM ${
-      [...from, ...items].join(", ")
-    }`,
+    sql: `SELECT CASE WHEN octet_length(a.data) <= ${budget} THEN a.data END AS data, ` +
+      `octet_length(a.data) AS bytes, ${outer} FROM (SELECT to_json(${data})::text AS data, $1::text AS ws, ${missing} FROM ${
+        [...from, ...items].join(", ")
+      } OFFSET 0) a`,
     values: c.values,
   };
 }
@@ -841,7 +848,39 @@ export function plan(ctx: ActorContext, roots: readonly Root[]): { sql: string; 
 /** Number of cached plans (tests). */
 export const cachedPlans = () => plans.size;
 
-type Row = { data: string } & Record<string, number | null | string>;
+type Row = { data: string | null; bytes: number } & Record<string, number | null | string>;
+
+/**
+ * The statement's one row within the request's byte allowance: a small answer in one round trip,
+ * a large one measured first, then fetched once its bytes are reserved in the process's budget.
+ * `use` turns the text into what is kept, while the bytes are still reserved.
+ */
+async function fetchBounded<T>(
+  ctx: ActorContext,
+  sql: string,
+  values: unknown[],
+  use: (row: Row & { data: string }) => T,
+): Promise<T> {
+  const limits = ctx.config.reads;
+  const allowed = allowance(limits.maxResponseBytes);
+  let budget = Math.min(allowed, INLINE_BYTES);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const release = budget > INLINE_BYTES ? await reserve(limits, budget) : undefined;
+    try {
+      const [row] = await stoppedWhenClientGone(() => ctx.db.$queryRawUnsafe<Row[]>(sql, ...values, budget));
+      if (row.data !== null) {
+        charge(row.bytes);
+        return use(row as Row & { data: string });
+      }
+      if (row.bytes > allowed) throw responseTooLarge(row.bytes, limits.maxResponseBytes);
+      // Room for some growth before the second run (rows may change in between).
+      budget = Math.min(allowed, row.bytes + (row.bytes >> 3));
+    } finally {
+      release?.();
+    }
+  }
+  throw responseTooLarge(budget, limits.maxResponseBytes);
+}
 
 /**
  * Reads `roots` for the actor in one statement. Refuses (403) before anything is read when the
@@ -854,8 +893,15 @@ export async function runReads(
 ): Promise<Answer> {
   for (const root of roots) if ("read" in root) authorize(ctx.actor, root.read.action);
   const { sql, values } = plan(ctx, roots);
-  const rows = await ctx.db.$queryRawUnsafe<Row[]>(sql, ...values);
-  const row = rows[0];
+  return await fetchBounded(ctx, sql, values, (row) => answerOf(ctx, roots, row, around));
+}
+
+function answerOf(
+  ctx: ActorContext,
+  roots: readonly Root[],
+  row: Row & { data: string },
+  around: readonly [string, string],
+): Answer {
   const missing = new Map<string, AppError>();
   roots.forEach((root, n) => {
     const step = row[`m${n}`];

@@ -110,6 +110,11 @@ export const ERROR_CODES = {
     status: 400,
     meaning: "GraphQL: the document is over a limit (tokens, depth, aliases, fields, page size, cost).",
   },
+  RESPONSE_TOO_LARGE: {
+    status: 400,
+    meaning:
+      "A read whose answer would be over the byte limit of one request (READ_MAX_RESPONSE_BYTES); ask for fewer rows or fields (REST and GraphQL).",
+  },
   INTROSPECTION_DISABLED: { status: 400, meaning: "GraphQL: `__schema` / `__type` in production." },
   // The server
   CLIENT_GONE: {

@@ -1,0 +1,125 @@
+/**
+ * The app's pg pool, with two duties beyond pg's own:
+ *
+ * - A fault inside the driver fails one statement, never the process. pg parses the server's
+ *   messages in the socket's `data` callback; anything thrown there (pg-protocol refusing a field
+ *   longer than V8's longest string, a listener's bug) would escape as an uncaught exception and
+ *   end the process. Here it destroys that connection instead: its statement fails with the error
+ *   and the pool discards the connection.
+ * - A read run through `stoppedWhenClientGone` is stopped when the request's client goes away. The
+ *   connection is destroyed (it may be mid-answer, so it cannot go back to the pool) and the
+ *   server, told to check its client while running a statement, ends the backend within
+ *   CLIENT_CHECK_MS instead of building the rest of an answer nobody reads. Writes are not: a
+ *   statement under way completes, as the request's next one is never sent.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import pg from "pg";
+import { ClientGoneError, currentScope } from "../shared/request_scope.ts";
+
+const stoppable = new AsyncLocalStorage<AbortSignal>();
+
+/** Runs `read` so that its statements stop when the current request's client goes away. */
+export function stoppedWhenClientGone<T>(read: () => Promise<T>): Promise<T> {
+  const signal = currentScope()?.signal;
+  // Awaited inside the run: Prisma's promises start their work only when awaited.
+  return signal ? stoppable.run(signal, async () => await read()) : read();
+}
+
+/** How often a backend running a statement checks that its client is still connected. */
+export const CLIENT_CHECK_MS = 500;
+
+export interface PoolOptions {
+  max: number;
+  idleTimeoutMillis: number;
+}
+
+interface Stream {
+  emit(event: string | symbol, ...args: unknown[]): boolean;
+  destroy(error?: Error): void;
+}
+
+interface Wire {
+  stream: Stream;
+  attachListeners(stream: Stream): void;
+}
+
+/** Makes an exception thrown while a `data` event is handled destroy the stream with it. */
+function guardData(stream: Stream): void {
+  const emit = stream.emit;
+  stream.emit = function (this: Stream, event, ...args) {
+    if (event !== "data") return emit.call(this, event, ...args);
+    try {
+      return emit.call(this, event, ...args);
+    } catch (error) {
+      this.destroy(error instanceof Error ? error : new Error(String(error)));
+      return false;
+    }
+  };
+}
+
+/** A pg client whose message parsing is guarded (plain and TLS streams alike). */
+class GuardedClient extends pg.Client {
+  constructor(config?: pg.ClientConfig) {
+    super(config);
+    const wire = this.connection as unknown as Wire;
+    const attach = wire.attachListeners.bind(wire);
+    wire.attachListeners = (stream) => {
+      guardData(stream);
+      attach(stream);
+    };
+  }
+}
+
+/** The socket of a checked-out client: destroying it ends the connection. */
+const streamOf = (client: pg.PoolClient) => (client as unknown as { connection: Wire }).connection.stream;
+
+const ignore = () => {};
+
+class AppPool extends pg.Pool {
+  // pg's signature is overloaded; only the promise form is scoped (Prisma's adapter uses it).
+  // deno-lint-ignore no-explicit-any
+  override query(config: any, values?: any, callback?: any): any {
+    const signal = stoppable.getStore();
+    if (!signal || typeof values === "function" || typeof callback === "function") {
+      return super.query(config, values, callback);
+    }
+    return this.#queryFor(signal, config, values);
+  }
+
+  async #queryFor(signal: AbortSignal, config: pg.QueryConfig, values?: unknown[]) {
+    if (signal.aborted) throw new ClientGoneError();
+    const client = await this.connect();
+    if (signal.aborted) {
+      client.release();
+      throw new ClientGoneError();
+    }
+    const stop = () => streamOf(client).destroy();
+    // A dead connection also reports on the client; the statement's rejection carries the error.
+    client.on("error", ignore);
+    signal.addEventListener("abort", stop, { once: true });
+    try {
+      const result = await client.query(config, values);
+      client.removeListener("error", ignore);
+      client.release();
+      return result;
+    } catch (error) {
+      // Discarded: after an error inside the driver or a stop, its state is unknown.
+      client.release(error instanceof Error ? error : true);
+      throw error;
+    } finally {
+      signal.removeEventListener("abort", stop);
+    }
+  }
+}
+
+/** The pool of `createPrisma` (src/db/client.ts); created here so a caller may observe its clients. */
+export function createPool(connectionString: string, options: PoolOptions): pg.Pool {
+  return new AppPool({
+    connectionString,
+    max: options.max,
+    idleTimeoutMillis: options.idleTimeoutMillis,
+    // Not honoured when the URL names its own `options` (pg lets the URL win).
+    options: `-c client_connection_check_interval=${CLIENT_CHECK_MS}`,
+    Client: GuardedClient,
+  });
+}

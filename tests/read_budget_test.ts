@@ -1,0 +1,198 @@
+/**
+ * What one read may cost: an answer over the byte budget is refused (PostgreSQL measures it, the
+ * driver never receives it), an exception inside the driver fails one request and not the process,
+ * and a read whose client has gone stops its statement.
+ */
+import assert from "node:assert/strict";
+import pg from "pg";
+import { Client, Seed, startTestApp, TEST_SECRETS_KEY } from "./_helpers/app.ts";
+import { createTestDatabase } from "./_helpers/db.ts";
+import { createPrisma, POOL_IDLE_MS } from "../src/db/client.ts";
+import { createPool } from "../src/db/pool.ts";
+import { buildApp } from "../src/app.ts";
+import { loadConfig } from "../src/config.ts";
+import { silentLogger } from "../src/shared/logger.ts";
+
+const BIG = "\u0001".repeat(100_000);
+
+/** 15 agents whose training context (and so prompt) is 100 000 × U+0001: 6 bytes each in JSON. */
+async function bigAgents(owner: Client): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < 15; i++) {
+    const res = await owner.post("/api/agents", { name: `Big ${i}`, trainingContext: BIG });
+    assert.equal(res.status, 201);
+    ids.push(res.body.id);
+  }
+  return ids;
+}
+
+const BOMB = `{ ${
+  Array.from({ length: 30 }, (_, i) =>
+    `a${i}: agents(first: 100) { edges { node { id systemPrompt trainingContext } } }`)
+    .join(" ")
+} }`;
+
+Deno.test("a member's 30-alias read of 15 huge agents is refused as too large, and the app answers after", async () => {
+  const t = await startTestApp();
+  try {
+    const { workspaceId, owner } = await t.seed.workspace();
+    // Stored text is bounded: one character past 100 000 is refused and nothing is stored.
+    const over = await owner.client.post("/api/agents", { name: "Over", trainingContext: BIG + "x" });
+    assert.equal(over.status, 400);
+    assert.equal(over.body.code, "VALIDATION_FAILED");
+    await bigAgents(owner.client);
+    assert.equal(await t.app.deps.db.agent.count(), 15);
+    const viewer = await t.seed.member(workspaceId, "VIEWER");
+
+    const res = await viewer.client.graphql(BOMB);
+    assert.equal(res.status, 400);
+    assert.equal(res.body.data, null);
+    assert.equal(res.body.errors.length, 1);
+    assert.equal(res.body.errors[0].extensions.code, "RESPONSE_TOO_LARGE");
+    assert.deepEqual(res.body.errors[0].path, ["a0"]);
+    assert.match(res.body.errors[0].message, /at most 33554432 per request/);
+
+    // The same rows within the budget: one alias (about 18 MB) through the reserved second run.
+    const one = await viewer.client.graphql(
+      `{ agents(first: 100) { edges { node { id trainingContext } } } }`,
+    );
+    assert.equal(one.status, 200);
+    assert.equal(one.body.data.agents.edges.length, 15);
+    assert.equal(one.body.data.agents.edges[0].node.trainingContext, BIG);
+    // REST lists are bounded the same way; this one fits.
+    const list = await viewer.client.get("/api/agents?limit=100");
+    assert.equal(list.status, 200);
+    assert.equal(list.body.data.length, 15);
+    const health = await t.anon.get("/healthz");
+    assert.equal(health.status, 200);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("a REST list over the byte budget is refused with 400 RESPONSE_TOO_LARGE; a smaller page answers", async () => {
+  const t = await startTestApp({ READ_MAX_RESPONSE_BYTES: String(2 * 2 ** 20) });
+  try {
+    const { owner } = await t.seed.workspace();
+    const agent = await owner.client.post("/api/agents", { name: "Big", trainingContext: BIG });
+    assert.equal(agent.status, 201);
+    // Five prompt versions of about 600 KB of JSON each.
+    for (let i = 0; i < 4; i++) {
+      const put = await owner.client.put(`/api/agents/${agent.body.id}/prompt`, {
+        systemPrompt: BIG,
+        rationale: `r${i}`,
+      });
+      assert.equal(put.status, 200);
+    }
+    const path = `/api/agents/${agent.body.id}/prompt-versions`;
+    const res = await owner.client.get(`${path}?limit=100`);
+    assert.equal(res.status, 400);
+    assert.equal(res.headers.get("content-type"), "application/problem+json");
+    assert.equal(res.body.code, "RESPONSE_TOO_LARGE");
+    assert.match(res.body.detail, /at most 2097152 per request/);
+    // Three versions (about 1.8 MB): over the first round trip's size, fetched once reserved.
+    const page = await owner.client.get(`${path}?limit=3`);
+    assert.equal(page.status, 200);
+    assert.equal(page.body.data.length, 3);
+    assert.equal(page.body.data[0].systemPrompt, BIG);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("an exception thrown inside the driver's socket callback fails that request only", async () => {
+  const database = await createTestDatabase();
+  const pool = createPool(database.url, { max: 4, idleTimeoutMillis: POOL_IDLE_MS });
+  // A fault in a listener of the wire protocol: thrown from the socket's data callback, once.
+  let armed = false;
+  let faultyPid: number | undefined;
+  pool.on("connect", (client) => {
+    const wire = (client as unknown as { connection: pg.Connection }).connection;
+    wire.on("dataRow", (msg: { fields: unknown[] }) => {
+      if (armed && msg.fields.some((f) => typeof f === "string" && f.includes("Fault line"))) {
+        armed = false;
+        faultyPid = (client as unknown as { processID: number }).processID;
+        throw new RangeError("Cannot create a string longer than 0x1fffffe8 characters");
+      }
+    });
+  });
+  const app = await buildApp(
+    loadConfig({
+      DATABASE_URL: database.url,
+      JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
+      SECRETS_KEY: TEST_SECRETS_KEY,
+      APP_ENV: "test",
+    }),
+    { logger: silentLogger, db: createPrisma(database.url, { pool }), bootstrap: false },
+  );
+  const side = new pg.Client({ connectionString: database.url });
+  await side.connect();
+  try {
+    const { owner } = await new Seed(app).workspace();
+    const created = await owner.client.post("/api/agents", { name: "Fault line" });
+    assert.equal(created.status, 201);
+
+    armed = true;
+    const failed = await owner.client.get(`/api/agents/${created.body.id}`);
+    assert.equal(failed.status, 500);
+    assert.equal(failed.body.code, "INTERNAL");
+    assert.doesNotMatch(JSON.stringify(failed.body), /0x1fffffe8|RangeError/);
+    assert.equal(armed, false);
+
+    // The process and the pool go on; the broken connection was discarded, its backend gone.
+    const again = await owner.client.get(`/api/agents/${created.body.id}`);
+    assert.equal(again.status, 200);
+    assert.equal(again.body.name, "Fault line");
+    for (;;) {
+      const { rows } = await side.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1`, [faultyPid]);
+      if (rows.length === 0) break;
+    }
+  } finally {
+    await side.end();
+    await app.stop();
+    await database.drop();
+  }
+});
+
+Deno.test("a read whose client goes away stops its statement: the backend ends instead of finishing", async () => {
+  const t = await startTestApp();
+  const side = new pg.Client({ connectionString: t.db.url });
+  await side.connect();
+  try {
+    const { workspaceId, owner } = await t.seed.workspace();
+    await bigAgents(owner.client);
+    const viewer = await t.seed.member(workspaceId, "VIEWER");
+    const { port } = await t.app.start();
+
+    // The 30-alias read: PostgreSQL builds about 540 MB of JSON before it can measure it.
+    const body = new TextEncoder().encode(JSON.stringify({ query: BOMB }));
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+    const head = `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+      `Authorization: Bearer ${viewer.token}\r\nx-workspace-id: ${workspaceId}\r\n` +
+      `Content-Length: ${body.length}\r\n\r\n`;
+    await conn.write(new Uint8Array([...new TextEncoder().encode(head), ...body]));
+
+    let pid: number | undefined;
+    while (pid === undefined) {
+      const { rows } = await side.query(
+        `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND state = 'active'
+            AND query LIKE '%octet_length(a.data)%' AND pid <> pg_backend_pid()`,
+      );
+      pid = rows[0]?.pid;
+    }
+    conn.close();
+
+    // Until the statement is no longer running: it must have ended with its backend, not finished.
+    let state: string | undefined;
+    for (;;) {
+      const { rows } = await side.query(`SELECT state FROM pg_stat_activity WHERE pid = $1`, [pid]);
+      state = rows[0]?.state;
+      if (state !== "active") break;
+    }
+    assert.equal(state, undefined, "the backend that ran the read is gone");
+    assert.equal((await viewer.client.graphql(`{ agents(first: 1) { edges { node { id } } } }`)).status, 200);
+  } finally {
+    await side.end();
+    await t.close();
+  }
+});
