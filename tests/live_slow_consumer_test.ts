@@ -199,3 +199,98 @@ Deno.test("a graphql-ws client that stops reading is closed with 1013 once its q
     await t.close();
   }
 });
+
+/** An SSE subscription over a hand-written HTTP request, so that its client can stop reading. */
+async function rawSse(port: number, who: { token: string; workspaceId: string }, body: unknown) {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const json = JSON.stringify(body);
+  await conn.write(new TextEncoder().encode(
+    `POST /graphql HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\naccept: text/event-stream\r\n` +
+      `content-type: application/json\r\nauthorization: Bearer ${who.token}\r\n` +
+      `x-workspace-id: ${who.workspaceId}\r\ncontent-length: ${
+        new TextEncoder().encode(json).length
+      }\r\n\r\n${json}`,
+  ));
+  const decoder = new TextDecoder();
+  let text = "";
+  const read = async (): Promise<boolean> => {
+    const chunk = new Uint8Array(64 * 1024);
+    const n = await conn.read(chunk).catch(() => null);
+    if (n === null) return false;
+    text += decoder.decode(chunk.subarray(0, n), { stream: true });
+    return true;
+  };
+  while (!text.includes("\r\n\r\n")) if (!(await read())) throw new Error("no response");
+  assert.match(text, /^HTTP\/1\.1 200/);
+  assert.match(text, /content-type: text\/event-stream/i);
+  return {
+    /** Reads on until the response ends; every SSE `data:` line of an `event: next` block, parsed. */
+    async untilEnd() {
+      while (!text.endsWith("0\r\n\r\n") && await read());
+      const body = text.slice(text.indexOf("\r\n\r\n") + 4);
+      // Chunked transfer: the chunk-size lines go; the event stream is what is left.
+      const stream = body.replace(/(^|\r\n)[0-9a-f]+\r\n/g, "$1").replaceAll("\r\n", "");
+      return stream.split("\n\n").filter((block) => block.startsWith("event: next")).map((block) =>
+        JSON.parse(block.slice(block.indexOf("data: ") + 6))
+      );
+    },
+    close: () => {
+      try {
+        conn.close();
+      } catch { /* already closed */ }
+    },
+  };
+}
+
+Deno.test("an SSE client that stops reading is let go once LIVE_MAX_QUEUED_EVENTS wait for it; the others get every event", async () => {
+  const t = await startTestApp({ PORT: "0", LIVE_MAX_QUEUED_EVENTS: "20" }, { workers: false });
+  let client: WsClient | undefined;
+  let slow: Awaited<ReturnType<typeof rawSse>> | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const live = t.app.deps.live;
+    const viewer = await t.seed.member(workspaceId, "VIEWER");
+    slow = await rawSse(port, { token: viewer.token, workspaceId }, {
+      query: CONVERSATION_EVENTS,
+      variables: { agentId: agent.id },
+    });
+    client = wsClient(port, { token: owner.token, workspaceId });
+    const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    // One live stream for the SSE response, one for the graphql-ws execution.
+    await eventually(() => Promise.resolve(live.subscribers === 2 || undefined));
+    assert.equal(live.credentials.size, 2);
+
+    let published = 0;
+    while (live.subscribers === 2) {
+      assert.ok(published < MAX_EVENTS, `the slow client was still subscribed after ${published} events`);
+      const id = await addMessage(t.app, seeded, BIG);
+      published++;
+      assert.equal((await feed.next()).data.conversationEvents.message.id, id);
+    }
+    assert.equal(live.subscribers, 1);
+    assert.equal(live.credentials.size, 1, "the slow client's credential is no longer checked");
+    for (const content of ["after 1", "after 2"]) {
+      const id = await addMessage(t.app, seeded, content);
+      published++;
+      assert.deepEqual((await feed.next()).data.conversationEvents.message, { id, content });
+    }
+    // Reading again, the slow client finds the events it was sent, then why it was let go.
+    const results = await slow.untilEnd();
+    const last = results.at(-1);
+    assert.equal(last.errors?.[0]?.extensions?.code, "LIVE_LIMIT_REACHED");
+    assert.equal(
+      last.errors[0].message,
+      "Slow consumer: more than 20 events waited for this subscription; subscribe again.",
+    );
+    const delivered = results.slice(0, -1);
+    assert.ok(delivered.length > 0 && delivered.length < published, `${delivered.length} of ${published}`);
+    for (const result of delivered) assert.equal(result.data.conversationEvents.message.content, BIG);
+  } finally {
+    slow?.close();
+    await client?.dispose();
+    await t.close();
+  }
+});
