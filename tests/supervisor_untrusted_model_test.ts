@@ -229,3 +229,53 @@ Deno.test("an answer that cannot be written leaves no empty assistant message: t
     await s.close();
   }
 });
+
+Deno.test("fields of the wrong type (content, tool call id, name, arguments) are taken as text, never a 500", async () => {
+  const s = await setup((call, index) =>
+    index === 0
+      ? Response.json({
+        id: "chatcmpl-odd",
+        object: "chat.completion",
+        created: 1,
+        model: call.body.model,
+        choices: [{
+          index: 0,
+          finish_reason: "tool_calls",
+          message: {
+            role: "assistant",
+            content: 42,
+            tool_calls: [
+              { type: "function", function: { name: "list_agents", arguments: {} } },
+              { id: 7, type: "function", function: { name: ["get_agent"], arguments: { agentId: "x" } } },
+            ],
+          },
+        }],
+        usage: { prompt_tokens: "many", completion_tokens: -5 },
+      })
+      : { content: "Done." }
+  );
+  try {
+    const res = await s.owner.client.post("/api/supervisor/chat", { message: "Odd" });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.reply.content, "Done.");
+    const echoed = s.model.calls[1].body.messages.find((m: { role: string }) => m.role === "assistant");
+    const ids = echoed.tool_calls.map((c: { id: string }) => c.id);
+    assert.equal(ids.length, 2);
+    for (const id of ids) assert.equal(typeof id, "string");
+    assert.notEqual(ids[0], ids[1]);
+    // An object as arguments is taken as its JSON text; a name that is not a string is no tool.
+    assert.deepEqual(
+      echoed.tool_calls.map((c: { function: { arguments: string } }) => c.function.arguments),
+      [
+        "{}",
+        '{"agentId":"x"}',
+      ],
+    );
+    const r = toolResults(s.model.calls[1]);
+    assert.ok(Array.isArray(r.get(ids[0])));
+    assert.match(r.get(ids[1]).error, /^Unknown tool ""/);
+    assert.deepEqual(await s.conversation(), [["USER", "Odd"], ["ASSISTANT", "Done."]]);
+  } finally {
+    await s.close();
+  }
+});
