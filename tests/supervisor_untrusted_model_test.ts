@@ -9,7 +9,12 @@ import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
 import { type ModelAnswer, type ModelCall, startModelServer } from "./_helpers/conversations.ts";
 import { logSink } from "./_helpers/logs.ts";
-import { MAX_ANSWER_CHARS, MAX_ARGUMENT_DEPTH, TRUNCATED_MARKER } from "../src/supervisor/turn.ts";
+import {
+  MAX_ANSWER_CHARS,
+  MAX_ARGUMENT_DEPTH,
+  MAX_TRACE_CHARS,
+  TRUNCATED_MARKER,
+} from "../src/supervisor/turn.ts";
 import { MAX_TOKENS_PER_CALL } from "../src/supervisor/credits.ts";
 
 async function setup(script: (call: ModelCall, index: number) => ModelAnswer) {
@@ -275,6 +280,36 @@ Deno.test("fields of the wrong type (content, tool call id, name, arguments) are
     assert.ok(Array.isArray(r.get(ids[0])));
     assert.match(r.get(ids[1]).error, /^Unknown tool ""/);
     assert.deepEqual(await s.conversation(), [["USER", "Odd"], ["ASSISTANT", "Done."]]);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("the stored trace of tool calls is bounded: past MAX_TRACE_CHARS each call's arguments are cut", async () => {
+  const rationale = "r".repeat(100_000);
+  const s = await setup(toolsThen({
+    content: "",
+    toolCalls: Array.from({ length: 20 }, (_, i) => ({
+      id: `c${i}`,
+      name: "propose_change",
+      arguments: { tool: "toggle_agent_active", target: { agentId: "nope" }, change: {}, rationale },
+    })),
+  }));
+  try {
+    const res = await s.owner.client.post("/api/supervisor/chat", { message: "Many" });
+    assert.equal(res.status, 200, JSON.stringify(res.body).slice(0, 300));
+    const stored = await s.ta.app.deps.db.supervisorMessage.findUniqueOrThrow({
+      where: { id: res.body.reply.id },
+    });
+    const trace = stored.toolCalls as Array<{ id: string; arguments: unknown; error?: string }>;
+    assert.deepEqual(trace.map((t) => t.id), Array.from({ length: 20 }, (_, i) => `c${i}`));
+    assert.ok(JSON.stringify(trace).length <= MAX_TRACE_CHARS, `${JSON.stringify(trace).length}`);
+    for (const t of trace) {
+      assert.equal(typeof t.arguments, "string");
+      assert.ok((t.arguments as string).startsWith('{"tool":"toggle_agent_active"'));
+      assert.equal((t.arguments as string).length, 1_000);
+      assert.ok(t.error);
+    }
   } finally {
     await s.close();
   }

@@ -38,6 +38,12 @@ export const TRUNCATED_MARKER = `\n\n[Answer cut: it was longer than ${MAX_ANSWE
 const MAX_NAME_CHARS = 200;
 /** What is kept of arguments that could not be read (shown in the answer's tool calls). */
 const MAX_KEPT_ARGUMENT_CHARS = 1_000;
+/**
+ * The stored trace of a turn's tool calls is bounded like its answer: past this (as JSON), each
+ * call's arguments are kept as the start of their JSON text, and at most MAX_TRACE_ENTRIES calls.
+ */
+export const MAX_TRACE_CHARS = 256 * 1024;
+const MAX_TRACE_ENTRIES = (MAX_MODEL_CALLS - 1) * MAX_TOOL_CALLS_PER_ANSWER;
 
 export { MAX_ARGUMENT_DEPTH } from "./tools.ts";
 
@@ -171,7 +177,7 @@ async function settle(ctx: ActorContext, replyId: string, turn: Turn, content: s
   try {
     return await settleAnswer(ctx, replyId, {
       content,
-      toolCalls: turn.trace.length ? turn.trace : null,
+      toolCalls: boundedTrace(turn.trace),
       usage,
       credits: creditsOf(usage, ctx.config.supervisor),
       at: ctx.clock.now(),
@@ -182,6 +188,15 @@ async function settle(ctx: ActorContext, replyId: string, turn: Turn, content: s
     );
     throw error;
   }
+}
+
+function boundedTrace(trace: TraceEntry[]): TraceEntry[] | null {
+  if (!trace.length) return null;
+  if (JSON.stringify(trace).length <= MAX_TRACE_CHARS) return trace;
+  return trace.slice(0, MAX_TRACE_ENTRIES).map((entry) => ({
+    ...entry,
+    arguments: (JSON.stringify(entry.arguments) ?? "").slice(0, MAX_KEPT_ARGUMENT_CHARS),
+  }));
 }
 
 /** An answer within MAX_ANSWER_CHARS, cut with TRUNCATED_MARKER when it was longer. */
