@@ -108,7 +108,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   events.subscribe(webhookListener(jobs), firstAttemptsMade(db));
   events.subscribe(replyWindowListener({ jobs, clock, config }));
   // Subscriptions of every process: NOTIFY in the publishing transaction, one LISTEN here.
-  const live = new LiveHub(databaseUrl, logger);
+  const live = new LiveHub(databaseUrl, logger, { maxQueued: config.live.maxQueuedEvents });
   await live.start();
   events.subscribe(live.listener());
   const channels = new ChannelCache(db, secrets, databaseUrl, logger);

@@ -93,6 +93,10 @@ const envSchema = z.object({
   LIVE_MAX_SOCKETS_PER_ADDRESS: z.coerce.number().int().min(1).default(1000),
   LIVE_CONNECTION_INIT_TIMEOUT_MS: positiveMs.default(3000),
   LIVE_KEEPALIVE_SECONDS: z.coerce.number().int().min(0).default(30),
+  // A client that does not read its socket is closed once this much waits to be written to it.
+  LIVE_MAX_BUFFERED_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  // Events waiting for one subscription's transport (SSE: a response nobody reads).
+  LIVE_MAX_QUEUED_EVENTS: z.coerce.number().int().min(1).default(1000),
   CORS_ORIGINS: z.string().default("").transform((v, ctx) => {
     const origins = v.split(",").map((s) => s.trim()).filter(Boolean);
     for (const origin of origins) {
@@ -166,6 +170,10 @@ export interface Config {
     connectionInitTimeoutMs: number;
     /** A WebSocket ping after this many idle seconds; no pong in as long again closes it. 0: never. */
     keepaliveSeconds: number;
+    /** Bytes queued on one socket (written but not yet sent); beyond them it is closed with 1013. */
+    maxBufferedBytes: number;
+    /** Events waiting for one subscription; beyond them the subscription ends (LIVE_SLOW_CONSUMER). */
+    maxQueuedEvents: number;
   };
 }
 
@@ -241,6 +249,8 @@ export function loadConfig(env: Env): Config {
       maxSocketsPerAddress: e.LIVE_MAX_SOCKETS_PER_ADDRESS,
       connectionInitTimeoutMs: e.LIVE_CONNECTION_INIT_TIMEOUT_MS,
       keepaliveSeconds: e.LIVE_KEEPALIVE_SECONDS,
+      maxBufferedBytes: e.LIVE_MAX_BUFFERED_BYTES,
+      maxQueuedEvents: e.LIVE_MAX_QUEUED_EVENTS,
     },
   };
 }

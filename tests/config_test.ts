@@ -196,6 +196,8 @@ Deno.test("loadConfig() takes the graphql-ws limits, with their defaults, and re
     maxSocketsPerAddress: 1000,
     connectionInitTimeoutMs: 3000,
     keepaliveSeconds: 30,
+    maxBufferedBytes: 1048576,
+    maxQueuedEvents: 1000,
   });
   assert.deepEqual(
     loadConfig({
@@ -204,6 +206,8 @@ Deno.test("loadConfig() takes the graphql-ws limits, with their defaults, and re
       LIVE_MAX_SOCKETS_PER_ADDRESS: "7",
       LIVE_CONNECTION_INIT_TIMEOUT_MS: "800",
       LIVE_KEEPALIVE_SECONDS: "0",
+      LIVE_MAX_BUFFERED_BYTES: "65536",
+      LIVE_MAX_QUEUED_EVENTS: "50",
     }).live,
     {
       maxSubscriptionsPerSocket: 5,
@@ -211,6 +215,8 @@ Deno.test("loadConfig() takes the graphql-ws limits, with their defaults, and re
       maxSocketsPerAddress: 7,
       connectionInitTimeoutMs: 800,
       keepaliveSeconds: 0,
+      maxBufferedBytes: 65536,
+      maxQueuedEvents: 50,
     },
   );
   assert.throws(

@@ -12,7 +12,8 @@
  * Limits (config.live): operations open at once per socket (an `error` message LIVE_LIMIT_REACHED),
  * sockets per credential (close 4429) and per client address (HTTP 429 at the upgrade), both per
  * process; `connection_init` within a timeout (4408, graphql-ws); Deno's keepalive ping on idle
- * sockets (1001 without a pong).
+ * sockets (1001 without a pong); more than LIVE_MAX_BUFFERED_BYTES written but not yet sent (a
+ * client that does not read) closes with 1013 and ends the socket's operations at once.
  */
 import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer } from "graphql-ws";
 import { type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError } from "graphql";
@@ -34,6 +35,10 @@ function closeCodeOf(error: AppError): number {
 
 /** Too many sockets for one credential (graphql-ws clients do not retry after it). */
 export const CLOSE_TOO_MANY_SOCKETS = 4429;
+
+/** A client that does not read what it is sent ("Try Again Later": graphql-ws clients may retry). */
+export const CLOSE_SLOW_CONSUMER = 1013;
+const SLOW_CONSUMER_REASON = "Slow consumer: too much queued for this socket";
 
 interface Extra {
   /** The credentials of connection_init, as request headers for every operation. */
@@ -252,11 +257,30 @@ export function createWebSocketHandler(
         closing = true;
         socket.close(code, reason);
       };
+      let closed: ((code?: number, reason?: string) => Promise<void>) | undefined;
+      /** Ends the socket's operations (their live streams unsubscribe) and its credential's checks. */
+      const end = (code: number, reason: string) => {
+        if (extra.closed) return;
+        extra.closed = true;
+        extra.credential?.release();
+        void closed?.(code, reason);
+      };
       const send = (data: string) => {
-        if (socket.readyState === WebSocket.OPEN) socket.send(data);
+        if (extra.closed || socket.readyState !== WebSocket.OPEN) return;
+        socket.send(data);
+        // What the client has not read stays in this process: past the bound it is a slow consumer.
+        // Its operations end now; the close frame is queued behind what is already buffered, and
+        // Deno cannot drop those bytes, so that much stays held until the client reads or goes away.
+        if (socket.bufferedAmount > limits.maxBufferedBytes) {
+          deps.logger.warn("graphql-ws slow consumer closed", {
+            clientAddress,
+            bufferedBytes: socket.bufferedAmount,
+          });
+          close(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
+          end(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
+        }
       };
       const extra: Extra = { headers: new Headers(), clientAddress, close, send, closed: false };
-      let closed: ((code?: number, reason?: string) => Promise<void>) | undefined;
       socket.onopen = () => {
         open.add(socket);
         closed = server.opened({
@@ -275,15 +299,13 @@ export function createWebSocketHandler(
           },
         }, extra);
       };
+      // A slow consumer's socket still counts against its address and credential until it is gone.
       socket.onclose = (event) => {
         closing = true;
-        extra.closed = true;
         open.delete(socket);
         give(perAddress, address);
         if (extra.counted !== undefined) give(perCredential, extra.counted);
-        extra.credential?.release();
-        // Ends the socket's subscriptions (their live streams unsubscribe).
-        void closed?.(event.code, event.reason);
+        end(event.code, event.reason);
       };
       return response;
     },

@@ -13,6 +13,7 @@ import type { DomainEventType, EventListener } from "../shared/events.ts";
 import type { Logger } from "../shared/logger.ts";
 import { SharedSubscriptions } from "./shared_subscriptions.ts";
 import { LiveCredentials } from "./credentials.ts";
+import { AppError } from "../shared/errors.ts";
 
 /** The NOTIFY channel of live events. */
 export const LIVE_CHANNEL = "switchboard_live";
@@ -44,7 +45,7 @@ export interface LiveEvent {
   approvalId: string | null;
 }
 
-/** Events queued for one subscriber that does not keep up; older ones are dropped beyond it. */
+/** Events queued for one subscriber that does not keep up, unless the hub is given another bound. */
 const MAX_QUEUED = 1_000;
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
@@ -66,8 +67,15 @@ export class LiveHub {
   #retryMs = RECONNECT_MIN_MS;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(private readonly databaseUrl: string, private readonly logger: Logger) {
+  readonly #maxQueued: number;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly logger: Logger,
+    options: { maxQueued?: number } = {},
+  ) {
     this.credentials = new LiveCredentials(logger);
+    this.#maxQueued = options.maxQueued ?? MAX_QUEUED;
   }
 
   /**
@@ -181,7 +189,9 @@ export class LiveHub {
    * subscription's source), in the order they were committed. `select` runs as each event
    * arrives and may be async (a read); it resolving to null skips the event, and it throwing ends
    * the iterator with that error. `return()` unsubscribes at once, even while `next()` waits;
-   * `onEnd` runs once when the stream ends, however it ends.
+   * `onEnd` runs once when the stream ends, however it ends. A consumer that lets more than the
+   * hub's bound of events wait (an SSE response nobody reads) is let go: the stream unsubscribes
+   * and ends with LIVE_LIMIT_REACHED, rather than silently dropping events or holding them.
    */
   stream<T>(
     workspaceId: string,
@@ -191,8 +201,22 @@ export class LiveHub {
     const queue: Promise<T | null>[] = [];
     let wake: (() => void) | undefined;
     let done = false;
+    /** Why the stream ended, thrown once by next(). */
+    let failure: unknown;
+    const maxQueued = this.#maxQueued;
     const unsubscribe = this.subscribe(workspaceId, (event) => {
       if (done) return;
+      if (queue.length >= maxQueued) {
+        this.logger.warn("live slow consumer let go", { workspaceId, queued: queue.length });
+        void finish(
+          new AppError(
+            "LIVE_LIMIT_REACHED",
+            429,
+            `Slow consumer: more than ${maxQueued} events waited for this subscription; subscribe again.`,
+          ),
+        );
+        return;
+      }
       let value: Promise<T | null>;
       try {
         value = Promise.resolve(select(event));
@@ -200,23 +224,31 @@ export class LiveHub {
         value = Promise.reject(error);
       }
       value.catch(() => {}); // seen by next(), which rethrows it
-      if (queue.length >= MAX_QUEUED) queue.shift();
       queue.push(value);
       wake?.();
     });
-    const finish = (): Promise<IteratorResult<T>> => {
-      if (!done) onEnd?.();
+    const finish = (error?: unknown): Promise<IteratorResult<T>> => {
+      if (!done) {
+        onEnd?.();
+        failure = error;
+      }
       done = true;
       unsubscribe();
-      this.#streams.delete(finish);
+      this.#streams.delete(stop);
       queue.length = 0;
       wake?.();
       return Promise.resolve({ value: undefined, done: true });
     };
-    this.#streams.add(finish);
+    const stop = () => void finish();
+    this.#streams.add(stop);
     const next = async (): Promise<IteratorResult<T>> => {
       for (;;) {
-        if (done) return { value: undefined, done: true };
+        if (done) {
+          if (failure === undefined) return { value: undefined, done: true };
+          const error = failure;
+          failure = undefined;
+          throw error;
+        }
         const head = queue.shift();
         if (!head) {
           await new Promise<void>((resolve) => wake = resolve);
@@ -235,7 +267,7 @@ export class LiveHub {
     };
     return {
       next,
-      return: finish,
+      return: () => finish(),
       throw: (error) => finish().then(() => Promise.reject(error)),
       [Symbol.asyncIterator]() {
         return this;

@@ -57,13 +57,23 @@ export function openAiModel(options: { apiKey?: string; baseUrl?: string }): Lan
         );
         const message = answer.choices?.[0]?.message;
         if (!message) return { ok: false, kind: "error", message: "the model answered no choice" };
+        // The endpoint is untrusted: the client does not check the answer's types, so each field
+        // is taken as the text it should be.
         const toolCalls: ToolCall[] = [];
-        for (const call of message.tool_calls ?? []) {
+        const calls: unknown[] = Array.isArray(message.tool_calls) ? message.tool_calls : [];
+        for (const [i, call] of calls.entries()) {
+          const c = (call ?? {}) as Record<string, unknown>;
           // Custom (non-function) tools are never offered: anything else is passed on as unknown.
-          const fn = "function" in call ? call.function : undefined;
-          toolCalls.push({ id: call.id, name: fn?.name ?? "", arguments: fn?.arguments ?? "" });
+          const fn = (c.function ?? {}) as Record<string, unknown>;
+          toolCalls.push({
+            // Each call needs its own id: the tool's answer names it.
+            id: typeof c.id === "string" && c.id ? c.id : `call_unnamed_${i}`,
+            name: typeof fn.name === "string" ? fn.name : "",
+            arguments: argumentsText(fn.arguments),
+          });
         }
-        return { ok: true, content: message.content ?? "", toolCalls, usage: usageOf(answer.usage) };
+        const content = typeof message.content === "string" ? message.content : "";
+        return { ok: true, content, toolCalls, usage: usageOf(answer.usage) };
       } catch (error) {
         return failure(error, timeoutMs);
       }
@@ -101,6 +111,17 @@ function toOpenAi(m: ChatMessage): ChatCompletionMessageParam {
         : { role: "assistant", content: m.content };
     default:
       return { role: m.role, content: m.content };
+  }
+}
+
+/** Arguments as JSON text: some endpoints send an object; anything else is no arguments. */
+function argumentsText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === null || typeof value !== "object") return "";
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return ""; // too deep to write out
   }
 }
 

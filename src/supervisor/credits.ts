@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { Config } from "../config.ts";
 import type { ActorContext } from "../context.ts";
 import type { Usage } from "../llm/client.ts";
+import type { Logger } from "../shared/logger.ts";
 import { authorize } from "../auth/permissions.ts";
 
 /** Token counts as priced: `inputTokens` are the prompt tokens that were neither cache reads nor writes. */
@@ -16,6 +17,27 @@ export interface PricedUsage {
   outputTokens: number;
   cacheWriteTokens: number;
   cacheReadTokens: number;
+}
+
+/**
+ * A count one model call may report at most: above any model's context window. The endpoint is
+ * untrusted; a count beyond it (10^18) would overflow the stored columns and the credits.
+ */
+export const MAX_TOKENS_PER_CALL = 10_000_000;
+
+/** The call's counts as whole numbers within 0..MAX_TOKENS_PER_CALL; clamping is logged. */
+export function saneUsage(usage: Usage, logger: Logger): Usage {
+  const clamp = (n: number) =>
+    Number.isFinite(n) ? Math.min(Math.max(Math.floor(n), 0), MAX_TOKENS_PER_CALL) : 0;
+  const sane: Usage = {
+    promptTokens: clamp(usage.promptTokens),
+    completionTokens: clamp(usage.completionTokens),
+    cacheReadTokens: clamp(usage.cacheReadTokens),
+    cacheWriteTokens: clamp(usage.cacheWriteTokens),
+  };
+  const changed = (Object.keys(sane) as (keyof Usage)[]).some((k) => sane[k] !== usage[k]);
+  if (changed) logger.warn("model token count out of range", { reported: usage, counted: sane });
+  return sane;
 }
 
 /** The usage of a turn's model calls, summed, with cached prompt tokens split off the input. */

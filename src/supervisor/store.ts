@@ -6,6 +6,7 @@
  */
 import type { ActorContext } from "../context.ts";
 import type { PricedUsage } from "./credits.ts";
+import { storableJson, storableText } from "../shared/storable.ts";
 
 export interface OpenedTurn {
   conversationId: string;
@@ -90,8 +91,11 @@ export async function settleAnswer(
 ): Promise<StoredAnswer | null> {
   const u = answer.usage;
   const day = new Date(Date.UTC(answer.at.getUTCFullYear(), answer.at.getUTCMonth(), answer.at.getUTCDate()));
-  const toolCalls = answer.toolCalls === null ? null : JSON.stringify(answer.toolCalls);
-  // One row per workspace and day, added to atomically: concurrent answers never lose a sum.
+  // The model's text may hold what PostgreSQL cannot store; nothing of it may fail the write.
+  const content = storableText(answer.content);
+  const toolCalls = answer.toolCalls === null ? null : JSON.stringify(storableJson(answer.toolCalls));
+  // One row per workspace and day, added to atomically: concurrent answers never lose a sum. The
+  // sums stop at the columns' maximum (2147483647, integer) rather than fail the answer.
   const rows = await ctx.db.$queryRaw<StoredAnswer[]>`
     WITH day AS (
       INSERT INTO "SupervisorCreditDay" ("workspaceId", "day", "messages", "inputTokens", "outputTokens",
@@ -99,14 +103,16 @@ export async function settleAnswer(
       VALUES (${ctx.actor.workspaceId}, ${day}::date, 1, ${u.inputTokens}, ${u.outputTokens},
         ${u.cacheWriteTokens}, ${u.cacheReadTokens}, ${answer.credits})
       ON CONFLICT ("workspaceId", "day") DO UPDATE SET
-        "messages" = "SupervisorCreditDay"."messages" + 1,
-        "inputTokens" = "SupervisorCreditDay"."inputTokens" + EXCLUDED."inputTokens",
-        "outputTokens" = "SupervisorCreditDay"."outputTokens" + EXCLUDED."outputTokens",
-        "cacheWriteTokens" = "SupervisorCreditDay"."cacheWriteTokens" + EXCLUDED."cacheWriteTokens",
-        "cacheReadTokens" = "SupervisorCreditDay"."cacheReadTokens" + EXCLUDED."cacheReadTokens",
+        "messages" = LEAST("SupervisorCreditDay"."messages"::bigint + 1, 2147483647),
+        "inputTokens" = LEAST("SupervisorCreditDay"."inputTokens"::bigint + EXCLUDED."inputTokens", 2147483647),
+        "outputTokens" = LEAST("SupervisorCreditDay"."outputTokens"::bigint + EXCLUDED."outputTokens", 2147483647),
+        "cacheWriteTokens" =
+          LEAST("SupervisorCreditDay"."cacheWriteTokens"::bigint + EXCLUDED."cacheWriteTokens", 2147483647),
+        "cacheReadTokens" =
+          LEAST("SupervisorCreditDay"."cacheReadTokens"::bigint + EXCLUDED."cacheReadTokens", 2147483647),
         "credits" = "SupervisorCreditDay"."credits" + EXCLUDED."credits"
     )
-    UPDATE "SupervisorMessage" SET content = ${answer.content}, "toolCalls" = ${toolCalls}::jsonb,
+    UPDATE "SupervisorMessage" SET content = ${content}, "toolCalls" = ${toolCalls}::jsonb,
       "inputTokens" = ${u.inputTokens}, "outputTokens" = ${u.outputTokens},
       "cacheWriteTokens" = ${u.cacheWriteTokens}, "cacheReadTokens" = ${u.cacheReadTokens},
       credits = ${answer.credits}

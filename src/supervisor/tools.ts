@@ -3,7 +3,7 @@
  * and `propose_change`, which only stores a PendingApproval (src/approvals/propose.ts). Every call
  * of the model is parsed with zod; an unknown tool, arguments that do not parse or fit, or an id
  * of another workspace (404, as everywhere) come back to the model as `{"error": ...}` and never
- * reach a write.
+ * reach a write. Arguments are bounded in size and nesting before they are parsed.
  *
  * Inspections read through the same read capabilities as REST, in the caller's workspace, but
  * presented as a VIEWER sees them: webhook header values and credential-like URL values are masked
@@ -23,6 +23,7 @@ import * as webhookReads from "../webhooks/capabilities.ts";
 import * as conversationReads from "../conversations/capabilities.ts";
 import { ConversationStatus, conversationView } from "../conversations/views.ts";
 import { proposeChange, proposeChangeParameters } from "../approvals/propose.ts";
+import { jsonDepth, storableJson } from "../shared/storable.ts";
 
 /** A tool's answer to the model, and the approval it created (propose_change). */
 export interface ToolOutcome {
@@ -35,6 +36,12 @@ export interface ToolOutcome {
 
 /** Tool results longer than this are cut (the model's context is finite; a list can be long). */
 const MAX_RESULT_CHARS = 20_000;
+/**
+ * The model's arguments are refused past these, before JSON.parse: the largest real call (a
+ * proposal with a 100 000-character prompt) is far below the size and a few levels deep.
+ */
+export const MAX_ARGUMENT_CHARS = 256 * 1024;
+export const MAX_ARGUMENT_DEPTH = 32;
 
 const id = z.string().min(1).max(64);
 const noArgs = z.strictObject({});
@@ -160,12 +167,9 @@ export async function runTool(
       `Unknown tool "${call.name}". The tools are: ${TOOL_SPECS.map((t) => t.name).join(", ")}.`,
     );
   }
-  let raw: unknown;
-  try {
-    raw = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
-  } catch {
-    return refused("The arguments are not valid JSON.");
-  }
+  const read = readArguments(call.arguments);
+  if (!read.ok) return refused(read.error);
+  const raw = read.value;
   try {
     if (isPropose) {
       const approval = await proposeChange(ctx, raw, origin);
@@ -185,9 +189,42 @@ export async function runTool(
     }
     return { content: cut(JSON.stringify(await tool!.run(asViewer(ctx), parsed.data))) };
   } catch (error) {
-    // 4xx: the caller's (here the model's) mistake, told to it; anything else is a bug and propagates.
+    // 4xx: the caller's (here the model's) mistake, told to it. Anything else is a bug, logged; the
+    // model hears that the call failed, so whatever it sent, the turn still ends with an answer.
     if (error instanceof AppError && error.status < 500) return refused(error.message);
-    throw error;
+    ctx.logger.error("supervisor tool failed", { tool: call.name, error });
+    return refused("The tool failed on our side; it was not run.");
+  }
+}
+
+export type ReadArguments =
+  | { ok: true; value: unknown }
+  /** `bounds`: over MAX_ARGUMENT_CHARS or MAX_ARGUMENT_DEPTH (not even kept as text). */
+  | { ok: false; error: string; bounds: boolean };
+
+/**
+ * The model's argument text as a value: size and nesting checked before parsing, then parsed,
+ * with what PostgreSQL cannot store (NUL, unpaired surrogates) replaced in every string and key.
+ */
+export function readArguments(text: string): ReadArguments {
+  if (text.length > MAX_ARGUMENT_CHARS) {
+    return {
+      ok: false,
+      error: `The arguments are longer than ${MAX_ARGUMENT_CHARS} characters.`,
+      bounds: true,
+    };
+  }
+  if (jsonDepth(text) > MAX_ARGUMENT_DEPTH) {
+    return {
+      ok: false,
+      error: `The arguments are nested deeper than ${MAX_ARGUMENT_DEPTH} levels.`,
+      bounds: true,
+    };
+  }
+  try {
+    return { ok: true, value: text.trim() === "" ? {} : storableJson(JSON.parse(text)) };
+  } catch {
+    return { ok: false, error: "The arguments are not valid JSON.", bounds: false };
   }
 }
 

@@ -1,0 +1,296 @@
+/**
+ * Slow consumers: a live client that stops reading is closed once what the server holds for it
+ * passes its bound (graphql-ws: bytes queued on the socket, LIVE_MAX_BUFFERED_BYTES, close 1013;
+ * SSE: events waiting for the response, LIVE_MAX_QUEUED_EVENTS), its subscriptions end, and the
+ * other subscribers keep getting every event (src/graphql/ws.ts, src/live/hub.ts).
+ */
+import assert from "node:assert/strict";
+import type { Client as WsClient } from "graphql-ws";
+import type { App } from "../src/app.ts";
+import { startTestApp } from "./_helpers/app.ts";
+import { publish, seedConversation } from "./_helpers/events.ts";
+import { eventually } from "./_helpers/receiver.ts";
+import { subscribe, wsClient } from "./_helpers/live.ts";
+
+const CONVERSATION_EVENTS = `subscription ($agentId: ID!) {
+  conversationEvents(agentId: $agentId) { type message { id content } }
+}`;
+
+/** Large enough that the kernel's socket buffers fill after a few dozen events. */
+const BIG = "x".repeat(64 * 1024);
+/** Events published before giving up on the server closing the slow client. */
+const MAX_EVENTS = 400;
+
+async function addMessage(app: App, seeded: Awaited<ReturnType<typeof seedConversation>>, content: string) {
+  const { conversation } = seeded;
+  const message = await app.deps.db.message.create({
+    data: {
+      conversationId: conversation.id,
+      channelId: conversation.channelId,
+      direction: "INBOUND",
+      senderKind: "CUSTOMER",
+      content,
+    },
+  });
+  await publish(app, {
+    type: "message.received",
+    workspaceId: conversation.workspaceId,
+    agentId: conversation.agentId,
+    conversationId: conversation.id,
+    data: { message: { id: message.id, type: "TEXT", content, createdAt: message.createdAt.toISOString() } },
+  });
+  return message.id;
+}
+
+/** A client frame (masked, as RFC 6455 requires of clients). */
+function clientFrame(opcode: number, payload: Uint8Array): Uint8Array {
+  const mask = crypto.getRandomValues(new Uint8Array(4));
+  const head = payload.length < 126
+    ? [0x80 | opcode, 0x80 | payload.length]
+    : [0x80 | opcode, 0x80 | 126, payload.length >> 8, payload.length & 0xff];
+  const out = new Uint8Array(head.length + 4 + payload.length);
+  out.set(head);
+  out.set(mask, head.length);
+  for (let i = 0; i < payload.length; i++) out[head.length + 4 + i] = payload[i] ^ mask[i % 4];
+  return out;
+}
+
+/**
+ * A graphql-ws client written by hand over TCP, so that it can stop reading: the kernel's buffers
+ * then fill and the server's writes queue up.
+ */
+async function rawGraphqlWs(port: number) {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const key = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
+  await conn.write(new TextEncoder().encode(
+    `GET /graphql HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+      `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n`,
+  ));
+  let bytes = new Uint8Array(0);
+  let ended = false;
+  const read = async (): Promise<boolean> => {
+    const chunk = new Uint8Array(64 * 1024);
+    const n = await conn.read(chunk).catch(() => null);
+    if (n === null) return !(ended = true);
+    const next = new Uint8Array(bytes.length + n);
+    next.set(bytes);
+    next.set(chunk.subarray(0, n), bytes.length);
+    bytes = next;
+    return true;
+  };
+  const text = () => new TextDecoder().decode(bytes);
+  while (!text().includes("\r\n\r\n")) if (!(await read())) throw new Error("no upgrade response");
+  const head = text().slice(0, text().indexOf("\r\n\r\n") + 4);
+  assert.match(head, /^HTTP\/1\.1 101/);
+  bytes = bytes.slice(new TextEncoder().encode(head).length);
+
+  /** The next server frame (never masked): [opcode, payload], or null once the connection ended. */
+  const frame = async (): Promise<[number, Uint8Array] | null> => {
+    for (;;) {
+      if (bytes.length >= 2) {
+        let length = bytes[1] & 0x7f;
+        let at = 2;
+        if (length === 126) [length, at] = [(bytes[2] << 8) | bytes[3], 4];
+        else if (length === 127) {
+          length = Number(new DataView(bytes.buffer, bytes.byteOffset + 2, 8).getBigUint64(0));
+          at = 10;
+        }
+        if (bytes.length >= at + length) {
+          const out: [number, Uint8Array] = [bytes[0] & 0x0f, bytes.slice(at, at + length)];
+          bytes = bytes.slice(at + length);
+          return out;
+        }
+      }
+      if (ended || !(await read())) return null;
+    }
+  };
+  const sendJson = (message: unknown) =>
+    conn.write(clientFrame(0x1, new TextEncoder().encode(JSON.stringify(message))));
+  return {
+    sendJson,
+    /** The next graphql-ws message. */
+    async message() {
+      const got = await frame();
+      assert.ok(got && got[0] === 0x1, `a text frame, not ${got?.[0]}`);
+      return JSON.parse(new TextDecoder().decode(got[1]));
+    },
+    /** Reads on until the server's close frame: its code, reason and the `next` messages before it. */
+    async untilClose() {
+      let nexts = 0;
+      for (;;) {
+        const got = await frame();
+        if (!got) throw new Error("the connection ended without a close frame");
+        const [opcode, payload] = got;
+        if (opcode === 0x1 && JSON.parse(new TextDecoder().decode(payload)).type === "next") nexts++;
+        if (opcode !== 0x8) continue;
+        // Answer the close handshake so the server's socket closes too.
+        await conn.write(clientFrame(0x8, payload.slice(0, 2))).catch(() => {});
+        return {
+          code: (payload[0] << 8) | payload[1],
+          reason: new TextDecoder().decode(payload.slice(2)),
+          nexts,
+        };
+      }
+    },
+    close: () => {
+      try {
+        conn.close();
+      } catch { /* already closed */ }
+    },
+  };
+}
+
+Deno.test("a graphql-ws client that stops reading is closed with 1013 once its queue passes LIVE_MAX_BUFFERED_BYTES; the others get every event", async () => {
+  const t = await startTestApp({ PORT: "0", LIVE_MAX_BUFFERED_BYTES: "262144" }, { workers: false });
+  let client: WsClient | undefined;
+  let slow: Awaited<ReturnType<typeof rawGraphqlWs>> | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const live = t.app.deps.live;
+
+    // Another owner: both share one execution, and each credential is tracked on its own.
+    const other = await t.seed.member(workspaceId, "OWNER");
+    slow = await rawGraphqlWs(port);
+    await slow.sendJson({
+      type: "connection_init",
+      payload: { authorization: `Bearer ${other.token}`, "x-workspace-id": workspaceId },
+    });
+    assert.equal((await slow.message()).type, "connection_ack");
+    await slow.sendJson({
+      id: "1",
+      type: "subscribe",
+      payload: { query: CONVERSATION_EVENTS, variables: { agentId: agent.id } },
+    });
+    client = wsClient(port, { token: owner.token, workspaceId });
+    const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    await eventually(() => Promise.resolve(live.shared.members === 2 || undefined));
+    assert.equal(live.credentials.size, 2);
+
+    // The slow client reads nothing more. Each event reaches the other subscriber, until the server
+    // lets the slow one go.
+    let published = 0;
+    while (live.shared.members === 2) {
+      assert.ok(published < MAX_EVENTS, `the slow client was still subscribed after ${published} events`);
+      const id = await addMessage(t.app, seeded, BIG);
+      published++;
+      const got = await feed.next();
+      assert.equal(got.data.conversationEvents.message.id, id);
+      assert.equal(got.data.conversationEvents.message.content.length, BIG.length);
+    }
+    assert.equal(live.shared.members, 1);
+    assert.equal(live.credentials.size, 1, "the slow client's credential is no longer checked");
+    // The other subscriber still gets every event.
+    for (const content of ["after 1", "after 2"]) {
+      const id = await addMessage(t.app, seeded, content);
+      published++;
+      assert.deepEqual((await feed.next()).data.conversationEvents.message, { id, content });
+    }
+    // Reading again, the slow client finds what was queued, cut short, and then the close frame.
+    const closed = await slow.untilClose();
+    assert.equal(closed.code, 1013);
+    assert.equal(closed.reason, "Slow consumer: too much queued for this socket");
+    assert.ok(closed.nexts > 0 && closed.nexts < published, `${closed.nexts} of ${published} events`);
+  } finally {
+    slow?.close();
+    await client?.dispose();
+    await t.close();
+  }
+});
+
+/** An SSE subscription over a hand-written HTTP request, so that its client can stop reading. */
+async function rawSse(port: number, who: { token: string; workspaceId: string }, body: unknown) {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const json = JSON.stringify(body);
+  await conn.write(new TextEncoder().encode(
+    `POST /graphql HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\naccept: text/event-stream\r\n` +
+      `content-type: application/json\r\nauthorization: Bearer ${who.token}\r\n` +
+      `x-workspace-id: ${who.workspaceId}\r\ncontent-length: ${
+        new TextEncoder().encode(json).length
+      }\r\n\r\n${json}`,
+  ));
+  const decoder = new TextDecoder();
+  let text = "";
+  const read = async (): Promise<boolean> => {
+    const chunk = new Uint8Array(64 * 1024);
+    const n = await conn.read(chunk).catch(() => null);
+    if (n === null) return false;
+    text += decoder.decode(chunk.subarray(0, n), { stream: true });
+    return true;
+  };
+  while (!text.includes("\r\n\r\n")) if (!(await read())) throw new Error("no response");
+  assert.match(text, /^HTTP\/1\.1 200/);
+  assert.match(text, /content-type: text\/event-stream/i);
+  return {
+    /** Reads on until the response ends; every SSE `data:` line of an `event: next` block, parsed. */
+    async untilEnd() {
+      while (!text.endsWith("0\r\n\r\n") && await read());
+      const body = text.slice(text.indexOf("\r\n\r\n") + 4);
+      // Chunked transfer: the chunk-size lines go; the event stream is what is left.
+      const stream = body.replace(/(^|\r\n)[0-9a-f]+\r\n/g, "$1").replaceAll("\r\n", "");
+      return stream.split("\n\n").filter((block) => block.startsWith("event: next")).map((block) =>
+        JSON.parse(block.slice(block.indexOf("data: ") + 6))
+      );
+    },
+    close: () => {
+      try {
+        conn.close();
+      } catch { /* already closed */ }
+    },
+  };
+}
+
+Deno.test("an SSE client that stops reading is let go once LIVE_MAX_QUEUED_EVENTS wait for it; the others get every event", async () => {
+  const t = await startTestApp({ PORT: "0", LIVE_MAX_QUEUED_EVENTS: "20" }, { workers: false });
+  let client: WsClient | undefined;
+  let slow: Awaited<ReturnType<typeof rawSse>> | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client);
+    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const live = t.app.deps.live;
+    const viewer = await t.seed.member(workspaceId, "VIEWER");
+    slow = await rawSse(port, { token: viewer.token, workspaceId }, {
+      query: CONVERSATION_EVENTS,
+      variables: { agentId: agent.id },
+    });
+    client = wsClient(port, { token: owner.token, workspaceId });
+    const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    // One live stream for the SSE response, one for the graphql-ws execution.
+    await eventually(() => Promise.resolve(live.subscribers === 2 || undefined));
+    assert.equal(live.credentials.size, 2);
+
+    let published = 0;
+    while (live.subscribers === 2) {
+      assert.ok(published < MAX_EVENTS, `the slow client was still subscribed after ${published} events`);
+      const id = await addMessage(t.app, seeded, BIG);
+      published++;
+      assert.equal((await feed.next()).data.conversationEvents.message.id, id);
+    }
+    assert.equal(live.subscribers, 1);
+    assert.equal(live.credentials.size, 1, "the slow client's credential is no longer checked");
+    for (const content of ["after 1", "after 2"]) {
+      const id = await addMessage(t.app, seeded, content);
+      published++;
+      assert.deepEqual((await feed.next()).data.conversationEvents.message, { id, content });
+    }
+    // Reading again, the slow client finds the events it was sent, then why it was let go.
+    const results = await slow.untilEnd();
+    const last = results.at(-1);
+    assert.equal(last.errors?.[0]?.extensions?.code, "LIVE_LIMIT_REACHED");
+    assert.equal(
+      last.errors[0].message,
+      "Slow consumer: more than 20 events waited for this subscription; subscribe again.",
+    );
+    const delivered = results.slice(0, -1);
+    assert.ok(delivered.length > 0 && delivered.length < published, `${delivered.length} of ${published}`);
+    for (const result of delivered) assert.equal(result.data.conversationEvents.message.content, BIG);
+  } finally {
+    slow?.close();
+    await client?.dispose();
+    await t.close();
+  }
+});
