@@ -279,7 +279,8 @@ export class Jobs implements JobQueue {
    */
   wake(queue: string): void {
     if (this.#stopped) return;
-    this.#due.set(queue, (this.#due.get(queue) ?? 0) + 1);
+    // Counted only where a worker of the queue can take it; elsewhere the NOTIFY hands it on.
+    if (this.#handlers.has(queue)) this.#due.set(queue, (this.#due.get(queue) ?? 0) + 1);
     this.#notifyOne(queue);
   }
 
