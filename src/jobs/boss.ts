@@ -78,6 +78,9 @@ export class Jobs implements JobQueue {
       // Cron schedules (jobs/workers/maintenance.ts): every instance may send a due occurrence,
       // pg-boss files it under a singleton slot so one job is made per slot.
       schedule: true,
+      // The cron pass (one per interval across every instance) sends a minute's occurrence at most
+      // this late: the approval expiry sweep is due every minute.
+      cronMonitorIntervalSeconds: 10,
     });
     this.boss.on("error", (error) => logger.error("pg-boss error", { error }));
     this.boss.on("warning", (warning) => logger.warn("pg-boss warning", { warning }));
