@@ -306,6 +306,7 @@ Deno.test("three processes on one database, roles switched and one killed mid-bu
       });
     await answeredAll("p1", PHASE1_CONTACTS * 2);
     const phase1Done = Math.round(performance.now() - startedAt);
+    console.log("phase 1 answered after", phase1Done, "ms; booted after", boot);
     // What a and b's subscribers saw by now: every event of phase 1's conversations.
     const phase1Conversations = await db.conversation.findMany({
       where: { agentId: agent1.id, id: { not: probeConversation.id } },
@@ -397,6 +398,7 @@ Deno.test("three processes on one database, roles switched and one killed mid-bu
     const { live: [liveB3], confirmedAt: b3From } = await subscribeOn([b3]);
     await answeredAll("p2", PHASE2_CONTACTS * 2);
     const phase2Done = Math.round(performance.now() - startedAt);
+    console.log("phase 2 answered after", phase2Done, "ms; killed after", Math.round(killedAt - startedAt));
 
     // Phase 1's timers and the approval's expiry, whichever processes ran them.
     await eventually(
@@ -406,8 +408,17 @@ Deno.test("three processes on one database, roles switched and one killed mid-bu
           (await db.pendingApproval.findUnique({ where: { id: oldApproval.id } }))?.status === "EXPIRED" ||
         undefined,
       120_000,
-    ).catch((e) => {
-      throw new Error(`${e.message}\n${stderr()}`);
+    ).catch(async (e) => {
+      const closedNow = await db.conversation.count({ where: { agentId: agent1.id, status: "CLOSED" } });
+      const approval = await db.pendingApproval.findUnique({ where: { id: oldApproval.id } });
+      const jobs = await db.$queryRawUnsafe(
+        `SELECT name, state, count(*)::int AS n, min(start_after) AS first, max(start_after) AS last
+           FROM pgboss.job WHERE name IN ('conversation-timer', 'approval-expiry') GROUP BY 1, 2`,
+      );
+      throw new Error(
+        `${e.message}: ${closedNow} closed, approval ${approval?.status}, now ${new Date().toISOString()}, ` +
+          `jobs ${JSON.stringify(jobs)}\n${stderr()}`,
+      );
     });
     const timersDone = Math.round(performance.now() - startedAt);
 

@@ -149,9 +149,17 @@ export class Jobs implements JobQueue {
   ): Promise<void> {
     if (!items.length) return;
     const delays = items.map((i) => Math.max(0, i.startAfterMs ?? 0));
+    // Due at an instant counted from now, not seconds after the database's now(), which in a
+    // transaction is when it began: a job computed from a time read later in it (a timer due a
+    // minute after the message just stored) would come due early by that much, and a timer run
+    // before its time does nothing.
+    const enqueuedAt = Date.now();
     await this.boss.insert(
       queue,
-      items.map((i, k) => ({ data: i.data, startAfter: delays[k] > 0 ? delays[k] / 1000 : undefined })),
+      items.map((i, k) => ({
+        data: i.data,
+        startAfter: delays[k] > 0 ? new Date(enqueuedAt + delays[k]) : undefined,
+      })),
       { db: fromPrisma(tx) },
     );
     // A few ms late on purpose: the database's clock decides when the job is due. Jobs due much later
