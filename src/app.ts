@@ -63,7 +63,10 @@ export interface BuildOptions {
   db?: Db;
   /** Skip first-owner creation (tests seed their own). */
   bootstrap?: boolean;
-  /** false: enqueue jobs but run no workers (another process, or the test, runs them). */
+  /**
+   * false: enqueue jobs but run no workers (another process, or the test, runs them). Unset: as
+   * config.processRole says (every role but "http" runs them).
+   */
   workers?: boolean;
   /** Replaces DNS for outbound calls (tests script the answers). */
   resolve?: Resolver;
@@ -127,7 +130,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     live,
     channels,
   };
-  if (options.workers !== false) {
+  if (options.workers ?? config.processRole !== "http") {
     await startWebhookDeliveryWorker(jobs, deps);
     await startWebhookDeadLetterWorker(jobs, deps);
     await startMaintenanceWorkers(jobs, deps, { retentionDays: config.retentionDays });
@@ -137,22 +140,33 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   }
   if (options.bootstrap !== false) await bootstrapFirstOwner(deps);
 
+  // A workers-only process keeps its port for the orchestrator's health probe alone.
+  const serveApi = config.processRole !== "workers";
   const http = new Hono<{ Bindings: HttpBindings }>();
   // For the routes mounted here (the REST router has its own): an over-long GraphQL body.
   http.onError((err, c) => errorResponse(err, c, logger));
-  if (config.corsOrigins.length) http.use("*", corsPolicy(config.corsOrigins));
+  if (serveApi && config.corsOrigins.length) http.use("*", corsPolicy(config.corsOrigins));
   http.get("/healthz", async () => {
     try {
       await db.$queryRawUnsafe("SELECT 1");
-      return Response.json({ status: "ok" });
+      return Response.json({ status: "ok", role: config.processRole });
     } catch {
       return problem(503, "UNAVAILABLE", "The database does not answer.");
     }
   });
-  const graphql = createGraphQLHandler(deps);
-  http.all("/graphql", (c) => graphql.fetch(c.req.raw, c.env.clientAddress));
-  http.route("/", restRoutes(deps));
+  const graphql = serveApi ? createGraphQLHandler(deps) : undefined;
+  if (graphql) {
+    http.all("/graphql", (c) => graphql.fetch(c.req.raw, c.env.clientAddress));
+    http.route("/", restRoutes(deps));
+  }
   http.notFound((c) => {
+    if (!serveApi) {
+      return problem(
+        404,
+        "NOT_FOUND",
+        `No route for ${c.req.method} ${c.req.path}: this process runs workers only.`,
+      );
+    }
     // A known path asked with another method: 405 with the methods it has (RFC 9110 `Allow`).
     const allowed = ROUTE_METHODS.filter((m) => http.router.match(m, c.req.path)[0].length > 0);
     if (allowed.length) {
@@ -176,7 +190,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const handle = (request: Request, info?: ConnectionInfo): Promise<Response> => {
     const addr = info?.remoteAddr;
     // graphql-ws: the socket outlives the request and its scope (an upgrade has no body to watch).
-    if (info && graphql.websocket.accepts(request) && new URL(request.url).pathname === "/graphql") {
+    if (info && graphql?.websocket.accepts(request) && new URL(request.url).pathname === "/graphql") {
       return Promise.resolve(
         graphql.websocket.upgrade(request, addr && "hostname" in addr ? addr.hostname : null),
       );
@@ -218,7 +232,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     async stop() {
       // Live feeds first: their SSE responses complete and their sockets close, so shutdown ends.
       await live.stop();
-      graphql.websocket.closeAll();
+      graphql?.websocket.closeAll();
       await server?.shutdown();
       peers?.close();
       // Lets the attempts in hand finish (at most one attempt timeout); the rest are retried later.

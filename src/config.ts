@@ -27,8 +27,15 @@ function badKey(ctx: z.RefinementCtx): never {
   return z.NEVER;
 }
 
+/** What one process runs: the HTTP API, the job workers, or both (several processes, one database). */
+export const PROCESS_ROLES = ["all", "http", "workers"] as const;
+export type ProcessRole = typeof PROCESS_ROLES[number];
+
 const envSchema = z.object({
   PORT: port.default(8080),
+  PROCESS_ROLE: z.string().trim().toLowerCase().pipe(
+    z.enum(PROCESS_ROLES, { error: `must be one of ${PROCESS_ROLES.join(", ")}` }),
+  ).default("all"),
   HOST: z.string().trim().min(1).default("127.0.0.1"),
   DATABASE_URL: z.string().trim().regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
     .optional(),
@@ -115,6 +122,11 @@ const envSchema = z.object({
 export type Env = Record<string, string | undefined>;
 
 export interface Config {
+  /**
+   * all: API and workers; http: the API only, every job left to other processes' workers;
+   * workers: the workers only, the port answering GET /healthz and nothing else.
+   */
+  processRole: ProcessRole;
   port: number;
   host: string;
   /** Unset: the server starts an embedded PostgreSQL under `${dataDir}/postgres`. */
@@ -199,6 +211,7 @@ export function loadConfig(env: Env): Config {
   if (!parsed.success || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
   return {
+    processRole: e.PROCESS_ROLE,
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,

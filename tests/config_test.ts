@@ -232,3 +232,15 @@ Deno.test("loadConfig() takes the graphql-ws limits, with their defaults, and re
         '["LIVE_KEEPALIVE_SECONDS","LIVE_MAX_SOCKETS_PER_ADDRESS","LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET"]',
   );
 });
+
+Deno.test("loadConfig() takes PROCESS_ROLE all, http or workers (default all) and names it when bad", () => {
+  assert.equal(loadConfig({}).processRole, "all");
+  assert.equal(loadConfig({ PROCESS_ROLE: "http" }).processRole, "http");
+  assert.equal(loadConfig({ PROCESS_ROLE: " Workers " }).processRole, "workers");
+  assert.throws(
+    () => loadConfig({ PROCESS_ROLE: "api" }),
+    (e: unknown) =>
+      e instanceof ConfigError && e.problems.length === 1 &&
+      e.problems[0] === "PROCESS_ROLE: must be one of all, http, workers",
+  );
+});

@@ -67,7 +67,14 @@ export async function bootstrapFirstOwner(deps: Deps): Promise<void> {
   const generated = !password;
   const ownerEmail = email ?? "owner@localhost";
   const ownerPassword = password ?? randomToken(12);
-  const user = await createUser(deps, { email: ownerEmail, password: ownerPassword, name: "Owner" });
+  let user;
+  try {
+    user = await createUser(deps, { email: ownerEmail, password: ownerPassword, name: "Owner" });
+  } catch (error) {
+    // Several processes started together on a new database: one of them created the owner.
+    if ((await deps.db.user.count()) > 0) return;
+    throw error;
+  }
   const ws = await createWorkspaceFor(deps, user.id, workspaceName ?? "My workspace");
   deps.logger.info("created the first owner", { email: ownerEmail, workspaceId: ws.id });
   if (!generated) {

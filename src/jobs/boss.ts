@@ -78,6 +78,9 @@ export class Jobs implements JobQueue {
       // Cron schedules (jobs/workers/maintenance.ts): every instance may send a due occurrence,
       // pg-boss files it under a singleton slot so one job is made per slot.
       schedule: true,
+      // The cron pass (one per interval across every instance) sends a minute's occurrence at most
+      // this late: the approval expiry sweep is due every minute.
+      cronMonitorIntervalSeconds: 10,
     });
     this.boss.on("error", (error) => logger.error("pg-boss error", { error }));
     this.boss.on("warning", (warning) => logger.warn("pg-boss warning", { warning }));
@@ -146,9 +149,17 @@ export class Jobs implements JobQueue {
   ): Promise<void> {
     if (!items.length) return;
     const delays = items.map((i) => Math.max(0, i.startAfterMs ?? 0));
+    // Due at an instant counted from now, not seconds after the database's now(), which in a
+    // transaction is when it began: a job computed from a time read later in it (a timer due a
+    // minute after the message just stored) would come due early by that much, and a timer run
+    // before its time does nothing.
+    const enqueuedAt = Date.now();
     await this.boss.insert(
       queue,
-      items.map((i, k) => ({ data: i.data, startAfter: delays[k] > 0 ? delays[k] / 1000 : undefined })),
+      items.map((i, k) => ({
+        data: i.data,
+        startAfter: delays[k] > 0 ? new Date(enqueuedAt + delays[k]) : undefined,
+      })),
       { db: fromPrisma(tx) },
     );
     // A few ms late on purpose: the database's clock decides when the job is due. Jobs due much later
@@ -279,7 +290,8 @@ export class Jobs implements JobQueue {
    */
   wake(queue: string): void {
     if (this.#stopped) return;
-    this.#due.set(queue, (this.#due.get(queue) ?? 0) + 1);
+    // Counted only where a worker of the queue can take it; elsewhere the NOTIFY hands it on.
+    if (this.#handlers.has(queue)) this.#due.set(queue, (this.#due.get(queue) ?? 0) + 1);
     this.#notifyOne(queue);
   }
 

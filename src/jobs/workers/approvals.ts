@@ -11,8 +11,15 @@ export const APPROVAL_EXPIRY_QUEUE = "approval-expiry";
 export const APPROVAL_EXPIRY_CRON = "* * * * *";
 
 export const approvalQueues: QueueSpec[] = [
-  // A missed run is made up by the next one.
-  { name: APPROVAL_EXPIRY_QUEUE, retryLimit: 0, expireInSeconds: 5 * 60, deleteAfterSeconds: 3600 },
+  // A missed run is made up by the next one. NOTIFY: the job sent for a minute wakes a worker at
+  // once (of whichever process), rather than up to a polling interval later.
+  {
+    name: APPROVAL_EXPIRY_QUEUE,
+    notify: true,
+    retryLimit: 0,
+    expireInSeconds: 5 * 60,
+    deleteAfterSeconds: 3600,
+  },
 ];
 
 export async function startApprovalWorkers(jobs: Jobs, deps: Deps): Promise<void> {
