@@ -10,6 +10,7 @@ import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/shared/logger.ts";
 import { Client, RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
 import { startReceiver } from "./_helpers/receiver.ts";
+import { actorOf, newApproval } from "./_helpers/approvals.ts";
 import {
   customerMessage,
   seedChannel,
@@ -149,6 +150,22 @@ Deno.test("a token in a webhook's or an intent's URL: sealed at rest, sent as re
     const stored = await t.app.deps.db.eventWebhook.findUniqueOrThrow({ where: { id: created.body.id } });
     assert.match(stored.url, /\?access_token=sb1:[0-9a-f]{8}:[A-Za-z0-9_-]+$/);
     assert.ok(!(await dumpDatabase(t.db.url)).includes("xyz789"));
+
+    // A change the supervisor proposes keeps the new URL's token sealed in its snapshot until approved.
+    const proposedToken = `ap-${crypto.randomUUID()}`;
+    const proposedUrl = `${hook.url("/approved")}?token=${proposedToken}`;
+    const approvalId = await newApproval(
+      await actorOf(t.app, owner.token, workspaceId),
+      agent.id,
+      { tool: "update_webhook", target: { webhookId: created.body.id }, change: { url: proposedUrl } },
+    );
+    assert.ok(!(await dumpDatabase(t.db.url)).includes(proposedToken), "the snapshot holds the token");
+    const approval = (await owner.client.get(`/api/approvals/${approvalId}`)).body;
+    assert.deepEqual([approval.before.url, approval.after.url], [patched, proposedUrl]);
+    const approved = await owner.client.post(`/api/approvals/${approvalId}/approve`, {});
+    assert.equal(approved.body.status, "APPROVED", JSON.stringify(approved.body));
+    assert.equal((await owner.client.get(webhookPath)).body.url, proposedUrl);
+    assert.ok(!(await dumpDatabase(t.db.url)).includes(proposedToken));
   } finally {
     await t.close();
     await Promise.all([model.close(), graph.close(), hook.close()]);

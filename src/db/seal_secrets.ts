@@ -148,12 +148,14 @@ async function sealUrls(
 ): Promise<number> {
   let changed = 0;
   let after = "";
+  const select = `SELECT id, "${column}" AS url FROM "${table}"
+    WHERE id > $2 AND ${UNSEALED_QUERY(`"${column}"`)} ORDER BY id LIMIT ${BATCH}`;
   for (;;) {
+    // Looked for outside a transaction first: most starts have nothing to do and open none.
+    if (!(await db.$queryRawUnsafe<unknown[]>(select, done, after)).length) return changed;
     const rows = await db.$transaction(async (tx) => {
       const rows = await tx.$queryRawUnsafe<Array<{ id: string; url: string }>>(
-        `SELECT id, "${column}" AS url FROM "${table}"
-          WHERE id > $2 AND ${UNSEALED_QUERY(`"${column}"`)}
-          ORDER BY id LIMIT ${BATCH} FOR UPDATE`,
+        `${select} FOR UPDATE`,
         done,
         after,
       );
@@ -185,12 +187,13 @@ async function sealApprovalUrls(db: Db, done: string, fix: (v: string) => string
   const where = ["before", "after"].flatMap((c) => keys.map((k) => UNSEALED_QUERY(`(${c}->>'${k}')`)));
   let changed = 0;
   let after = "";
+  const select = `SELECT id, before, after FROM "PendingApproval"
+    WHERE id > $2 AND (${where.join(" OR ")}) ORDER BY id LIMIT ${BATCH}`;
   for (;;) {
+    if (!(await db.$queryRawUnsafe<unknown[]>(select, done, after)).length) return changed;
     const rows = await db.$transaction(async (tx) => {
       const rows = await tx.$queryRawUnsafe<Array<{ id: string; before: unknown; after: unknown }>>(
-        `SELECT id, before, after FROM "PendingApproval"
-          WHERE id > $2 AND (${where.join(" OR ")})
-          ORDER BY id LIMIT ${BATCH} FOR UPDATE`,
+        `${select} FOR UPDATE`,
         done,
         after,
       );
