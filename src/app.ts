@@ -95,7 +95,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The data migration of the secret box: rows stored before it existed are sealed now.
   const secrets = await resolveSecretBox(config);
   const sealed = await sealStoredSecrets(db, secrets, "plaintext");
-  if (sealed.webhooks || sealed.channels || sealed.approvals) logger.info("sealed stored secrets", sealed);
+  if (Object.values(sealed).some((n) => n > 0)) logger.info("sealed stored secrets", sealed);
   const clock = options.clock ?? systemClock;
   const jobs = new Jobs(databaseUrl, logger);
   // The dead letter first: the delivery queue names it.

@@ -310,7 +310,7 @@ Deno.test("rows stored in plaintext are sealed at start, and still sign with the
     assert.equal(call.headers.get("x-legacy"), headerValue);
 
     // Idempotent: nothing left to seal.
-    const none = { webhooks: 0, channels: 0, approvals: 0 };
+    const none = { webhooks: 0, intents: 0, channels: 0, approvals: 0 };
     assert.deepEqual(await sealStoredSecrets(t.app.deps.db, t.app.deps.secrets, "plaintext"), none);
     assert.deepEqual(await sealStoredSecrets(t.app.deps.db, t.app.deps.secrets, "rotate"), none);
   } finally {
@@ -422,7 +422,7 @@ Deno.test("admin rotate-secrets reseals everything under the new key; the old ke
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(JSON.parse(run.stdout), {
       kid: kidOf(key),
-      resealed: { webhooks: 2, channels: 1, approvals: 1 },
+      resealed: { webhooks: 2, intents: 0, channels: 1, approvals: 1 },
     });
     const dump = await dumpDatabase(t.db.url);
     assert.ok(!dump.includes(`sb1:${kidOf(oldKey)}:`), "no value left under the old key");
@@ -449,7 +449,12 @@ Deno.test("admin rotate-secrets reseals everything under the new key; the old ke
     // Again: nothing to do.
     const again = await rotateSecretsCommand(env);
     assert.equal(again.code, 0, again.stderr);
-    assert.deepEqual(JSON.parse(again.stdout).resealed, { webhooks: 0, channels: 0, approvals: 0 });
+    assert.deepEqual(JSON.parse(again.stdout).resealed, {
+      webhooks: 0,
+      intents: 0,
+      channels: 0,
+      approvals: 0,
+    });
 
     // The old key dropped: an app with the new key alone opens everything.
     later = await buildApp(

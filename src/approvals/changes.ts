@@ -4,15 +4,16 @@
  * `before` snapshot of what it replaces, the `after` of what it writes, and how it executes, which
  * is always through the domain's own service function, the one REST and GraphQL call.
  *
- * Snapshots are plain JSON. A webhook's header values are sealed in the stored snapshot (the
- * secret box, as in the EventWebhook table) and opened to compare and execute; signing secrets are
- * never part of a snapshot.
+ * Snapshots are plain JSON. A webhook's header values and the credential-like query values of
+ * webhook and intent URLs are sealed in the stored snapshot (the secret box, as in their tables)
+ * and opened to compare and execute; signing secrets are never part of a snapshot.
  */
 import { z } from "zod";
 import type { ActorContext } from "../context.ts";
 import type { Tx } from "../db/client.ts";
 import { notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
+import { openUrlSecrets, sealUrlSecrets } from "../shared/url_secrets.ts";
 import * as agents from "../agents/service.ts";
 import * as intents from "../intents/service.ts";
 import * as webhooks from "../webhooks/service.ts";
@@ -130,6 +131,7 @@ async function intentTarget(ctx: ActorContext, intentId: string, lock?: Tx): Pro
   });
   if (!row) throw notFound("Intent");
   const { agentId, ...before } = row;
+  before.webhookUrl = openUrlSecrets(ctx.secrets, before.webhookUrl);
   return { targetType: "INTENT", targetId: id, agentId, before: before as Snapshot };
 }
 
@@ -145,7 +147,11 @@ async function webhookTarget(ctx: ActorContext, webhookId: string, lock?: Tx): P
   });
   if (!row) throw notFound("Webhook");
   const { agentId, headers, ...rest } = row;
-  const before = { ...rest, headers: ctx.secrets.openValues(headers as Record<string, string>) };
+  const before = {
+    ...rest,
+    url: openUrlSecrets(ctx.secrets, rest.url),
+    headers: ctx.secrets.openValues(headers as Record<string, string>),
+  };
   return { targetType: "WEBHOOK", targetId: id, agentId, before };
 }
 
@@ -283,16 +289,25 @@ export const CHANGE_KINDS: Readonly<Record<ApprovalTool, ChangeKind>> = Object.f
   KINDS.map((k) => [k.tool, k]),
 ) as Record<ApprovalTool, ChangeKind>;
 
-/** A snapshot as stored: header values sealed. */
+/** The snapshot keys holding a URL: a webhook's `url`, an intent's `webhookUrl`. */
+const URL_KEYS = ["url", "webhookUrl"] as const;
+
+/** A snapshot as stored: header values and URL credentials sealed. */
 export function sealSnapshot(ctx: Pick<ActorContext, "secrets">, s: Snapshot | null): Snapshot | null {
-  if (!s || !s.headers) return s;
-  return { ...s, headers: ctx.secrets.sealValues(s.headers as Record<string, string>) };
+  if (!s) return s;
+  const out: Snapshot = { ...s };
+  if (s.headers) out.headers = ctx.secrets.sealValues(s.headers as Record<string, string>);
+  for (const key of URL_KEYS) if (typeof s[key] === "string") out[key] = sealUrlSecrets(ctx.secrets, s[key]);
+  return out;
 }
 
-/** A stored snapshot opened: header values in plain text. */
+/** A stored snapshot opened: header values and URLs in plain text. */
 export function openSnapshot(ctx: Pick<ActorContext, "secrets">, s: unknown): Snapshot | null {
   if (!s || typeof s !== "object") return null;
-  const snap = s as Snapshot;
-  if (!snap.headers) return snap;
-  return { ...snap, headers: ctx.secrets.openValues(snap.headers as Record<string, string>) };
+  const out: Snapshot = { ...s as Snapshot };
+  if (out.headers) out.headers = ctx.secrets.openValues(out.headers as Record<string, string>);
+  for (const key of URL_KEYS) {
+    if (typeof out[key] === "string") out[key] = openUrlSecrets(ctx.secrets, out[key]);
+  }
+  return out;
 }

@@ -2,7 +2,7 @@
 import { can } from "../auth/permissions.ts";
 import type { ActorContext } from "../context.ts";
 import { defineView, enumType, type FieldSpec, presentRow } from "../shared/view.ts";
-import { MASK, maskUrlSecrets } from "../shared/url_secrets.ts";
+import { MASK, maskUrlSecrets, openUrlSecrets } from "../shared/url_secrets.ts";
 
 export const APPROVAL_TOOLS = [
   "update_agent_prompt",
@@ -36,9 +36,9 @@ export const ApprovalTargetType = enumType(
 );
 
 /**
- * A before/after snapshot as the actor may see it. Webhook header values are stored sealed: opened
- * for roles with webhook:secrets, masked for the others; URLs get credential-like query values
- * masked for the others, as the Webhook and Intent views show them. Signing secrets are never in a
+ * A before/after snapshot as the actor may see it. Webhook header values and URLs' credential-like
+ * query values are stored sealed: opened for roles with webhook:secrets, masked for the others, as
+ * the Webhook and Intent views show them. Signing secrets are never in a
  * snapshot (src/approvals/changes.ts).
  */
 export function presentSnapshot(ctx: ActorContext, stored: unknown): unknown {
@@ -51,10 +51,10 @@ export function presentSnapshot(ctx: ActorContext, stored: unknown): unknown {
       ? ctx.secrets.openValues(headers)
       : Object.fromEntries(Object.keys(headers).map((k) => [k, MASK]));
   }
-  if (!secrets) {
-    for (const key of ["url", "webhookUrl"]) {
-      if (typeof out[key] === "string") out[key] = maskUrlSecrets(out[key] as string);
-    }
+  for (const key of ["url", "webhookUrl"]) {
+    if (typeof out[key] !== "string") continue;
+    const url = out[key] as string;
+    out[key] = secrets ? openUrlSecrets(ctx.secrets, url) : maskUrlSecrets(url);
   }
   return out;
 }

@@ -1,5 +1,5 @@
 /**
- * An agent's channels (decisions.md "Channels (paths)"): WHATSAPP numbers and API channels.
+ * An agent's channels: WHATSAPP numbers and API channels.
  * Secrets (access token, app secret, verify token) are write-only: sealed together as one JSON in
  * Channel.credentials (shared/secret_box.ts) and never part of an answer or a log line.
  */
@@ -7,6 +7,7 @@ import type { z } from "zod";
 import type { ActorContext, Deps } from "../context.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { badRequest, conflict, notFound } from "../shared/errors.ts";
+import { QUEUED_TRANSACTION } from "../db/transaction.ts";
 import { assertId } from "../shared/validation.ts";
 import { dbAppError } from "../shared/db_errors.ts";
 import { findAgentOr404 } from "../agents/service.ts";
@@ -88,7 +89,7 @@ async function findChannelOr404(ctx: ActorContext, agentId: string, channelId: s
       agentId: assertId(agentId, "Agent"),
       workspaceId: ctx.actor.workspaceId,
     },
-    select: { ...channelSelect, credentials: true },
+    select: channelSelect,
   });
   if (!row) throw notFound("Channel");
   return row;
@@ -106,28 +107,26 @@ export async function updateChannel(
       { path: "config", message: "an API channel has no config" },
     ]);
   }
-  let credentials: string | undefined;
-  if (Object.keys(changed).length) {
-    const stored = current.credentials ? openSecrets(ctx, current.credentials) : {};
-    credentials = ctx.secrets.seal(JSON.stringify({ ...stored, ...changed }));
-  }
-  // Compare-and-set on the sealed value: two PATCHes of different keys at once cannot lose one.
   const row = await uniquePhone(() =>
     ctx.db.$transaction(async (tx) => {
-      const n = await tx.channel.updateMany({
-        where: { id: current.id, credentials: current.credentials },
+      // The row is locked before its secrets are read: concurrent PATCHes of one channel take
+      // turns, each merging its keys into what the one before it wrote, so none is lost or refused.
+      const [locked] = await tx.$queryRaw<Array<{ credentials: string | null }>>`
+        SELECT credentials FROM "Channel" WHERE id = ${current.id} FOR UPDATE`;
+      if (!locked) throw notFound("Channel");
+      let credentials: string | undefined;
+      if (Object.keys(changed).length) {
+        const stored = locked.credentials ? openSecrets(ctx, locked.credentials) : {};
+        credentials = ctx.secrets.seal(JSON.stringify({ ...stored, ...changed }));
+      }
+      await tx.channel.update({
+        where: { id: current.id },
         data: { label: data.label, phoneNumberId, credentials },
       });
-      if (n.count !== 1) {
-        throw conflict(
-          "CONCURRENT_CHANGE",
-          "A concurrent change got in the way; nothing was changed. Try again.",
-        );
-      }
       // Every process' channel cache forgets it when this commits.
       await announceChannelChange(tx, current.id);
       return await tx.channel.findUniqueOrThrow({ where: { id: current.id }, select: channelSelect });
-    })
+    }, QUEUED_TRANSACTION)
   );
   ctx.channels.forget(current.id);
   return channelView(ctx, row);

@@ -50,7 +50,12 @@ export const messageView = defineView({
     error: { type: "JSON", nullable: true },
     mediaId: { type: "String", nullable: true },
     mediaMimeType: { type: "String", nullable: true },
-    payload: { type: "JSON", nullable: true, description: "A location, or the option a reply chose." },
+    payload: {
+      type: "JSON",
+      nullable: true,
+      description:
+        "A location, the option a reply chose, or an OTHER message's raw JSON as the channel sent it.",
+    },
     inputTokens: { type: "Int", nullable: true, description: "Model usage of an AI message." },
     outputTokens: { type: "Int", nullable: true },
     createdAt: { type: "DateTime" },

@@ -9,6 +9,7 @@
  */
 import type { Db } from "./client.ts";
 import { SEALED_PREFIX, SecretBox } from "../shared/secret_box.ts";
+import { fixUrlSecrets } from "../shared/url_secrets.ts";
 
 const BATCH = 100;
 
@@ -20,20 +21,21 @@ type Row = {
 };
 
 /**
- * Seals (or reseals) the webhook, channel and approval secrets that need it; returns how many rows
- * of each changed.
+ * Seals (or reseals) the webhook, intent, channel and approval secrets that need it (credentials in
+ * URL queries included); returns how many rows of each changed.
  */
 export async function sealStoredSecrets(
   db: Db,
   box: SecretBox,
   mode: "plaintext" | "rotate",
-): Promise<{ webhooks: number; channels: number; approvals: number }> {
+): Promise<{ webhooks: number; intents: number; channels: number; approvals: number }> {
   // A value needs work unless it starts with this.
   const done = mode === "plaintext" ? SEALED_PREFIX : `${SEALED_PREFIX}${box.kid}:`;
   const fix = (v: string) => v.startsWith(done) ? v : box.reseal(v);
   const channels = await sealChannels(db, done, fix);
-  const approvals = await sealApprovals(db, done, fix);
-  let changed = 0;
+  const approvals = await sealApprovals(db, done, fix) + await sealApprovalUrls(db, done, fix);
+  const intents = await sealUrls(db, "Intent", "webhookUrl", done, fix);
+  let changed = await sealUrls(db, "EventWebhook", "url", done, fix);
   for (;;) {
     const n = await db.$transaction(async (tx) => {
       const rows = await tx.$queryRaw<Row[]>`
@@ -62,7 +64,7 @@ export async function sealStoredSecrets(
     });
     changed += n;
     // Not `n < BATCH`: rows resealed by another process while we waited drop out of a batch.
-    if (n === 0) return { webhooks: changed, channels, approvals };
+    if (n === 0) return { webhooks: changed, intents, channels, approvals };
   }
 }
 
@@ -126,5 +128,86 @@ async function sealApprovals(db: Db, done: string, fix: (v: string) => string): 
     });
     changed += n;
     if (n === 0) return changed;
+  }
+}
+
+/**
+ * A URL whose query has a value not yet sealed as `done` asks for: the rows worth reading in JS,
+ * which then seals only the credential-like values (shared/url_secrets.ts). Other parameters match
+ * too, so these passes walk by id instead of until nothing matches.
+ */
+const UNSEALED_QUERY = (column: string) => `${column} ~ ('[?&][^=&#]+=(?!' || $1 || ')[^&#]')`;
+
+/** EventWebhook.url and Intent.webhookUrl: credential-like query values sealed, same batches and locks. */
+async function sealUrls(
+  db: Db,
+  table: "EventWebhook" | "Intent",
+  column: "url" | "webhookUrl",
+  done: string,
+  fix: (v: string) => string,
+): Promise<number> {
+  let changed = 0;
+  let after = "";
+  const select = `SELECT id, "${column}" AS url FROM "${table}"
+    WHERE id > $2 AND ${UNSEALED_QUERY(`"${column}"`)} ORDER BY id LIMIT ${BATCH}`;
+  for (;;) {
+    // Looked for outside a transaction first: most starts have nothing to do and open none.
+    if (!(await db.$queryRawUnsafe<unknown[]>(select, done, after)).length) return changed;
+    const rows = await db.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<Array<{ id: string; url: string }>>(
+        `${select} FOR UPDATE`,
+        done,
+        after,
+      );
+      for (const row of rows) {
+        const fixed = fixUrlSecrets(row.url, fix);
+        if (fixed === row.url) continue;
+        await tx.$executeRawUnsafe(`UPDATE "${table}" SET "${column}" = $1 WHERE id = $2`, fixed, row.id);
+        changed++;
+      }
+      return rows;
+    });
+    if (rows.length === 0) return changed;
+    after = rows[rows.length - 1].id;
+  }
+}
+
+/** PendingApproval snapshots' `url` (webhooks) and `webhookUrl` (intents), as sealUrls does. */
+async function sealApprovalUrls(db: Db, done: string, fix: (v: string) => string): Promise<number> {
+  const keys = ["url", "webhookUrl"] as const;
+  const fixSnapshot = (snapshot: unknown) => {
+    if (!snapshot || typeof snapshot !== "object" || Array.isArray(snapshot)) return snapshot;
+    const out = { ...snapshot } as Record<string, unknown>;
+    for (const key of keys) {
+      if (typeof out[key] === "string") out[key] = fixUrlSecrets(out[key] as string, fix);
+    }
+    return out;
+  };
+  const json = (v: unknown) => v === null || v === undefined ? null : JSON.stringify(v);
+  const where = ["before", "after"].flatMap((c) => keys.map((k) => UNSEALED_QUERY(`(${c}->>'${k}')`)));
+  let changed = 0;
+  let after = "";
+  const select = `SELECT id, before, after FROM "PendingApproval"
+    WHERE id > $2 AND (${where.join(" OR ")}) ORDER BY id LIMIT ${BATCH}`;
+  for (;;) {
+    if (!(await db.$queryRawUnsafe<unknown[]>(select, done, after)).length) return changed;
+    const rows = await db.$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<Array<{ id: string; before: unknown; after: unknown }>>(
+        `${select} FOR UPDATE`,
+        done,
+        after,
+      );
+      for (const row of rows) {
+        const [before, afterSnap] = [fixSnapshot(row.before), fixSnapshot(row.after)];
+        if (json(before) === json(row.before) && json(afterSnap) === json(row.after)) continue;
+        await tx.$executeRaw`
+          UPDATE "PendingApproval" SET before = ${json(before)}::jsonb, after = ${json(afterSnap)}::jsonb
+           WHERE id = ${row.id}`;
+        changed++;
+      }
+      return rows;
+    });
+    if (rows.length === 0) return changed;
+    after = rows[rows.length - 1].id;
   }
 }

@@ -8,6 +8,7 @@ import type { Prisma } from "../generated/prisma/client.ts";
 import { badRequest, conflict, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
 import { columnSelect, presentRow } from "../shared/view.ts";
+import { sealUrlSecrets } from "../shared/url_secrets.ts";
 import { findAgentOr404 } from "../agents/service.ts";
 import type { createIntentSchema, RequiredField, updateIntentSchema } from "./schemas.ts";
 import { intentTag, tagProblem } from "./tag.ts";
@@ -19,7 +20,10 @@ export type IntentView = Omit<Prisma.IntentGetPayload<{ select: typeof intentSel
   requiredFields: RequiredField[];
 };
 
-/** Credential-like query values of webhookUrl are masked for roles without webhook:secrets. */
+/**
+ * Credential-like query values of webhookUrl are stored sealed: opened for roles with
+ * webhook:secrets, masked for the others.
+ */
 function intentView(ctx: ActorContext, row: IntentView): IntentView {
   return presentRow(ctx, intentViewDecl, row);
 }
@@ -58,7 +62,10 @@ export async function createIntent(
   try {
     return intentView(
       ctx,
-      await ctx.db.intent.create({ data: { ...data, tag, agentId }, select: intentSelect }) as IntentView,
+      await ctx.db.intent.create({
+        data: { ...data, webhookUrl: sealUrlSecrets(ctx.secrets, data.webhookUrl), tag, agentId },
+        select: intentSelect,
+      }) as IntentView,
     );
   } catch (e) {
     if (isUniqueViolation(e)) throw duplicateTag(tag);
@@ -93,7 +100,11 @@ export async function updateIntent(
       ctx,
       await ctx.db.intent.update({
         where: { id: current.id },
-        data: { ...data, ...(tag ? { tag } : {}) },
+        data: {
+          ...data,
+          webhookUrl: data.webhookUrl && sealUrlSecrets(ctx.secrets, data.webhookUrl),
+          ...(tag ? { tag } : {}),
+        },
         select: intentSelect,
       }) as IntentView,
     );

@@ -12,6 +12,7 @@ import type { JobQueue } from "../shared/jobs.ts";
 import type { Logger } from "../shared/logger.ts";
 import type { OutboundPolicy } from "../shared/outbound.ts";
 import { type SecretBox, SecretBoxError } from "../shared/secret_box.ts";
+import { openUrlSecrets } from "../shared/url_secrets.ts";
 import { type AttemptOutcome, sendWebhook, type WebhookCall, type WebhookPayload } from "./sender.ts";
 
 export const WEBHOOK_DELIVERY_QUEUE = "webhook-delivery";
@@ -124,6 +125,7 @@ export async function dueAttempts(
     let sealError: string | undefined;
     try {
       // Stored sealed (shared/secret_box.ts); opened only here, for the call.
+      call.url = openUrlSecrets(secrets, d.url);
       call.headers = secrets.openValues(d.headers);
       call.signingSecret = secrets.open(d.signingSecret);
       if (d.previousSigningSecret && d.previousSecretExpiresAt) {

@@ -8,6 +8,7 @@ import type { Prisma } from "../generated/prisma/client.ts";
 import { badRequest, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
 import { columnSelect, presentRow } from "../shared/view.ts";
+import { sealUrlSecrets } from "../shared/url_secrets.ts";
 import { findAgentOr404 } from "../agents/service.ts";
 import type { createWebhookSchema, updateWebhookSchema } from "./schemas.ts";
 import { webhookView as webhookViewDecl } from "./views.ts";
@@ -48,6 +49,7 @@ export async function createWebhook(
   const row = await ctx.db.eventWebhook.create({
     data: {
       ...data,
+      url: sealUrlSecrets(ctx.secrets, data.url),
       agentId,
       signingSecret: ctx.secrets.seal(signingSecret),
       headers: ctx.secrets.sealValues(data.headers),
@@ -85,7 +87,11 @@ export async function updateWebhook(
   const current = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
   const row = await ctx.db.eventWebhook.update({
     where: { id: current.id },
-    data: { ...data, headers: data.headers && ctx.secrets.sealValues(data.headers) },
+    data: {
+      ...data,
+      url: data.url && sealUrlSecrets(ctx.secrets, data.url),
+      headers: data.headers && ctx.secrets.sealValues(data.headers),
+    },
     select: webhookSelect,
   });
   return webhookView(ctx, row);

@@ -1,13 +1,18 @@
 /** The readable types of src/webhooks: registrations, their deliveries and attempts (see shared/view.ts). */
 import { defineView, type FieldSpec } from "../shared/view.ts";
-import { MASK, maskUrlSecrets } from "../shared/url_secrets.ts";
+import { MASK, maskUrlSecrets, openUrlSecrets } from "../shared/url_secrets.ts";
 import { can } from "../auth/permissions.ts";
 import { DeliveryStatus, HttpMethod, WEBHOOK_EVENTS } from "./schemas.ts";
 
-/** URLs (webhook and intent): credential-like query values masked for roles without webhook:secrets. */
+/**
+ * URLs (webhook and intent) are stored with credential-like query values sealed: opened for roles
+ * with webhook:secrets, masked for the others.
+ */
 export const presentUrl: FieldSpec["present"] = {
-  unless: "webhook:secrets",
-  apply: (_ctx, url) => maskUrlSecrets(String(url)),
+  apply: (ctx, url) =>
+    can(ctx.actor, "webhook:secrets")
+      ? openUrlSecrets(ctx.secrets, String(url))
+      : maskUrlSecrets(String(url)),
 };
 
 /** Stored header values are sealed: opened for roles with webhook:secrets, masked for the others. */

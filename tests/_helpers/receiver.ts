@@ -7,6 +7,8 @@
 export interface Call {
   method: string;
   path: string;
+  /** The query as received, with its `?` ("" when none). */
+  search: string;
   headers: Headers;
   body: string;
   /** performance.now() when the request arrived. */
@@ -67,6 +69,7 @@ export function startReceiver(
     const call: Call = {
       method: req.method,
       path: new URL(req.url).pathname,
+      search: new URL(req.url).search,
       headers: req.headers,
       body: await req.text(),
       at: performance.now(),
@@ -113,7 +116,15 @@ export function startClosingReceiver(): Receiver {
           if (i > 0) headers.append(line.slice(0, i).trim(), line.slice(i + 1).trim());
         }
         const [method = "", path = ""] = requestLine.split(" ");
-        calls.push({ method, path, headers, body, at: performance.now() });
+        const q = path.indexOf("?");
+        calls.push({
+          method,
+          path: q < 0 ? path : path.slice(0, q),
+          search: q < 0 ? "" : path.slice(q),
+          headers,
+          body,
+          at: performance.now(),
+        });
         w.notify();
         conns.delete(conn);
         try {

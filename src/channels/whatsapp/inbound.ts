@@ -2,23 +2,26 @@
  * The WhatsApp Cloud API `messages` webhook (Meta: "messages webhook reference", its text, image,
  * interactive, button, location and status pages) turned into the platform's records: customer
  * messages to store and status updates of messages already sent. Pure and transport-free: the
- * route verifies the signature (signature.ts), hands the parsed JSON here and queues the records.
+ * route verifies the signature (signature.ts), hands the body here and queues the records.
  *
- * Tolerant where Meta may grow: unknown fields are dropped, unknown message types are kept as
- * OTHER with a placeholder such as `[video]`, unknown status values and non-`messages` fields are
- * skipped with a reason. Strict where storing would go wrong: a payload whose envelope, ids,
- * timestamps or known message parts are malformed is refused as a whole with field problems, so
- * nothing of it is half-stored; strings PostgreSQL cannot store (NUL, unpaired surrogates) too.
+ * A correctly signed post is never refused for what it carries: Meta resends refused posts, and
+ * one post can carry several customers' messages, so one odd message must not cost the others.
+ * Every message with a sender is kept: read into its type when its parts can be read, otherwise as
+ * OTHER with its raw JSON (`unreadable` says why). What cannot be stored at all (no sender, a body
+ * that is not JSON) is listed in `dropped` to be logged; statuses and changes that are not ours in
+ * `skipped`. Nothing here throws, whatever the input.
  */
-import { z } from "zod";
-import type { FieldProblem } from "../../shared/errors.ts";
+import { createHash } from "node:crypto";
 
 /**
  * The stored message type. TEXT, AUDIO, IMAGE and DOCUMENT are the spec's (intent triggerOnTypes);
- * LOCATION and OTHER are not in prisma's MessageType yet (the conversations work adds them).
- * Interactive and template-button replies are TEXT: the customer's choice is its title.
+ * interactive and template-button replies are TEXT: the customer's choice is its title.
  */
 export type InboundMessageType = "TEXT" | "AUDIO" | "IMAGE" | "DOCUMENT" | "LOCATION" | "OTHER";
+
+/** A JSON object as parsed (strings already made storable, see `storable`). */
+export type JsonObject = { [key: string]: JsonValue };
+export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObject;
 
 export interface InboundMedia {
   /** Meta's media id (downloaded later through the Graph API, not by this module). */
@@ -29,16 +32,20 @@ export interface InboundMedia {
 }
 
 export interface InboundMessage {
-  /** The `wamid.…` id: the deduplication key (unique per channel). */
+  /**
+   * The `wamid.…` id: the deduplication key (unique per channel). A message without a usable id
+   * gets `sha256:<hex of its JSON>`, so a resent post is still stored once.
+   */
   waMessageId: string;
-  /** `metadata.phone_number_id` of the business number that received it. */
-  phoneNumberId: string;
+  /** `metadata.phone_number_id` of the business number that received it; null when unreadable. */
+  phoneNumberId: string | null;
   /** The customer's WhatsApp id (phone number), the contact's externalId. */
   from: string;
   /** The customer's profile name from `contacts`, or null when Meta sent none. */
   contactName: string | null;
-  timestamp: Date;
-  /** WhatsApp's own type (`text`, `interactive`, `sticker`, …), kept for logs and later types. */
+  /** Meta's time of the message; null when unreadable (the platform stores its own time anyway). */
+  timestamp: Date | null;
+  /** WhatsApp's own type (`text`, `interactive`, `sticker`, …), kept for logs. */
   kind: string;
   type: InboundMessageType;
   /** What is stored as the message content and shown to the model: the text, or a placeholder. */
@@ -49,12 +56,16 @@ export interface InboundMessage {
   /** The option chosen in an interactive list/button or a template quick-reply button. */
   reply: { id: string; title: string } | null;
   location: { latitude: number; longitude: number; name: string | null; address: string | null } | null;
+  /** Why the message could not be read (it is then OTHER); null when it was. */
+  unreadable: string | null;
+  /** The message as Meta sent it: OTHER messages keep it as their payload. */
+  raw: JsonObject;
 }
 
 export type DeliveryState = "sent" | "delivered" | "read" | "failed";
 
 export interface WhatsAppError {
-  code: number;
+  code: number | null;
   title: string;
   message: string | null;
   details: string | null;
@@ -62,137 +73,113 @@ export interface WhatsAppError {
 
 export interface StatusUpdate {
   waMessageId: string;
-  phoneNumberId: string;
+  phoneNumberId: string | null;
   recipientId: string | null;
   status: DeliveryState;
   errors: WhatsAppError[];
-  timestamp: Date;
+  timestamp: Date | null;
 }
 
-export type InboundParse =
-  | {
-    ok: true;
-    messages: InboundMessage[];
-    statuses: StatusUpdate[];
-    /** Errors Meta reports about the account or app (`value.errors`): to log, nothing to store. */
-    accountErrors: WhatsAppError[];
-    /** What was ignored and why (unknown fields of `changes`, unknown status values). */
-    skipped: string[];
+/** Something of the post that cannot be stored at all: where, why, and a short excerpt to log. */
+export interface Dropped {
+  path: string;
+  reason: string;
+  excerpt: string;
+}
+
+export interface InboundParse {
+  messages: InboundMessage[];
+  statuses: StatusUpdate[];
+  /** Errors Meta reports about the account or app (`value.errors`): to log, nothing to store. */
+  accountErrors: WhatsAppError[];
+  /** What was ignored by design and why (other `field`s, untracked status values). */
+  skipped: string[];
+  /** What could not be stored (no sender, not JSON): to log. */
+  dropped: Dropped[];
+}
+
+// ---- reading JSON liberally ----
+
+/** Deeper than this, a value is cut (PostgreSQL's jsonb and this module's recursion both have limits). */
+const MAX_DEPTH = 64;
+const TOO_DEEP = "[nested too deep]";
+/** Ids and addresses are index keys: longer ones are not taken as given. */
+const MAX_ID = 256;
+const EXCERPT = 500;
+
+/** A string PostgreSQL can store: NUL and unpaired surrogates become U+FFFD. */
+function storableString(s: string): string {
+  return (s.includes("\0") ? s.replaceAll("\0", "\uFFFD") : s).toWellFormed();
+}
+
+/** Parsed JSON with every string (and key) storable and nesting cut at MAX_DEPTH. */
+export function storable(value: unknown, depth = 0): JsonValue {
+  if (typeof value === "string") return storableString(value);
+  if (typeof value === "number") return Number.isFinite(value) ? value : null;
+  if (typeof value === "boolean" || value === null) return value;
+  if (depth >= MAX_DEPTH) return TOO_DEEP;
+  if (Array.isArray(value)) return value.map((v) => storable(v, depth + 1));
+  if (typeof value === "object") {
+    // fromEntries defines own keys, so a `__proto__` key stays data.
+    return Object.fromEntries(
+      Object.entries(value as object).map(([k, v]) => [storableString(k), storable(v, depth + 1)]),
+    );
   }
-  | { ok: false; problems: FieldProblem[] };
+  return null;
+}
 
-// ---- schemas: only what is read; z.object drops every other field ----
+const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
+/** An array as it is, one object as a list of it, anything else as nothing. */
+const list = (v: unknown): JsonValue[] => Array.isArray(v) ? v : isObject(v) ? [v] : [];
+const text = (v: unknown): string | null => typeof v === "string" ? v : null;
+/** An id: a non-empty string (or a number, as some senders write wa_ids) of at most MAX_ID characters. */
+function idOf(v: unknown): string | null {
+  const s = typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? String(v) : text(v);
+  return s && s.length <= MAX_ID ? s : null;
+}
+/** Unix seconds as a string of digits or a number. */
+function timeOf(v: unknown): Date | null {
+  const n = typeof v === "number" ? v : typeof v === "string" && /^\d{1,12}$/.test(v) ? Number(v) : NaN;
+  return Number.isFinite(n) && n >= 0 && n < 1e12 ? new Date(n * 1000) : null;
+}
+function numberOf(v: unknown): number | null {
+  const n = typeof v === "number" ? v : typeof v === "string" && v.trim() !== "" ? Number(v) : NaN;
+  return Number.isFinite(n) ? n : null;
+}
+function excerpt(v: unknown): string {
+  const s = typeof v === "string" ? v : JSON.stringify(v) ?? String(v);
+  return s.length > EXCERPT ? `${s.slice(0, EXCERPT)}…` : s;
+}
 
-const storable = (s: string) => !s.includes("\0") && s.isWellFormed();
-const UNSTORABLE = "must not contain NUL characters or unpaired surrogates";
-/** A string the database can store, at most `max` characters. */
-const str = (max: number) => z.string().max(max).refine(storable, UNSTORABLE);
-const id = str(256).min(1);
-/** Unix seconds, which Meta sends as a string of digits (a number is taken too). */
-const unixSeconds = z.union([z.string().regex(/^\d{1,12}$/, "must be Unix seconds"), z.number().int().min(0)])
-  .transform((s) => new Date(Number(s) * 1000));
-/** WhatsApp's text limit is 4096; a little room so a longer one is stored, not refused. */
-const body = str(65_536);
-
-const errorSchema = z.object({
-  code: z.number().int(),
-  title: str(1000).optional(),
-  message: str(2000).optional(),
-  error_data: z.object({ details: str(4000).optional() }).optional(),
-});
-
-const mediaSchema = z.object({
-  id,
-  mime_type: str(255).optional(),
-  caption: body.optional(),
-  filename: str(1000).optional(),
-});
-
-const replySchema = z.object({ id: str(1000), title: str(1000) });
-
-/** The parts of a message read per known type; a present but malformed part refuses the payload. */
-const knownParts = {
-  text: z.object({ body }),
-  image: mediaSchema,
-  audio: mediaSchema,
-  document: mediaSchema,
-  video: mediaSchema,
-  sticker: mediaSchema,
-  interactive: z.object({
-    type: str(64),
-    button_reply: replySchema.optional(),
-    list_reply: replySchema.optional(),
-  }),
-  button: z.object({ text: str(1000), payload: str(1000).optional() }),
-  location: z.object({
-    latitude: z.number().min(-90).max(90),
-    longitude: z.number().min(-180).max(180),
-    name: str(1000).optional(),
-    address: str(2000).optional(),
-  }),
-} as const;
-type KnownKind = keyof typeof knownParts;
-
-const messageSchema = z.object({
-  from: id,
-  id,
-  timestamp: unixSeconds,
-  type: str(64).min(1),
-  ...Object.fromEntries(Object.entries(knownParts).map(([k, s]) => [k, s.optional()])) as {
-    [K in KnownKind]: z.ZodOptional<typeof knownParts[K]>;
-  },
-}).superRefine((m, ctx) => {
-  // A known type must carry its part (a `text` message without `text` has nothing to store).
-  if (Object.hasOwn(knownParts, m.type) && m[m.type as KnownKind] === undefined) {
-    ctx.addIssue({ code: "custom", path: [m.type], message: `is required for a ${m.type} message` });
-  }
-});
-
-const statusSchema = z.object({
-  id,
-  status: str(64),
-  timestamp: unixSeconds,
-  recipient_id: str(256).optional(),
-  errors: z.array(errorSchema).max(100).optional(),
-});
-
-const valueSchema = z.object({
-  metadata: z.object({ phone_number_id: id }),
-  contacts: z.array(
-    z.object({ wa_id: str(256).optional(), profile: z.object({ name: str(1000) }).optional() }),
-  )
-    .max(1000).optional(),
-  messages: z.array(messageSchema).max(1000).optional(),
-  statuses: z.array(statusSchema).max(1000).optional(),
-  errors: z.array(errorSchema).max(100).optional(),
-});
-
-const changeSchema = z.object({ field: str(64), value: z.unknown() });
-
-export const webhookPayloadSchema = z.object({
-  object: z.literal("whatsapp_business_account"),
-  entry: z.array(z.object({ id: str(256).optional(), changes: z.array(changeSchema).max(1000) })).max(1000),
-});
+const sha256Hex = (s: string) => createHash("sha256").update(s).digest("hex");
 
 // ---- normalisation ----
 
 const DELIVERY_STATES = new Set<string>(["sent", "delivered", "read", "failed"]);
 
-function toError(e: z.output<typeof errorSchema>): WhatsAppError {
+function toError(e: JsonObject): WhatsAppError {
+  const code = numberOf(e.code);
+  const details = isObject(e.error_data) ? text(e.error_data.details) : null;
   return {
-    code: e.code,
-    title: e.title ?? e.message ?? "",
-    message: e.message ?? null,
-    details: e.error_data?.details ?? null,
+    code: code !== null && Number.isSafeInteger(code) ? code : null,
+    title: text(e.title) ?? text(e.message) ?? "",
+    message: text(e.message),
+    details: details ?? text(e.details),
   };
 }
 
-function toMedia(m: z.output<typeof mediaSchema>): InboundMedia {
+const errorsOf = (v: unknown) => list(v).filter(isObject).map(toError);
+
+function mediaOf(part: unknown): InboundMedia | null {
+  if (!isObject(part)) return null;
+  const id = idOf(part.id);
+  if (!id) return null;
+  const mimeType = text(part.mime_type);
   return {
-    id: m.id,
-    mimeType: m.mime_type ?? null,
-    caption: m.caption ?? null,
-    filename: m.filename ?? null,
+    id,
+    mimeType: mimeType && mimeType.length <= 255 ? mimeType : null,
+    caption: text(part.caption),
+    filename: text(part.filename),
   };
 }
 
@@ -202,134 +189,193 @@ function placeholder(kind: string, detail?: string | null): string {
   return detail ? `${tag} ${detail}` : tag;
 }
 
-type ParsedMessage = z.output<typeof messageSchema>;
 type Shape = Pick<InboundMessage, "type" | "content" | "text" | "media" | "reply" | "location">;
 const NONE = { text: null, media: null, reply: null, location: null };
+const other = (kind: string, rest: Partial<Shape> = {}): Shape => ({
+  ...NONE,
+  type: "OTHER",
+  content: placeholder(kind),
+  ...rest,
+});
 
-/** The type, content and parts of one message, by WhatsApp's own type. */
-function shape(m: ParsedMessage): Shape {
-  switch (m.type) {
-    case "text":
-      return { ...NONE, type: "TEXT", content: m.text!.body, text: m.text!.body };
+/** The type, content and parts of one message by WhatsApp's own type, or why it cannot be read. */
+function shape(kind: string, m: JsonObject): Shape | string {
+  const part = m[kind];
+  switch (kind) {
+    case "text": {
+      const body = isObject(part) ? text(part.body) : null;
+      return body === null
+        ? "text.body is missing or not a string"
+        : { ...NONE, type: "TEXT", content: body, text: body };
+    }
     case "interactive": {
-      const reply = m.interactive!.button_reply ?? m.interactive!.list_reply;
-      // Other interactive kinds (flows' nfm_reply, …) carry no title to answer.
-      if (!reply) {
-        return { ...NONE, type: "OTHER", content: placeholder(m.interactive!.type || "interactive") };
-      }
-      return { ...NONE, type: "TEXT", content: reply.title, text: reply.title, reply };
+      if (!isObject(part)) return "interactive is missing or not an object";
+      const choice = [part.button_reply, part.list_reply].find((r) => isObject(r) && text(r.title) !== null);
+      // Other interactive kinds (flows' nfm_reply, …) carry no title to answer: kept whole as OTHER.
+      if (!isObject(choice)) return other(text(part.type) || kind);
+      const title = text(choice.title)!;
+      const reply = { id: idOf(choice.id) ?? title, title };
+      return { ...NONE, type: "TEXT", content: title, text: title, reply };
     }
     case "button": {
-      const b = m.button!;
-      const reply = { id: b.payload ?? b.text, title: b.text };
-      return { ...NONE, type: "TEXT", content: b.text, text: b.text, reply };
+      const title = isObject(part) ? text(part.text) : null;
+      if (title === null) return "button.text is missing or not a string";
+      const reply = { id: text((part as JsonObject).payload) ?? title, title };
+      return { ...NONE, type: "TEXT", content: title, text: title, reply };
     }
     case "audio":
-      return { ...NONE, type: "AUDIO", content: placeholder("audio"), media: toMedia(m.audio!) };
     case "image":
-      return {
-        ...NONE,
-        type: "IMAGE",
-        content: placeholder("image", m.image!.caption),
-        media: toMedia(m.image!),
-      };
     case "document": {
-      const d = m.document!;
-      return {
-        ...NONE,
-        type: "DOCUMENT",
-        content: placeholder("document", d.caption ?? d.filename),
-        media: toMedia(d),
-      };
+      const media = mediaOf(part);
+      if (!media) return `${kind}.id is missing or not an id`;
+      const detail = kind === "image"
+        ? media.caption
+        : kind === "document"
+        ? media.caption ?? media.filename
+        : null;
+      const type = kind.toUpperCase() as "AUDIO" | "IMAGE" | "DOCUMENT";
+      return { ...NONE, type, content: placeholder(kind, detail), media };
     }
     case "video":
     case "sticker": {
-      const media = m[m.type]!;
-      return { ...NONE, type: "OTHER", content: placeholder(m.type, media.caption), media: toMedia(media) };
+      const media = mediaOf(part);
+      if (!media) return `${kind}.id is missing or not an id`;
+      return other(kind, { content: placeholder(kind, media.caption), media });
     }
     case "location": {
-      const l = m.location!;
-      const place = [l.name, l.address].filter(Boolean).join(", ") || `${l.latitude}, ${l.longitude}`;
-      return {
-        ...NONE,
-        type: "LOCATION",
-        content: placeholder("location", place),
-        location: {
-          latitude: l.latitude,
-          longitude: l.longitude,
-          name: l.name ?? null,
-          address: l.address ?? null,
-        },
-      };
+      if (!isObject(part)) return "location is missing or not an object";
+      const latitude = numberOf(part.latitude), longitude = numberOf(part.longitude);
+      if (latitude === null || longitude === null || Math.abs(latitude) > 90 || Math.abs(longitude) > 180) {
+        return "location.latitude or longitude is missing or out of range";
+      }
+      const location = { latitude, longitude, name: text(part.name), address: text(part.address) };
+      const place = [location.name, location.address].filter(Boolean).join(", ") ||
+        `${latitude}, ${longitude}`;
+      return { ...NONE, type: "LOCATION", content: placeholder("location", place), location };
     }
     default:
-      return { ...NONE, type: "OTHER", content: placeholder(m.type) };
+      return `type ${excerpt(kind)} is not known`;
   }
 }
 
-function problems(error: z.ZodError, prefix: Array<string | number> = []): FieldProblem[] {
-  return error.issues.map((issue) => ({
-    path: [...prefix, ...issue.path].map(String).join("."),
-    message: issue.message,
-  }));
+/** The sender of `m`: its `from`, or the one contact of the change when it has none. */
+function senderOf(m: JsonObject, contacts: JsonObject[]): string | null {
+  if (m.from !== undefined) return idOf(m.from);
+  return contacts.length === 1 ? idOf(contacts[0].wa_id) : null;
+}
+
+function readMessage(
+  m: JsonObject,
+  from: string,
+  phoneNumberId: string | null,
+  contacts: JsonObject[],
+): InboundMessage {
+  const contact = contacts.find((c) => idOf(c.wa_id) === from) ??
+    (contacts.length === 1 ? contacts[0] : null);
+  const name = contact && isObject(contact.profile)
+    ? text(contact.profile.name)?.trim().slice(0, 1000)
+    : null;
+  const kind = text(m.type) ?? "";
+  // Meta marks what it could not deliver whole (`unsupported`, a part it left out) with `errors`.
+  const errors = Array.isArray(m.errors) && m.errors.length > 0;
+  const read = errors ? "it carries errors" : kind ? shape(kind, m) : "type is missing or not a string";
+  const unreadable = typeof read === "string" ? read : null;
+  return {
+    waMessageId: idOf(m.id) ?? `sha256:${sha256Hex(JSON.stringify([phoneNumberId, m]))}`,
+    phoneNumberId,
+    from,
+    contactName: name || null,
+    timestamp: timeOf(m.timestamp),
+    kind,
+    ...(typeof read === "string" ? other(kind || "unknown") : read),
+    unreadable,
+    raw: m,
+  };
 }
 
 /**
  * One webhook body (already JSON-parsed) as inbound messages and status updates, in payload
- * order; or, when it is malformed, `ok: false` with every problem and its dotted path. Never throws.
+ * order, with what was skipped or dropped and why. Never throws, never refuses.
  */
 export function parseWebhookPayload(payload: unknown): InboundParse {
-  const envelope = webhookPayloadSchema.safeParse(payload);
-  if (!envelope.success) return { ok: false, problems: problems(envelope.error) };
-  const messages: InboundMessage[] = [];
-  const statuses: StatusUpdate[] = [];
-  const accountErrors: WhatsAppError[] = [];
-  const skipped: string[] = [];
-  const bad: FieldProblem[] = [];
-  envelope.data.entry.forEach((entry, e) =>
-    entry.changes.forEach((change, c) => {
-      if (change.field !== "messages") {
-        skipped.push(`field ${JSON.stringify(change.field)} is not handled`);
-        return;
+  const out: InboundParse = { messages: [], statuses: [], accountErrors: [], skipped: [], dropped: [] };
+  const root = storable(payload);
+  // `object` is not checked: what the entries carry is read whatever it says.
+  const entries = isObject(root) ? list(root.entry) : [];
+  if (!entries.length) out.dropped.push({ path: "entry", reason: "no entries", excerpt: excerpt(root) });
+  for (const [e, entry] of entries.entries()) {
+    const changes = isObject(entry) ? list(entry.changes) : [];
+    for (const [c, change] of changes.entries()) {
+      const at = `entry.${e}.changes.${c}`;
+      if (!isObject(change)) {
+        out.dropped.push({ path: at, reason: "not an object", excerpt: excerpt(change) });
+        continue;
       }
-      const parsed = valueSchema.safeParse(change.value);
-      if (!parsed.success) {
-        bad.push(...problems(parsed.error, ["entry", e, "changes", c, "value"]));
-        return;
+      // A change without `field` is read as messages (it can only be what it carries).
+      if (change.field !== undefined && change.field !== "messages") {
+        out.skipped.push(`field ${excerpt(JSON.stringify(change.field))} is not handled`);
+        continue;
       }
-      const value = parsed.data;
-      const phoneNumberId = value.metadata.phone_number_id;
-      const contacts = value.contacts ?? [];
-      for (const m of value.messages ?? []) {
-        const contact = contacts.find((x) => x.wa_id === m.from) ??
-          (contacts.length === 1 ? contacts[0] : null);
-        messages.push({
-          waMessageId: m.id,
-          phoneNumberId,
-          from: m.from,
-          contactName: contact?.profile?.name || null,
-          timestamp: m.timestamp,
-          kind: m.type,
-          ...shape(m),
-        });
+      const value = change.value;
+      if (!isObject(value)) {
+        out.dropped.push({ path: `${at}.value`, reason: "not an object", excerpt: excerpt(value) });
+        continue;
       }
-      for (const s of value.statuses ?? []) {
-        if (!DELIVERY_STATES.has(s.status)) {
-          skipped.push(`status ${JSON.stringify(s.status)} of ${s.id} is not tracked`);
+      // Unreadable metadata: the records are taken as the channel's (the URL and signature name it).
+      const phoneNumberId = isObject(value.metadata) ? idOf(value.metadata.phone_number_id) : null;
+      const contacts = list(value.contacts).filter(isObject);
+      for (const [i, m] of list(value.messages).entries()) {
+        const path = `${at}.value.messages.${i}`;
+        const from = isObject(m) ? senderOf(m, contacts) : null;
+        if (!isObject(m) || from === null) {
+          out.dropped.push({
+            path,
+            reason: isObject(m) ? "no readable sender (from)" : "not an object",
+            excerpt: excerpt(m),
+          });
           continue;
         }
-        statuses.push({
-          waMessageId: s.id,
+        out.messages.push(readMessage(m, from, phoneNumberId, contacts));
+      }
+      for (const s of list(value.statuses)) {
+        const id = isObject(s) ? idOf(s.id) : null;
+        const status = isObject(s) ? text(s.status) : null;
+        if (!isObject(s) || id === null || status === null) {
+          out.skipped.push(`status ${excerpt(s)} has no readable id or status`);
+          continue;
+        }
+        if (!DELIVERY_STATES.has(status)) {
+          out.skipped.push(`status ${JSON.stringify(status)} of ${id} is not tracked`);
+          continue;
+        }
+        out.statuses.push({
+          waMessageId: id,
           phoneNumberId,
-          recipientId: s.recipient_id ?? null,
-          status: s.status as DeliveryState,
-          errors: (s.errors ?? []).map(toError),
-          timestamp: s.timestamp,
+          recipientId: idOf(s.recipient_id),
+          status: status as DeliveryState,
+          errors: errorsOf(s.errors),
+          timestamp: timeOf(s.timestamp),
         });
       }
-      accountErrors.push(...(value.errors ?? []).map(toError));
-    })
-  );
-  if (bad.length) return { ok: false, problems: bad };
-  return { ok: true, messages, statuses, accountErrors, skipped };
+      out.accountErrors.push(...errorsOf(value.errors));
+    }
+  }
+  return out;
+}
+
+/** The raw body of a post: its JSON read as above, or one `dropped` entry when it is not JSON. */
+export function parseWebhookBody(body: string): InboundParse {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return {
+      messages: [],
+      statuses: [],
+      accountErrors: [],
+      skipped: [],
+      dropped: [{ path: "", reason: "the body is not JSON", excerpt: excerpt(storableString(body)) }],
+    };
+  }
+  return parseWebhookPayload(json);
 }

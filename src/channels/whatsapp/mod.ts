@@ -2,10 +2,12 @@
 export { hubSignature, verifyHandshake, verifyHubSignature } from "./signature.ts";
 export {
   type DeliveryState,
+  type Dropped,
   type InboundMedia,
   type InboundMessage,
   type InboundMessageType,
   type InboundParse,
+  parseWebhookBody,
   parseWebhookPayload,
   type StatusUpdate,
   type WhatsAppError,

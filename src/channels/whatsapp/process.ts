@@ -1,12 +1,15 @@
 /**
- * The queued half of an inbound WhatsApp post (the route checked its signature and shape and
- * answered 200): each customer message is stored through conversations/receive.ts, each status
- * callback updates the outbound message it names. Idempotent, so a retried job changes nothing twice.
+ * The queued half of an inbound WhatsApp post (the route checked its signature and answered 200):
+ * each customer message is stored through conversations/receive.ts (an unreadable one as OTHER with
+ * its raw JSON, logged), each status callback updates the outbound message it names. One message
+ * that fails to store never keeps the others from being stored. Idempotent, so a retried job
+ * changes nothing twice.
  */
 import type { Deps } from "../../context.ts";
 import type { MessageStatus } from "../../generated/prisma/enums.ts";
+import type { Logger } from "../../shared/logger.ts";
 import { applyStatus, receiveCustomerMessage } from "../../conversations/receive.ts";
-import { type InboundMessage, type InboundParse, parseWebhookPayload } from "./inbound.ts";
+import { type InboundMessage, type InboundParse, parseWebhookBody } from "./inbound.ts";
 import type { InboundChannel } from "../cache.ts";
 
 export const WHATSAPP_INBOUND_QUEUE = "whatsapp-inbound";
@@ -24,27 +27,44 @@ const STATUS: Record<string, Exclude<MessageStatus, "RECEIVED" | "PENDING">> = {
   failed: "FAILED",
 };
 
-/** What Message.payload keeps beyond the content: the chosen reply option or the location. */
+/**
+ * What Message.payload keeps beyond the content: an OTHER message's raw JSON as Meta sent it, the
+ * chosen reply option or the location.
+ */
 function payloadOf(m: InboundMessage) {
+  if (m.type === "OTHER") return m.raw;
   if (m.reply) return { reply: m.reply };
   if (m.location) return { location: m.location };
   return null;
 }
 
-export async function processInbound(deps: Deps, job: InboundJob): Promise<void> {
-  const parsed = parseWebhookPayload(JSON.parse(job.body));
-  if (!parsed.ok) {
-    deps.logger.warn("whatsapp payload refused by the worker", { channelId: job.channelId });
-    return;
+/** What a post carried that cannot be stored (no sender, not JSON), and what was skipped by design. */
+export function logUnstored(logger: Logger, channelId: string, parsed: InboundParse): void {
+  for (const d of parsed.dropped) {
+    logger.warn("whatsapp post: not stored", {
+      channelId,
+      path: d.path,
+      reason: d.reason,
+      excerpt: d.excerpt,
+    });
   }
+  for (const reason of parsed.skipped) logger.debug("whatsapp post: skipped", { channelId, reason });
+  for (const error of parsed.accountErrors) {
+    logger.warn("whatsapp account error", { channelId, code: error.code, title: error.title });
+  }
+}
+
+export async function processInbound(deps: Deps, job: InboundJob): Promise<void> {
+  const parsed = parseWebhookBody(job.body);
   let channel = await deps.channels.whatsapp(job.channelId);
   // A record of another number: read the channel again before skipping it (its number may have changed).
   const numbers = [...parsed.messages, ...parsed.statuses].map((r) => r.phoneNumberId);
-  if (channel && numbers.some((n) => n !== channel!.phoneNumberId)) {
+  if (channel && numbers.some((n) => n !== null && n !== channel!.phoneNumberId)) {
     channel = await deps.channels.fresh(job.channelId);
   }
   // Deleted since the post was accepted: its conversations went with it.
   if (!channel) return;
+  logUnstored(deps.logger, channel.id, parsed);
   try {
     await store(deps, channel, parsed);
   } catch (error) {
@@ -54,37 +74,51 @@ export async function processInbound(deps: Deps, job: InboundJob): Promise<void>
   }
 }
 
-async function store(
-  deps: Deps,
-  channel: InboundChannel,
-  parsed: Extract<InboundParse, { ok: true }>,
-): Promise<void> {
-  for (const error of parsed.accountErrors) {
-    deps.logger.warn("whatsapp account error", {
-      channelId: channel.id,
-      code: error.code,
-      title: error.title,
-    });
-  }
-  // Records of another number (one Meta app serving several) are not this channel's.
+async function store(deps: Deps, channel: InboundChannel, parsed: InboundParse): Promise<void> {
+  // Records whose number is unreadable are the channel's; another number's (one Meta app serving
+  // several) are not.
+  const mine = (r: { phoneNumberId: string | null }) =>
+    r.phoneNumberId === null || r.phoneNumberId === channel.phoneNumberId;
+  let failure: unknown = null;
   for (const m of parsed.messages) {
-    if (m.phoneNumberId !== channel.phoneNumberId) continue;
-    await receiveCustomerMessage(deps, channel, {
-      externalId: m.waMessageId,
-      contact: { externalId: m.from, name: m.contactName },
-      type: m.type,
-      content: m.content,
-      mediaId: m.media?.id ?? null,
-      mediaMimeType: m.media?.mimeType ?? null,
-      payload: payloadOf(m),
-    });
+    if (!mine(m)) continue;
+    try {
+      const received = await receiveCustomerMessage(deps, channel, {
+        externalId: m.waMessageId,
+        contact: { externalId: m.from, name: m.contactName },
+        type: m.type,
+        content: m.content,
+        mediaId: m.media?.id ?? null,
+        mediaMimeType: m.media?.mimeType ?? null,
+        payload: payloadOf(m),
+      });
+      // Logged once, when stored (a resent post stores nothing again).
+      if (received.inserted && m.unreadable) {
+        deps.logger.warn("whatsapp message unreadable: stored as OTHER", {
+          channelId: channel.id,
+          messageId: received.message.id,
+          waMessageId: m.waMessageId,
+          kind: m.kind,
+          reason: m.unreadable,
+        });
+      }
+    } catch (error) {
+      // The others are still stored; the job fails afterwards and its retry stores what is missing.
+      failure ??= error;
+      deps.logger.error("whatsapp message not stored", {
+        channelId: channel.id,
+        waMessageId: m.waMessageId,
+        error,
+      });
+    }
   }
   for (const s of parsed.statuses) {
-    if (s.phoneNumberId !== channel.phoneNumberId) continue;
+    if (!mine(s)) continue;
     await applyStatus(deps, channel.id, {
       externalId: s.waMessageId,
       status: STATUS[s.status],
       error: s.errors.length ? { errors: s.errors.map((e) => ({ ...e })) } : null,
     });
   }
+  if (failure) throw failure;
 }

@@ -1,18 +1,30 @@
 /**
- * Meta's calls (decisions.md "Channels (paths)"): the verify handshake and the signed inbound posts
- * of `/webhooks/whatsapp/{channelId}`. A post is checked (signature over the raw bytes, then its
- * shape) and queued as one pg-boss job in one INSERT; it is answered 200 before anything is stored,
- * so no model or network work happens inside Meta's request.
+ * Meta's calls: the verify handshake and the signed inbound posts
+ * of `/webhooks/whatsapp/{channelId}`. A post is checked (the signature over the raw bytes; its
+ * content is never a reason to refuse it) and queued as one pg-boss job in one INSERT; it is
+ * answered 200 before anything is stored, so no model or network work happens inside Meta's request.
  */
 import { Hono } from "hono";
 import type { Deps } from "../../context.ts";
-import { AppError, badRequest, forbidden, notFound, unauthorized } from "../../shared/errors.ts";
-import { decodeUtf8, readBody } from "../../shared/http_body.ts";
+import { forbidden, notFound, unauthorized } from "../../shared/errors.ts";
+import { readBody } from "../../shared/http_body.ts";
 import { isRowId } from "../../shared/pagination.ts";
 import type { InboundChannel } from "../cache.ts";
 import { verifyHandshake, verifyHubSignature } from "./signature.ts";
-import { parseWebhookPayload } from "./inbound.ts";
-import { type InboundJob, WHATSAPP_INBOUND_QUEUE } from "./process.ts";
+import { parseWebhookBody } from "./inbound.ts";
+import { type InboundJob, logUnstored, WHATSAPP_INBOUND_QUEUE } from "./process.ts";
+
+/** Meta's bytes as text: invalid UTF-8 becomes U+FFFD rather than costing the post's messages. */
+const lenientUtf8 = new TextDecoder("utf-8");
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+function utf8Valid(bytes: Uint8Array): boolean {
+  try {
+    strictUtf8.decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * The channel as this process remembers it; `passes` says whether the request is fine by it. A
@@ -55,17 +67,13 @@ export function whatsappRoutes(deps: Deps): Hono {
     const signed = (ch: InboundChannel) => verifyHubSignature(raw, signature, ch.secrets.appSecret ?? "");
     let { channel, passed } = await channelOr404(deps, channelId, signed);
     if (!passed) throw unauthorized("Missing or wrong X-Hub-Signature-256.");
-    const text = decodeUtf8(raw);
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw new AppError("MALFORMED_JSON", 400, "The body is not valid JSON.");
-    }
-    const parsed = parseWebhookPayload(json);
-    if (!parsed.ok) throw badRequest("The payload is not a WhatsApp messages webhook.", parsed.problems);
-    const mine = (ch: InboundChannel) => (r: { phoneNumberId: string }) =>
-      r.phoneNumberId === ch.phoneNumberId;
+    // Signed by the channel's app secret: answered 200 whatever it carries (Meta resends refused
+    // posts); what cannot be stored is logged instead.
+    const text = lenientUtf8.decode(raw);
+    const parsed = parseWebhookBody(text);
+    // A record whose number is unreadable is taken as the channel's: the URL and signature name it.
+    const mine = (ch: InboundChannel) => (r: { phoneNumberId: string | null }) =>
+      r.phoneNumberId === null || r.phoneNumberId === ch.phoneNumberId;
     const anyMine = (ch: InboundChannel) => parsed.messages.some(mine(ch)) || parsed.statuses.some(mine(ch));
     // None of this number's: read the channel again before ignoring them (its number may have just changed).
     if (!anyMine(channel)) {
@@ -76,6 +84,12 @@ export function whatsappRoutes(deps: Deps): Hono {
       // One INSERT in its own (implicit) transaction: durable once this answers 200. Then stored by
       // this process at once (no fetch), the job kept as the backstop; see whatsapp_inbound.ts.
       await deps.jobs.enqueueAndRun(WHATSAPP_INBOUND_QUEUE, job);
+    } else {
+      // Nothing of this channel's to store: what could not be read is logged here, not by the worker.
+      logUnstored(deps.logger, channelId, parsed);
+    }
+    if (!utf8Valid(raw)) {
+      deps.logger.warn("whatsapp post is not valid UTF-8", { channelId, bytes: raw.length });
     }
     return c.body(null, 200);
   });

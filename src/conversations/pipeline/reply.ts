@@ -13,6 +13,7 @@ import { fireIntent } from "../../intents/fire.ts";
 import { buildReplyPrompt, type PromptIntent, type PromptMessage } from "../prompt.ts";
 import { intentsForTypes, parseIntentTags, replaceTags, SKIPPING_INTENT } from "../intent_tags.ts";
 import { callIntentWebhook } from "../intent_call.ts";
+import { openUrlSecrets } from "../../shared/url_secrets.ts";
 import { shapeReply } from "../shaping.ts";
 import { mayReplyToday, utcDay } from "../timing.ts";
 import { sendCommittedButLast, type SendOutcome, storeOutgoing } from "../outbound.ts";
@@ -385,7 +386,9 @@ async function generate(
       intentName: match.intent.name,
       fields: match.fields,
     });
-    const outcome = await callIntentWebhook((url, init) => deps.outbound.request(url, init), {
+    // The URL is stored with its credentials sealed: opened only for the call.
+    const open = (url: string) => openUrlSecrets(deps.secrets, url);
+    const outcome = await callIntentWebhook((url, init) => deps.outbound.request(open(url), init), {
       url: match.intent.webhookUrl,
       method: match.intent.webhookMethod,
       body: {
