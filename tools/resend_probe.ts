@@ -16,7 +16,7 @@ import http from "node:http";
 import OpenAI from "openai";
 import { Agent as UndiciAgent, fetch as undiciFetch } from "undici";
 import { Buffer } from "node:buffer";
-import { createOutboundAgents, pinnedRequest } from "../src/shared/outbound_http.ts";
+import { createOutboundAgents, destroyOutboundAgents, pinnedRequest } from "../src/shared/outbound_http.ts";
 
 type Behaviour = "ok" | "hang" | "reset" | "close" | "500";
 
@@ -89,7 +89,22 @@ function clients(): Record<string, () => { call: Call; close?: () => void }> {
         close: () => client.close(),
       };
     },
-    "node:http keep-alive Agent (outbound_http.ts)": () => {
+    "node:http keep-alive Agent": () => {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
+      return {
+        call: (url, signal) =>
+          new Promise((resolve, reject) => {
+            const req = http.request(url, { method: "POST", headers, agent, signal }, (res) => {
+              res.resume();
+              res.on("end", resolve);
+            });
+            req.on("error", reject);
+            req.end(body);
+          }),
+        close: () => agent.destroy(),
+      };
+    },
+    "outbound_http.ts pinnedRequest (undici Agent)": () => {
       const agents = createOutboundAgents();
       return {
         call: async (url, signal) =>
@@ -99,7 +114,7 @@ function clients(): Record<string, () => { call: Call; close?: () => void }> {
             body,
             signal,
           }, agents)).text(),
-        close: () => agents.http.destroy(),
+        close: () => destroyOutboundAgents(agents),
       };
     },
     "node:http agent: false": () => ({
