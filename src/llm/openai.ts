@@ -3,13 +3,23 @@
  * `OPENAI_BASE_URL`. No key: every call answers "unavailable" without a request.
  */
 import OpenAI from "openai";
+import { Agent, fetch as undiciFetch } from "undici";
+import { POOL_OPTIONS } from "../shared/outbound_http.ts";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import type { ChatMessage, Completion, LanguageModel, ToolCall, ToolCompletion, Usage } from "./client.ts";
 
 export function openAiModel(options: { apiKey?: string; baseUrl?: string }): LanguageModel {
   const client = options.apiKey
-    // The callers decide what a failure means (a transfer to a human, a 502): no hidden retries.
-    ? new OpenAI({ apiKey: options.apiKey, baseURL: options.baseUrl, maxRetries: 0 })
+    ? new OpenAI({
+      apiKey: options.apiKey,
+      baseURL: options.baseUrl,
+      // The callers decide what a failure means (a transfer to a human, a 502): no hidden retries.
+      maxRetries: 0,
+      // Deno's fetch re-sends a request whose reused connection was reset or closed before the
+      // answer; undici never re-sends, so each call made is one request sent.
+      fetch: undiciFetch as unknown as typeof globalThis.fetch,
+      fetchOptions: { dispatcher: new Agent(POOL_OPTIONS) } as Record<string, unknown>,
+    })
     : null;
   return {
     async complete(prompt, { timeoutMs }): Promise<Completion> {

@@ -51,6 +51,16 @@ export interface WebhookLastError {
 
 export type AttemptResult = "succeeded" | "retrying" | "failed" | "skipped";
 
+/**
+ * How long after `now` the attempt following a failed one is due: RETRY_DELAYS_MS counted from the
+ * failure (the end of the attempt, 5 s after its start for a timeout), not from when it is recorded,
+ * which may be later (recording waits for a database connection); 0 when that time has passed.
+ */
+export function retryDelayMs(position: number, outcome: AttemptOutcome, now: Date): number {
+  const failedAt = outcome.startedAt.getTime() + outcome.durationMs;
+  return Math.max(0, failedAt + RETRY_DELAYS_MS[position - 1] - now.getTime());
+}
+
 /** The attempt's position in its cycle: 1, 2 or 3. */
 export function cyclePosition(attempt: number): number {
   return ((attempt - 1) % ATTEMPTS_PER_CYCLE) + 1;
@@ -225,7 +235,7 @@ async function recordOne(deps: DeliveryDeps, made: MadeAttempt): Promise<Attempt
             webhookId: made.due.webhookId,
           };
           await deps.jobs.enqueue(tx, WEBHOOK_DELIVERY_QUEUE, [next], {
-            startAfterMs: RETRY_DELAYS_MS[position - 1],
+            startAfterMs: retryDelayMs(position, made.outcome, deps.clock.now()),
           });
         } else await setLastError(deps, tx, made);
       });
