@@ -6,7 +6,7 @@
 import { fromPrisma, type Job, PgBoss, type Queue, type WorkOptions } from "pg-boss";
 import { POOL_IDLE_MS, type Tx } from "../db/client.ts";
 import { afterCommit } from "../db/transaction.ts";
-import type { EnqueueOptions, JobQueue } from "../shared/jobs.ts";
+import type { EnqueueOptions, JobQueue, KeyedJob } from "../shared/jobs.ts";
 import type { Logger } from "../shared/logger.ts";
 
 export const BOSS_SCHEMA = "pgboss";
@@ -88,11 +88,30 @@ export class Jobs implements JobQueue {
     await this.boss.start();
     for (const { name, ...options } of queues) {
       await this.boss.createQueue(name, options);
+      if (options.policy) await this.#adoptPolicy(name, options.policy);
       // createQueue leaves an existing queue as it was: bring its options up to date (the dead
       // letter too, so a queue created before it had one gets it).
       const { policy: _policy, partition: _partition, heartbeatSeconds: _hb, ...updatable } = options;
       await this.boss.updateQueue(name, updatable);
     }
+  }
+
+  /**
+   * createQueue and updateQueue leave the policy of an existing queue as it was. A queue on the
+   * shared job table (not partitioned) has every policy's unique index there already, so switching
+   * it is one update; jobs stored before keep their own policy and run as before.
+   */
+  async #adoptPolicy(name: string, policy: string): Promise<void> {
+    const queue = await this.boss.getQueue(name);
+    if (!queue || queue.policy === policy) return;
+    if (queue.partition) {
+      this.#logger.warn("a partitioned queue keeps its policy", { queue: name, policy: queue.policy });
+      return;
+    }
+    await this.boss.getDb().executeSql(`UPDATE ${BOSS_SCHEMA}.queue SET policy = $2 WHERE name = $1`, [
+      name,
+      policy,
+    ]);
   }
 
   /**
@@ -139,18 +158,32 @@ export class Jobs implements JobQueue {
   }
 
   /** As enqueue, each job with its own delay, in one statement. */
-  async enqueueEach(
-    tx: Tx,
-    queue: string,
-    items: Array<{ data: object; startAfterMs?: number }>,
-  ): Promise<void> {
+  async enqueueEach(tx: Tx, queue: string, items: Array<KeyedJob>): Promise<void> {
     if (!items.length) return;
     const delays = items.map((i) => Math.max(0, i.startAfterMs ?? 0));
     await this.boss.insert(
       queue,
-      items.map((i, k) => ({ data: i.data, startAfter: delays[k] > 0 ? delays[k] / 1000 : undefined })),
+      items.map((i, k) => ({
+        data: i.data,
+        startAfter: delays[k] > 0 ? delays[k] / 1000 : undefined,
+        singletonKey: i.singletonKey,
+      })),
       { db: fromPrisma(tx) },
     );
+    const keyed = items.flatMap((i, k) => i.singletonKey ? [{ key: i.singletonKey, ms: delays[k] }] : []);
+    if (keyed.length) {
+      // The insert kept the job already waiting under the key (the queue's unique index): it runs
+      // at the earlier of the two times, so a due time moved forward is not missed.
+      await tx.$executeRawUnsafe(
+        `UPDATE ${BOSS_SCHEMA}.job j
+            SET start_after = LEAST(j.start_after, ${BOSS_SCHEMA}.job_now() + v.ms * interval '1 millisecond')
+           FROM unnest($2::text[], $3::float8[]) AS v(key, ms)
+          WHERE j.name = $1 AND j.singleton_key = v.key AND j.state = 'created'`,
+        queue,
+        keyed.map((k) => k.key),
+        keyed.map((k) => k.ms),
+      );
+    }
     // A few ms late on purpose: the database's clock decides when the job is due. Jobs due much later
     // (conversation timers, an hour ahead) are left to the workers' polling rather than holding a
     // timer each in memory.

@@ -9,7 +9,7 @@ import type { Jobs, QueueSpec } from "../boss.ts";
 import { REPLY_QUEUE, type ReplyJob } from "../../conversations/pipeline/window.ts";
 import { ReplyInProgress, runReply } from "../../conversations/pipeline/reply.ts";
 import { MESSAGE_SEND_QUEUE, type SendJob, sendMessage } from "../../conversations/outbound.ts";
-import { CONVERSATION_TIMER_QUEUE, runTimer, type TimerJob } from "../../conversations/timers.ts";
+import { CONVERSATION_TIMER_QUEUE, runTimer, type TimerJob, timerKey } from "../../conversations/timers.ts";
 
 export const conversationQueues: QueueSpec[] = [
   // A reply waits for the model and the intent calls; a crash is retried after it expires. A job
@@ -33,8 +33,11 @@ export const conversationQueues: QueueSpec[] = [
     retryDelay: 2,
     deleteAfterSeconds: 3600,
   },
+  // One waiting job per conversation and kind (timers.ts): 'short' keeps one queued job per
+  // singleton key, while the one running may queue its successor.
   {
     name: CONVERSATION_TIMER_QUEUE,
+    policy: "short",
     expireInSeconds: 60,
     retryLimit: 3,
     retryDelay: 5,
@@ -62,6 +65,26 @@ const REPLY_OPTIONS = {
   pollingIntervalSeconds: 2,
 };
 
+/**
+ * The timers: many jobs fall due together (every conversation of a busy hour), so a worker takes a
+ * batch and fetches again at once while batches come back full (pg-boss otherwise waits a polling
+ * interval after every fetch, a couple of jobs a second).
+ */
+const TIMER_OPTIONS = { ...OPTIONS, batchSize: 20, burstWhenBatchFull: true };
+
+/** A timer that threw: again in a few seconds, under its key (a waiting job of it is enough). */
+async function retryTimers(deps: Deps, failed: TimerJob[]): Promise<void> {
+  await deps.db.$transaction((tx) =>
+    deps.jobs.enqueueEach(
+      tx,
+      CONVERSATION_TIMER_QUEUE,
+      failed.map((data) => ({ data, startAfterMs: TIMER_RETRY_MS, singletonKey: timerKey(data) })),
+    )
+  );
+}
+
+const TIMER_RETRY_MS = 5_000;
+
 export async function startConversationWorkers(jobs: Jobs, deps: Deps): Promise<void> {
   await jobs.work<ReplyJob>(REPLY_QUEUE, REPLY_OPTIONS, async (batch) => {
     for (const job of batch) {
@@ -76,7 +99,18 @@ export async function startConversationWorkers(jobs: Jobs, deps: Deps): Promise<
   await jobs.work<SendJob>(MESSAGE_SEND_QUEUE, { ...OPTIONS, localConcurrency: 4 }, async (batch) => {
     for (const job of batch) await sendMessage({ ...deps, jobs }, job.data);
   });
-  await jobs.work<TimerJob>(CONVERSATION_TIMER_QUEUE, OPTIONS, async (batch) => {
-    for (const job of batch) await runTimer(deps, job.data);
+  await jobs.work<TimerJob>(CONVERSATION_TIMER_QUEUE, TIMER_OPTIONS, async (batch) => {
+    // The jobs of a batch side by side: a reminder's send does not hold up an auto-close. A failed
+    // one is queued again on its own rather than failing the batch (which would rerun the others).
+    const failed: TimerJob[] = [];
+    await Promise.all(batch.map(async (job) => {
+      try {
+        await runTimer(deps, job.data);
+      } catch (error) {
+        deps.logger.error("conversation timer failed", { ...job.data, error });
+        failed.push(job.data);
+      }
+    }));
+    if (failed.length) await retryTimers(deps, failed);
   });
 }
