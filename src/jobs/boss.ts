@@ -172,13 +172,15 @@ export class Jobs implements JobQueue {
     );
     const keyed = items.flatMap((i, k) => i.singletonKey ? [{ key: i.singletonKey, ms: delays[k] }] : []);
     if (keyed.length) {
-      // The insert kept the job already waiting under the key (the queue's unique index): it runs
-      // at the earlier of the two times, so a due time moved forward is not missed.
+      // The insert kept the job already waiting under the key (the queue's unique index, which this
+      // statement's WHERE matches): it runs at the earlier of the two times, so a due time moved
+      // forward is not missed.
       await tx.$executeRawUnsafe(
         `UPDATE ${BOSS_SCHEMA}.job j
             SET start_after = LEAST(j.start_after, ${BOSS_SCHEMA}.job_now() + v.ms * interval '1 millisecond')
            FROM unnest($2::text[], $3::float8[]) AS v(key, ms)
-          WHERE j.name = $1 AND j.singleton_key = v.key AND j.state = 'created'`,
+          WHERE j.name = $1 AND COALESCE(j.singleton_key, '') = v.key AND j.state = 'created'
+            AND j.policy = 'short'`,
         queue,
         keyed.map((k) => k.key),
         keyed.map((k) => k.ms),
