@@ -161,16 +161,23 @@ export class Jobs implements JobQueue {
   async enqueueEach(tx: Tx, queue: string, items: Array<KeyedJob>): Promise<void> {
     if (!items.length) return;
     const delays = items.map((i) => Math.max(0, i.startAfterMs ?? 0));
-    await this.boss.insert(
-      queue,
-      items.map((i, k) => ({
-        data: i.data,
-        startAfter: delays[k] > 0 ? delays[k] / 1000 : undefined,
-        singletonKey: i.singletonKey,
-      })),
-      { db: fromPrisma(tx) },
+    const ids = items.map(() => crypto.randomUUID());
+    const anyKeyed = items.some((i) => i.singletonKey);
+    const inserted = new Set(
+      await this.boss.insert(
+        queue,
+        items.map((i, k) => ({
+          id: ids[k],
+          data: i.data,
+          startAfter: delays[k] > 0 ? delays[k] / 1000 : undefined,
+          singletonKey: i.singletonKey,
+        })),
+        { db: fromPrisma(tx), returnId: anyKeyed },
+      ) ?? [],
     );
-    const keyed = items.flatMap((i, k) => i.singletonKey ? [{ key: i.singletonKey, ms: delays[k] }] : []);
+    const keyed = items.flatMap((i, k) =>
+      i.singletonKey && !inserted.has(ids[k]) ? [{ key: i.singletonKey, ms: delays[k] }] : []
+    );
     if (keyed.length) {
       // The insert kept the job already waiting under the key (the queue's unique index, which this
       // statement's WHERE matches): it runs at the earlier of the two times, so a due time moved
