@@ -74,6 +74,7 @@ const envSchema = z.object({
   GROUPING_MEDIUM_MS: positiveMs.default(5000),
   GROUPING_SLOW_MS: positiveMs.default(10000),
   LLM_TIMEOUT_MS: positiveMs.default(60000),
+  REPLY_CLAIM_TTL_MS: positiveMs.optional(),
   // Spec section 8: the supervisor's prices in USD per million tokens, and USD -> credits.
   SUPERVISOR_MODEL: optionalString,
   SUPERVISOR_PRICE_INPUT: price.default(3),
@@ -150,6 +151,11 @@ export interface Config {
   groupingMs: { FAST: number; MEDIUM: number; SLOW: number };
   /** One model call (reply pipeline, supervisor) waits at most this long. */
   llmTimeoutMs: number;
+  /**
+   * A reply's claim on its conversation older than this is a dead process': another job takes the
+   * conversation over. Default: the longest reply (the model call, four intent calls) plus a minute.
+   */
+  replyClaimTtlMs: number;
   /**
    * The supervisor's model (default DEFAULT_MODEL) and what a message costs (spec section 8):
    * USD per million tokens of each kind, then credits = usd x exchangeRate x markup / unitPrice.
@@ -233,6 +239,7 @@ export function loadConfig(env: Env): Config {
     intentWebhookTimeoutMs: e.INTENT_WEBHOOK_TIMEOUT_MS,
     groupingMs: { FAST: e.GROUPING_FAST_MS, MEDIUM: e.GROUPING_MEDIUM_MS, SLOW: e.GROUPING_SLOW_MS },
     llmTimeoutMs: e.LLM_TIMEOUT_MS,
+    replyClaimTtlMs: e.REPLY_CLAIM_TTL_MS ?? e.LLM_TIMEOUT_MS + 4 * e.INTENT_WEBHOOK_TIMEOUT_MS + 60_000,
     supervisor: {
       model: e.SUPERVISOR_MODEL ?? e.DEFAULT_MODEL,
       prices: {

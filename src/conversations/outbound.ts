@@ -15,6 +15,7 @@ import type { Tx } from "../db/client.ts";
 import { sendText } from "../channels/whatsapp/graph_api.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import { newId } from "../shared/ids.ts";
+import { dbAppError } from "../shared/db_errors.ts";
 
 export const MESSAGE_SEND_QUEUE = "message-send";
 /** Sends of one message, the first included, when each failure is retryable. */
@@ -120,19 +121,30 @@ export async function storeOutgoing<G = never>(
 }
 
 /**
- * The stale-send sweep: each outgoing message still PENDING under a claim older than
- * SEND_CLAIM_STALE_MS (its sender died between its commit and settling it) gets a send job, which
- * takes the claim over (sendMessage). Run every minute on a pg-boss schedule (one run per slot
- * across processes); a second run at once only adds jobs that find the message claimed or sent.
- * Returns how many it queued.
+ * The stale-send sweep, for outgoing messages still PENDING under a claim older than
+ * SEND_CLAIM_STALE_MS (their sender died before settling them). One whose channel call never began
+ * gets a send job, which takes the claim over (sendMessage). One whose call began may have reached
+ * the customer: it becomes UNCONFIRMED and is not sent again (at most once). Run every minute on a
+ * pg-boss schedule (one run per slot across processes); a second run at once only adds jobs that
+ * find the message claimed or sent. Returns how many it queued.
  */
 export async function sweepStaleSends(deps: Pick<Deps, "db" | "jobs">, now: Date): Promise<number> {
   const staleBefore = new Date(now.getTime() - SEND_CLAIM_STALE_MS);
-  // The partial index "Message_pending_send_claim_idx" holds only claimed PENDING messages.
+  // The partial index "Message_pending_send_claim_idx" holds only claimed PENDING messages. A call
+  // is judged by when it began (the parts of a reply are sent one after the other).
   const stale = await deps.db.$queryRaw<Array<{ id: string }>>`
-    SELECT id FROM "Message"
-     WHERE status = 'PENDING' AND "sendClaimedAt" IS NOT NULL AND "sendClaimedAt" <= ${staleBefore}
-     ORDER BY "sendClaimedAt" LIMIT ${SWEEP_BATCH}`;
+    WITH stale AS (
+      SELECT id, "sendStartedAt" IS NOT NULL AS started FROM "Message"
+       WHERE status = 'PENDING' AND "sendClaimedAt" IS NOT NULL AND "sendClaimedAt" <= ${staleBefore}
+         AND ("sendStartedAt" IS NULL OR "sendStartedAt" <= ${staleBefore})
+       ORDER BY "sendClaimedAt" LIMIT ${SWEEP_BATCH}
+         FOR UPDATE SKIP LOCKED
+    ), unconfirmed AS (
+      UPDATE "Message" m SET status = 'UNCONFIRMED', "sendClaimedAt" = NULL, "sendStartedAt" = NULL,
+             "updatedAt" = ${now}
+        FROM stale WHERE m.id = stale.id AND stale.started
+    )
+    SELECT id FROM stale WHERE NOT started`;
   await deps.jobs.enqueueLater(
     MESSAGE_SEND_QUEUE,
     stale.map(({ id }) => ({ data: { messageId: id, attempt: 1 } satisfies SendJob, afterMs: 0 })),
@@ -188,6 +200,13 @@ export async function sendCommittedButLast(
     let outcome: SendOutcome | null = null;
     for (const m of messages) {
       if (outcome) await recordOutcome(deps, outcome);
+      outcome = null;
+      // Still this writer's (a send job takes over a claim only when stale and never a call
+      // begun): the call begins now, so after a crash it is not sent again.
+      const started = await deps.db.$executeRaw`
+        UPDATE "Message" SET "sendStartedAt" = ${deps.clock.now()}
+         WHERE id = ${m.id} AND status = 'PENDING' AND "sendClaimedAt" IS NOT NULL AND "sendStartedAt" IS NULL`;
+      if (started !== 1) continue;
       outcome = await attempt(deps, { ...m, to: target.to }, channel, { messageId: m.id, attempt: 1 });
     }
     return outcome;
@@ -208,13 +227,23 @@ function directSendFailed(deps: Pick<Deps, "logger">, target: { channelId: strin
 export interface SendOutcome {
   /** SENT with the wamid, or FAILED with the error; the claim cleared either way. */
   update: Prisma.Sql;
+  /**
+   * The update when `update` failed on the wamid's uniqueness (another message took it
+   * concurrently): SENT without it.
+   */
+  fallback: Prisma.Sql;
   /** After the update: a failure's warning and its retry job. */
   after(): Promise<void>;
 }
 
 /** Writes an outcome in a statement of its own. */
-async function recordOutcome(deps: Pick<Deps, "db">, outcome: SendOutcome): Promise<void> {
-  await deps.db.$executeRaw(outcome.update);
+export async function recordOutcome(deps: Pick<Deps, "db">, outcome: SendOutcome): Promise<void> {
+  try {
+    await deps.db.$executeRaw(outcome.update);
+  } catch (error) {
+    if (dbAppError(error)?.code !== "DUPLICATE") throw error;
+    await deps.db.$executeRaw(outcome.fallback);
+  }
   await outcome.after();
 }
 
@@ -249,12 +278,12 @@ export async function sendMessage(deps: SendDeps, job: SendJob): Promise<void> {
       to: string;
     }>
   >`
-    UPDATE "Message" m SET "sendClaimedAt" = ${now}
+    UPDATE "Message" m SET "sendClaimedAt" = ${now}, "sendStartedAt" = ${now}
       FROM "Channel" ch, "Conversation" c, "Contact" ct
      WHERE m.id = ${job.messageId}
        AND ch.id = m."channelId" AND c.id = m."conversationId" AND ct.id = c."contactId"
        AND (m.status = 'PENDING' OR (${job.attempt > 1} AND m.status = 'FAILED'))
-       AND (m."sendClaimedAt" IS NULL OR m."sendClaimedAt" <= ${stale})
+       AND (m."sendClaimedAt" IS NULL OR m."sendClaimedAt" <= ${stale}) AND m."sendStartedAt" IS NULL
     RETURNING m.id, m.content,
            json_build_object('type', ch.type, 'phoneNumberId', ch."phoneNumberId", 'credentials', ch.credentials)
              AS channel,
@@ -264,7 +293,7 @@ export async function sendMessage(deps: SendDeps, job: SendJob): Promise<void> {
   if (channel.type !== "WHATSAPP") {
     await deps.db.message.update({
       where: { id: message.id },
-      data: { status: "SENT", error: Prisma.DbNull, sendClaimedAt: null },
+      data: { status: "SENT", error: Prisma.DbNull, sendClaimedAt: null, sendStartedAt: null },
     });
     return;
   }
@@ -308,22 +337,31 @@ async function attempt(
     };
   const now = deps.clock.now();
   if (result.ok) {
+    const sent = (externalId: Prisma.Sql) =>
+      Prisma.sql`
+        UPDATE "Message" m SET status = 'SENT', "externalId" = ${externalId}, error = NULL,
+               "sendClaimedAt" = NULL, "sendStartedAt" = NULL, "updatedAt" = ${now}
+         WHERE m.id = ${message.id}`;
+    const wamid = result.waMessageId;
     return {
-      // A retry that got through clears the earlier attempt's error.
-      update: Prisma.sql`
-        UPDATE "Message" SET status = 'SENT', "externalId" = ${result.waMessageId}, error = NULL,
-               "sendClaimedAt" = NULL, "updatedAt" = ${now}
-         WHERE id = ${message.id}`,
+      // A retry that got through clears the earlier attempt's error. A wamid another message of
+      // the channel already holds (the channel repeated one) is not kept: the send still happened.
+      update: sent(Prisma.sql`(SELECT ${wamid}::text WHERE NOT EXISTS (
+          SELECT 1 FROM "Message" o WHERE o."channelId" = m."channelId" AND o."externalId" = ${wamid}
+             AND o.id <> m.id))`),
+      fallback: sent(Prisma.sql`NULL`),
       after: () => Promise.resolve(),
     };
   }
   const retry = result.error.retryable && job.attempt < SEND_ATTEMPTS;
   const error = { ...result.error, attempt: job.attempt, willRetry: retry };
-  return {
-    update: Prisma.sql`
+  const failed = Prisma.sql`
       UPDATE "Message" SET status = 'FAILED', error = ${JSON.stringify(error)}::jsonb,
-             "sendClaimedAt" = NULL, "updatedAt" = ${now}
-       WHERE id = ${message.id}`,
+             "sendClaimedAt" = NULL, "sendStartedAt" = NULL, "updatedAt" = ${now}
+       WHERE id = ${message.id}`;
+  return {
+    update: failed,
+    fallback: failed,
     async after() {
       deps.logger.warn("message send failed", {
         messageId: message.id,

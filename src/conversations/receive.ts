@@ -212,7 +212,9 @@ export async function applyStatus(
 ): Promise<boolean> {
   const { status } = update;
   const failed = status === "FAILED";
-  const from: MessageStatus[] = failed ? [...FORWARD] : FORWARD.slice(0, FORWARD.indexOf(status));
+  const from: MessageStatus[] = failed
+    ? [...FORWARD]
+    : FORWARD.slice(0, (FORWARD as readonly string[]).indexOf(status));
   const { count } = await deps.db.message.updateMany({
     where: { channelId, externalId: update.externalId, direction: "OUTBOUND", status: { in: from } },
     data: { status, ...(failed ? { error: update.error ?? undefined } : {}) },

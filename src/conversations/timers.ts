@@ -1,10 +1,14 @@
 /**
  * The conversation timers on pg-boss (decisions.md "Conversations"): the reminder (once per
  * silence, half of autoCloseMinutes after the agent's last message) and the auto-close
- * (autoCloseMinutes after the last message, `conversation.closed` reason INACTIVITY). A job is
- * scheduled for the due time each time the times change; when it runs it reloads the conversation
- * and acts only if the rule (timing.ts) still says due for the stored times, in an UPDATE whose
- * WHERE repeats the check: a stale job, or the second of two processes, does nothing.
+ * (autoCloseMinutes after the last message, `conversation.closed` reason INACTIVITY). Each
+ * conversation has at most one waiting job per kind (the queue's 'short' policy and a singleton
+ * key): when the times change, a job is added only if none waits, and a waiting one is brought
+ * forward when the new due time is earlier. A job that runs before its due time (the times moved
+ * on since it was queued) queues the next for the new due time. When it is due it acts only if the
+ * rule (timing.ts) still says so for the stored times, in an UPDATE whose WHERE repeats the check:
+ * the second of two processes does nothing. So the queue holds one job per pending timer, not one
+ * per message, and a due timer never waits behind a backlog of stale ones.
  */
 import type { Deps } from "../context.ts";
 import type { Tx } from "../db/client.ts";
@@ -40,10 +44,40 @@ export interface TimerState {
   agent: { autoCloseMinutes: number; enabledReminder: boolean };
 }
 
+/** The timers due for `conv` (null: none of that kind). */
+function dueTimes(conv: TimerState): Record<TimerJob["kind"], Date | null> {
+  if (conv.status === "CLOSED") return { reminder: null, "auto-close": null };
+  return {
+    reminder: conv.agent.enabledReminder ? reminderDueAt(conv, conv.agent.autoCloseMinutes) : null,
+    "auto-close": autoCloseDueAt(conv, conv.agent.autoCloseMinutes),
+  };
+}
+
+/** The singleton key of a conversation's timer of one kind: one waiting job per key. */
+export const timerKey = (job: TimerJob) => `${job.kind}:${job.conversationId}`;
+
+/** Queues the timer jobs for their due times (inside `tx`, or at once with the pool). */
+async function queueTimers(
+  deps: Pick<Deps, "jobs" | "clock">,
+  tx: Tx,
+  conversationId: string,
+  due: Array<[TimerJob["kind"], Date]>,
+): Promise<void> {
+  const now = deps.clock.now().getTime();
+  await deps.jobs.enqueueEach(
+    tx,
+    CONVERSATION_TIMER_QUEUE,
+    due.map(([kind, at]) => {
+      const data: TimerJob = { conversationId, kind };
+      return { data, startAfterMs: at.getTime() - now, singletonKey: timerKey(data) };
+    }),
+  );
+}
+
 /**
- * Inside `tx`, after the conversation's times changed: a job for the reminder (when one is due
- * and the agent sends reminders) and one for the auto-close, each at its due time. `known`: the
- * state as the caller has just written it in `tx` (saves reading it again).
+ * Inside `tx`, after the conversation's times changed: the reminder (when one is due and the agent
+ * sends reminders) and the auto-close, each at its due time (see the module comment). `known`:
+ * the state as the caller has just written it in `tx` (saves reading it again).
  */
 export async function scheduleTimers(
   deps: Pick<Deps, "jobs" | "clock">,
@@ -55,17 +89,18 @@ export async function scheduleTimers(
     where: { id: conversationId },
     select: { ...TIMES, status: true, agent: { select: { autoCloseMinutes: true, enabledReminder: true } } },
   });
-  if (!conv || conv.status === "CLOSED") return;
-  const now = deps.clock.now().getTime();
-  const reminder = conv.agent.enabledReminder ? reminderDueAt(conv, conv.agent.autoCloseMinutes) : null;
-  const autoClose = autoCloseDueAt(conv, conv.agent.autoCloseMinutes);
-  const jobs = ([["reminder", reminder], ["auto-close", autoClose]] as const)
-    .filter(([, due]) => due)
-    .map(([kind, due]) => ({
-      data: { conversationId, kind } satisfies TimerJob,
-      startAfterMs: due!.getTime() - now,
-    }));
-  await deps.jobs.enqueueEach(tx, CONVERSATION_TIMER_QUEUE, jobs);
+  if (!conv) return;
+  const due = Object.entries(dueTimes(conv)).filter((e): e is [TimerJob["kind"], Date] => e[1] !== null);
+  await queueTimers(deps, tx, conversationId, due);
+}
+
+/**
+ * A job that ran before its conversation's due time: the job for that time (a waiting one is
+ * brought forward, if later). Nothing when no timer of that kind is due any more.
+ */
+async function requeueIfLater(deps: Deps, job: TimerJob, due: Date | null): Promise<void> {
+  if (!due || due.getTime() <= deps.clock.now().getTime()) return;
+  await deps.db.$transaction((tx) => queueTimers(deps, tx, job.conversationId, [[job.kind, due]]));
 }
 
 /** Runs one timer job: sends the reminder or closes the conversation, if still due. */
@@ -99,11 +134,12 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
       },
     },
   });
-  if (!conv || conv.status !== "OPEN" || conv.agent.status !== "ACTIVE" || !conv.agent.enabledReminder) {
-    return;
-  }
+  if (!conv || conv.status !== "OPEN" || !conv.agent.enabledReminder) return;
   const now = deps.clock.now();
-  if (!isDue(reminderDueAt(conv, conv.agent.autoCloseMinutes), now)) return;
+  const due = reminderDueAt(conv, conv.agent.autoCloseMinutes);
+  if (!isDue(due, now)) return await requeueIfLater(deps, { conversationId, kind: "reminder" }, due);
+  // A PAUSED agent sends no reminder for this silence.
+  if (conv.agent.status !== "ACTIVE") return;
   const sent = await deps.db.$transaction(async (tx): Promise<Array<{ id: string; content: string }>> => {
     // Claims this silence's reminder: the times must be those checked above, so only one process
     // (and no stale job) gets here.
@@ -157,7 +193,10 @@ async function runAutoClose(deps: Deps, conversationId: string): Promise<void> {
     },
   });
   if (!conv || conv.status === "CLOSED") return;
-  if (!isDue(autoCloseDueAt(conv, conv.agent.autoCloseMinutes), deps.clock.now())) return;
+  const due = autoCloseDueAt(conv, conv.agent.autoCloseMinutes);
+  if (!isDue(due, deps.clock.now())) {
+    return await requeueIfLater(deps, { conversationId, kind: "auto-close" }, due);
+  }
   await deps.db.$transaction((tx) =>
     // The WHERE repeats lastMessageAt: a message since the check keeps the conversation open.
     closeConversation(deps, tx, conv, "INACTIVITY", { lastMessageAt: conv.lastMessageAt })

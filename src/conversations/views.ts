@@ -10,8 +10,8 @@ export const ConversationStatus = enumType(
 export const Sender = enumType("Sender", ["CUSTOMER", "AI", "HUMAN", "SYSTEM"], "Who wrote a message.");
 export const MessageStatus = enumType(
   "MessageStatus",
-  ["RECEIVED", "PENDING", "SENT", "DELIVERED", "READ", "FAILED"],
-  "RECEIVED: a customer's; PENDING, SENT, DELIVERED, READ as the channel reports, or FAILED with `error`.",
+  ["RECEIVED", "PENDING", "SENT", "DELIVERED", "READ", "FAILED", "UNCONFIRMED"],
+  "RECEIVED: a customer's; PENDING, SENT, DELIVERED, READ as the channel reports, or FAILED with `error`; UNCONFIRMED: the sender stopped during the send, so it may have reached the customer (not sent again).",
 );
 export const MessageContentType = enumType(
   "MessageContentType",

@@ -6,7 +6,7 @@
 import { fromPrisma, type Job, PgBoss, type Queue, type WorkOptions } from "pg-boss";
 import { POOL_IDLE_MS, type Tx } from "../db/client.ts";
 import { afterCommit } from "../db/transaction.ts";
-import type { EnqueueOptions, JobQueue } from "../shared/jobs.ts";
+import type { EnqueueOptions, JobQueue, KeyedJob } from "../shared/jobs.ts";
 import type { Logger } from "../shared/logger.ts";
 
 export const BOSS_SCHEMA = "pgboss";
@@ -91,11 +91,30 @@ export class Jobs implements JobQueue {
     await this.boss.start();
     for (const { name, ...options } of queues) {
       await this.boss.createQueue(name, options);
+      if (options.policy) await this.#adoptPolicy(name, options.policy);
       // createQueue leaves an existing queue as it was: bring its options up to date (the dead
       // letter too, so a queue created before it had one gets it).
       const { policy: _policy, partition: _partition, heartbeatSeconds: _hb, ...updatable } = options;
       await this.boss.updateQueue(name, updatable);
     }
+  }
+
+  /**
+   * createQueue and updateQueue leave the policy of an existing queue as it was. A queue on the
+   * shared job table (not partitioned) has every policy's unique index there already, so switching
+   * it is one update; jobs stored before keep their own policy and run as before.
+   */
+  async #adoptPolicy(name: string, policy: string): Promise<void> {
+    const queue = await this.boss.getQueue(name);
+    if (!queue || queue.policy === policy) return;
+    if (queue.partition) {
+      this.#logger.warn("a partitioned queue keeps its policy", { queue: name, policy: queue.policy });
+      return;
+    }
+    await this.boss.getDb().executeSql(`UPDATE ${BOSS_SCHEMA}.queue SET policy = $2 WHERE name = $1`, [
+      name,
+      policy,
+    ]);
   }
 
   /**
@@ -142,26 +161,46 @@ export class Jobs implements JobQueue {
   }
 
   /** As enqueue, each job with its own delay, in one statement. */
-  async enqueueEach(
-    tx: Tx,
-    queue: string,
-    items: Array<{ data: object; startAfterMs?: number }>,
-  ): Promise<void> {
+  async enqueueEach(tx: Tx, queue: string, items: Array<KeyedJob>): Promise<void> {
     if (!items.length) return;
     const delays = items.map((i) => Math.max(0, i.startAfterMs ?? 0));
     // Due at an instant counted from now, not seconds after the database's now(), which in a
     // transaction is when it began: a job computed from a time read later in it (a timer due a
-    // minute after the message just stored) would come due early by that much, and a timer run
-    // before its time does nothing.
+    // minute after the message just stored) would come due early by that much.
     const enqueuedAt = Date.now();
-    await this.boss.insert(
-      queue,
-      items.map((i, k) => ({
-        data: i.data,
-        startAfter: delays[k] > 0 ? new Date(enqueuedAt + delays[k]) : undefined,
-      })),
-      { db: fromPrisma(tx) },
+    const dueAt = delays.map((ms) => new Date(enqueuedAt + ms));
+    const ids = items.map(() => crypto.randomUUID());
+    const anyKeyed = items.some((i) => i.singletonKey);
+    const inserted = new Set(
+      await this.boss.insert(
+        queue,
+        items.map((i, k) => ({
+          id: ids[k],
+          data: i.data,
+          startAfter: delays[k] > 0 ? dueAt[k] : undefined,
+          singletonKey: i.singletonKey,
+        })),
+        { db: fromPrisma(tx), returnId: anyKeyed },
+      ) ?? [],
     );
+    const keyed = items.flatMap((i, k) =>
+      i.singletonKey && !inserted.has(ids[k]) ? [{ key: i.singletonKey, at: dueAt[k] }] : []
+    );
+    if (keyed.length) {
+      // The insert kept the job already waiting under the key (the queue's unique index, which this
+      // statement's WHERE matches): it runs at the earlier of the two times, so a due time moved
+      // forward is not missed.
+      await tx.$executeRawUnsafe(
+        `UPDATE ${BOSS_SCHEMA}.job j
+            SET start_after = LEAST(j.start_after, v.at::timestamptz)
+           FROM unnest($2::text[], $3::text[]) AS v(key, at)
+          WHERE j.name = $1 AND COALESCE(j.singleton_key, '') = v.key AND j.state = 'created'
+            AND j.policy = 'short'`,
+        queue,
+        keyed.map((k) => k.key),
+        keyed.map((k) => k.at.toISOString()),
+      );
+    }
     // A few ms late on purpose: the database's clock decides when the job is due. Jobs due much later
     // (conversation timers, an hour ahead) are left to the workers' polling rather than holding a
     // timer each in memory.

@@ -16,11 +16,21 @@ export interface EnqueueOptions {
   runHere?: boolean;
 }
 
+export interface KeyedJob {
+  data: object;
+  startAfterMs?: number;
+  singletonKey?: string;
+}
+
 export interface JobQueue {
   /** Enqueues one job per item of `data` on `queue`, inside `tx`. */
   enqueue(tx: Tx, queue: string, data: object[], options?: EnqueueOptions): Promise<void>;
-  /** As enqueue, each job with its own delay (one statement for all). */
-  enqueueEach(tx: Tx, queue: string, items: Array<{ data: object; startAfterMs?: number }>): Promise<void>;
+  /**
+   * As enqueue, each job with its own delay (one statement for all). On a queue with the 'short'
+   * policy, `singletonKey` keeps one waiting job per key: a second is not added, and the waiting one
+   * is brought forward when the new one is due earlier.
+   */
+  enqueueEach(tx: Tx, queue: string, items: Array<KeyedJob>): Promise<void>;
   /**
    * After the transaction that enqueued a job of `queue` committed: one of this process' workers
    * fetches it now. For queues without NOTIFY (which wakes every worker of every process).

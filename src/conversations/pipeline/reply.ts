@@ -16,7 +16,7 @@ import { callIntentWebhook } from "../intent_call.ts";
 import { openUrlSecrets } from "../../shared/url_secrets.ts";
 import { shapeReply } from "../shaping.ts";
 import { mayReplyToday, utcDay } from "../timing.ts";
-import { sendCommittedButLast, type SendOutcome, storeOutgoing } from "../outbound.ts";
+import { recordOutcome, sendCommittedButLast, type SendOutcome, storeOutgoing } from "../outbound.ts";
 import { transferToHuman } from "../handoff.ts";
 import { scheduleTimers, type TimerState } from "../timers.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
@@ -25,21 +25,30 @@ import { REPLY_QUEUE, type ReplyJob } from "./window.ts";
 /** The summary of a transfer when the model cannot answer (decisions.md "LLM"). */
 export const MODEL_UNAVAILABLE = "language model unavailable";
 
-/** Thrown when another process is generating this conversation's reply: pg-boss retries the job. */
-export class ReplyInProgress extends Error {
-  constructor(conversationId: string) {
-    super(`a reply of conversation ${conversationId} is being generated`);
-    this.name = "ReplyInProgress";
-  }
+/**
+ * A claim older than this is a dead process' (by default the longest reply: the model call plus a
+ * few intent calls, and a minute): another job may take the conversation over.
+ */
+function claimStaleMs(deps: Pick<Deps, "config">): number {
+  return deps.config.replyClaimTtlMs;
 }
 
 /**
- * A claim older than this is a crashed process' (the longest reply: the model call plus a few
- * intent calls): another job may take the conversation over.
+ * The job found the conversation claimed by another reply: it comes back when that claim would be
+ * stale. If the reply ends first, its release answers what it left (the follow-up) and this job
+ * finds nothing to do; if its process died, this job takes the conversation over. Retrying at once
+ * would spend every retry long before a dead claim goes stale.
  */
-function claimStaleMs(deps: Pick<Deps, "config">): number {
-  return deps.config.llmTimeoutMs + 4 * deps.config.intentWebhookTimeoutMs + 60_000;
+async function retryWhenStale(deps: Deps, id: string, claimedAt: Date): Promise<void> {
+  const afterMs = claimedAt.getTime() + claimStaleMs(deps) - deps.clock.now().getTime();
+  await deps.jobs.enqueueLater(REPLY_QUEUE, [{
+    data: { conversationId: id } satisfies ReplyJob,
+    afterMs: Math.max(0, afterMs) + STALE_MARGIN_MS,
+  }]);
 }
+
+/** After a claim's stale time, so that the job's claim finds it stale (clocks are compared in ms). */
+const STALE_MARGIN_MS = 100;
 
 /** Runs one reply job (see the module comment). */
 export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
@@ -53,14 +62,16 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
     // The row as it was before the claim. Claimed by a live reply: answered once it is done
     // (retried, or the follow-up below). Not due: a newer message moved the window (its job answers).
     if (!due(row.dueAt)) return;
-    if (!stale(row.heldSince)) throw new ReplyInProgress(id);
+    if (!stale(row.heldSince)) return await retryWhenStale(deps, id, row.heldSince!);
     // Due and free before, yet not claimed: what changed since (a claim, or a message moving the
     // window) committed after the statement began, so only a read of its own sees it (rare).
     const current = await deps.db.conversation.findUnique({
       where: { id },
       select: { replyDueAt: true, replyClaimedAt: true },
     });
-    if (current && due(current.replyDueAt) && current.replyClaimedAt) throw new ReplyInProgress(id);
+    if (current && due(current.replyDueAt) && current.replyClaimedAt) {
+      return await retryWhenStale(deps, id, current.replyClaimedAt);
+    }
     return;
   }
   let done: Done;
@@ -68,17 +79,14 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
     done = await reply(deps, row);
   } catch (error) {
     // pg-boss retries the job; a crashed process' claim goes stale instead.
-    await deps.db.conversation.updateMany({
-      where: { id, replyClaimedAt: claimedAt },
-      data: { replyClaimedAt: null },
-    });
+    await release(deps, id, claimedAt);
     throw error;
   }
   // Releases the claim in one statement, which also writes what the reply left to it (the last
   // send's outcome: the parts are all sent, a later reply's cannot overtake them; the messages a
   // silent reply handled) and tells whether a message arrived during the reply (its job found the
   // claim): answered next, by a follow-up job. That job is a shortcut, not the guarantee: the
-  // message's own job is being retried meanwhile (ReplyInProgress).
+  // message's own job comes back when the claim would be stale, and the reply sweep finds the rest.
   const { sent, answered } = done;
   const now = deps.clock.now();
   const writes = [
@@ -89,19 +97,73 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
       : [],
   ];
   // The statement's reads do not see its own writes: the messages it marks answered are left out.
-  const [next] = await deps.db.$queryRaw<Array<{ due: Date | null; pending: boolean }>>`
-    ${writes.length ? Prisma.sql`WITH ${Prisma.join(writes, ", ")}` : Prisma.empty}
-    UPDATE "Conversation" c SET "replyClaimedAt" = NULL
-     WHERE c.id = ${id} AND c."replyClaimedAt" = ${claimedAt}
-    RETURNING c."replyDueAt" AS due, c.status = 'OPEN' AND EXISTS (
-      SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER'
-         AND m."answeredAt" IS NULL AND m.id <> ALL(${answered}::text[])) AS pending`;
-  await sent?.after();
+  let next: { due: Date | null; pending: boolean } | undefined;
+  try {
+    [next] = await deps.db.$queryRaw<Array<{ due: Date | null; pending: boolean }>>`
+      ${writes.length ? Prisma.sql`WITH ${Prisma.join(writes, ", ")}` : Prisma.empty}
+      UPDATE "Conversation" c SET "replyClaimedAt" = NULL
+       WHERE c.id = ${id} AND c."replyClaimedAt" = ${claimedAt}
+      RETURNING c."replyDueAt" AS due, c.status = 'OPEN' AND EXISTS (
+        SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER'
+           AND m."answeredAt" IS NULL AND m.id <> ALL(${answered}::text[])) AS pending`;
+    await sent?.after();
+  } catch (error) {
+    // The writes apart, the claim first: the conversation stays answerable whatever failed here.
+    deps.logger.error("reply release failed; releasing step by step", { conversationId: id, error });
+    await release(deps, id, claimedAt);
+    if (answered.length) {
+      await deps.db.message.updateMany({ where: { id: { in: answered } }, data: { answeredAt: now } });
+    }
+    if (sent) await recordOutcome(deps, sent);
+    next = { due: now, pending: true };
+  }
   if (next?.pending && next.due) {
     await deps.jobs.enqueue(deps.db, REPLY_QUEUE, [{ conversationId: id } satisfies ReplyJob], {
       startAfterMs: next.due.getTime() - deps.clock.now().getTime(),
     });
   }
+}
+
+/** Clears the claim, if still this reply's. */
+async function release(deps: Deps, id: string, claimedAt: Date): Promise<void> {
+  await deps.db.conversation.updateMany({
+    where: { id, replyClaimedAt: claimedAt },
+    data: { replyClaimedAt: null },
+  });
+}
+
+/** Conversations handed to reply jobs by one sweep, at most (the next sweep takes the rest). */
+const SWEEP_BATCH = 1000;
+
+/**
+ * The reply sweep (a pg-boss schedule, every minute, and once when the workers start): every
+ * conversation not CLOSED with a customer message no reply has handled gets a reply job, due when
+ * its window closes or, claimed, when the claim would be stale. The jobs of its messages and the
+ * follow-ups normally answer it; this covers whatever they missed: a process that died with the
+ * claim, a job that spent its retries. A reply job acts once however many are queued (its claim),
+ * so two sweeps at once, or in two processes, are harmless. Returns how many it queued.
+ */
+export async function sweepUnanswered(
+  deps: Pick<Deps, "db" | "jobs" | "config">,
+  now: Date,
+): Promise<number> {
+  const ttl = claimStaleMs(deps);
+  // The partial index "Message_unanswered_idx" holds only customer messages not handled yet.
+  const rows = await deps.db.$queryRaw<Array<{ id: string; at: Date }>>`
+    SELECT c.id, GREATEST(c."replyDueAt", c."replyClaimedAt" + ${ttl} * interval '1 millisecond') AS at
+      FROM "Conversation" c
+     WHERE c.id IN (SELECT m."conversationId" FROM "Message" m
+                     WHERE m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL)
+       AND c.status <> 'CLOSED' AND c."replyDueAt" IS NOT NULL
+     ORDER BY c."replyDueAt" LIMIT ${SWEEP_BATCH}`;
+  await deps.jobs.enqueueLater(
+    REPLY_QUEUE,
+    rows.map((r) => ({
+      data: { conversationId: r.id } satisfies ReplyJob,
+      afterMs: Math.max(0, r.at.getTime() - now.getTime()) + STALE_MARGIN_MS,
+    })),
+  );
+  return rows.length;
 }
 
 interface Plan {
