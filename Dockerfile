@@ -11,7 +11,7 @@ RUN deno task setup && deno cache src/main.ts src/admin.ts
 FROM denoland/deno:2.9.6
 WORKDIR /app
 # The image's unprivileged `deno` user owns the app, so the embedded PostgreSQL runs as that user
-# too (as root it would have to switch to a `postgres` user; see README "Running as root").
+# too (as root it would have to switch to a `postgres` user; see docs/behaviour.md, "Running the server").
 COPY --from=build --chown=deno:deno /app /app
 RUN mkdir -p /app/.data && chown deno:deno /app/.data
 # APP_ENV=production: no GraphiQL or introspection, and a generated first-owner password goes to

@@ -1,5 +1,5 @@
 /**
- * The outside world of the README walk-through, on 127.0.0.1, printing what reaches it:
+ * The outside world of the README tour, on 127.0.0.1, printing what reaches it:
  * - :9100 an OpenAI-compatible model (`OPENAI_BASE_URL=http://127.0.0.1:9100/v1`). As an agent it
  *   answers by the customer's last words: "order" → the `track-order` intent tag (the tag form of
  *   the intent `track_order`), "human" → the transfer tag, anything else → a greeting. As the
@@ -9,7 +9,7 @@
  * - :9101 the WhatsApp Graph API (`WHATSAPP_GRAPH_URL=http://127.0.0.1:9101`);
  * - :9102 the `track_order` intent's webhook, answering `{ "message": ... }`.
  *
- * Run: deno run -A examples/standins.ts
+ * Run: deno run -A examples/standins.ts (STANDINS_PORT=9200 moves them to :9200, :9201, :9202).
  */
 
 type ChatMessage = { role: string; content: string; tool_call_id?: string };
@@ -71,10 +71,12 @@ function supervisorStep(messages: ChatMessage[]): ToolCall | string {
   return "Done.";
 }
 
+const PORT = Number(Deno.env.get("STANDINS_PORT") || 9100);
+
 const log = (who: string, what: unknown) => console.log(`[${who}]`, JSON.stringify(what));
 
 Deno.serve(
-  { hostname: "127.0.0.1", port: 9100, onListen: () => log("model", "listening on :9100") },
+  { hostname: "127.0.0.1", port: PORT, onListen: () => log("model", `listening on :${PORT}`) },
   async (req) => {
     const body = await req.json();
     const step = body.tools ? supervisorStep(body.messages) : modelAnswer(body.messages ?? []);
@@ -107,7 +109,7 @@ Deno.serve(
 
 let sent = 0;
 Deno.serve(
-  { hostname: "127.0.0.1", port: 9101, onListen: () => log("graph", "listening on :9101") },
+  { hostname: "127.0.0.1", port: PORT + 1, onListen: () => log("graph", `listening on :${PORT + 1}`) },
   async (req) => {
     const body = await req.json();
     log("graph", { path: new URL(req.url).pathname, to: body.to, text: body.text?.body });
@@ -120,7 +122,7 @@ Deno.serve(
 );
 
 Deno.serve(
-  { hostname: "127.0.0.1", port: 9102, onListen: () => log("intent", "listening on :9102") },
+  { hostname: "127.0.0.1", port: PORT + 2, onListen: () => log("intent", `listening on :${PORT + 2}`) },
   async (req) => {
     const body = await req.json();
     log("intent", body);

@@ -17,6 +17,7 @@ const client = createClient({
   url,
   connectionParams: { authorization: `Bearer ${token}`, "x-workspace-id": workspaceId },
   on: {
+    connected: () => console.error("connected to", url, "- waiting for events"),
     closed: (event) => console.error("closed", (event as CloseEvent).code, (event as CloseEvent).reason),
   },
 });

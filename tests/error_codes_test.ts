@@ -1,5 +1,5 @@
 /**
- * The README's "Error codes" table lists exactly the codes of ERROR_CODES (src/shared/error_codes.ts),
+ * The "Error codes" table of docs/api.md lists exactly the codes of ERROR_CODES (src/shared/error_codes.ts),
  * with the same status and meaning, so the documentation cannot drift from the code. Every code is
  * UPPER_SNAKE and used somewhere in src/ (a declared code nobody answers is stale).
  */
@@ -14,7 +14,7 @@ interface Row {
 /** The rows of the first table under `## Error codes`: `| \`CODE\` | status | meaning |`. */
 function readmeTable(markdown: string): Map<string, Row> {
   const section = markdown.split(/^## /m).find((s) => s.startsWith("Error codes\n"));
-  assert.ok(section, "README has a section `## Error codes`");
+  assert.ok(section, "docs/api.md has a section `## Error codes`");
   const lines = section.split("\n").filter((l) => l.startsWith("|"));
   assert.match(lines[0] ?? "", /^\|\s*code\s*\|\s*status\s*\|\s*meaning\s*\|$/, "the table's header");
   assert.match(lines[1] ?? "", /^\|(\s*:?-+:?\s*\|){3}$/, "the header's separator row");
@@ -29,24 +29,24 @@ function readmeTable(markdown: string): Map<string, Row> {
   return rows;
 }
 
-const readme = await Deno.readTextFile(new URL("../README.md", import.meta.url));
+const readme = await Deno.readTextFile(new URL("../docs/api.md", import.meta.url));
 const declared = Object.entries(ERROR_CODES);
 
-Deno.test("the README table lists exactly the declared error codes, with their statuses and meanings", () => {
+Deno.test("the docs/api.md table lists exactly the declared error codes, with their statuses and meanings", () => {
   const table = readmeTable(readme);
   const codes = declared.map(([code]) => code);
   assert.deepEqual(
     [...table.keys()].filter((code) => !(code in ERROR_CODES)),
     [],
-    "codes in the README that src/shared/error_codes.ts does not declare",
+    "codes in docs/api.md that src/shared/error_codes.ts does not declare",
   );
   assert.deepEqual(
     codes.filter((code) => !table.has(code)),
     [],
-    "declared codes missing from the README",
+    "declared codes missing from docs/api.md",
   );
   for (const [code, { status, meaning }] of declared) {
-    assert.deepEqual(table.get(code), { status, meaning }, `${code}: README row`);
+    assert.deepEqual(table.get(code), { status, meaning }, `${code}: docs/api.md row`);
   }
   assert.equal(table.size, codes.length);
 });

@@ -1,0 +1,346 @@
+/**
+ * The README's tour is true: its shell blocks, as a user pastes them, run against a real server
+ * process started with the tour's own settings, beside the stand-ins of examples/standins.ts (on
+ * loopback, on free ports), in bash and, when it is installed, in zsh. Each block must end with
+ * status 0, print what the README says it prints and write nothing to stderr; the live feeds the
+ * tour tells the user to open (examples/subscribe.ts) must show the events the README names.
+ *
+ * Blocks are marked in README.md by an HTML comment on the line before their fence:
+ * `<!-- tour:standins -->` (terminal 1), `<!-- tour:server -->` (terminal 2: its variable
+ * assignments become the server's environment, with the test database instead of DATA_DIR) and
+ * `<!-- tour -->` (terminal 3, run in order in one shell, as pasted). The tour's `BASE=` line and its
+ * stand-in ports are the only things replaced.
+ */
+import assert from "node:assert/strict";
+import { createTestDatabase } from "./_helpers/db.ts";
+import { freePort, TEST_JWT_SECRET } from "./_helpers/server_process.ts";
+import { TEST_SECRETS_KEY } from "./_helpers/app.ts";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const README = await Deno.readTextFile(`${ROOT}README.md`);
+const DEFAULT_BASE = "BASE=http://127.0.0.1:8080";
+const STANDIN_PORTS = [9100, 9101, 9102];
+
+interface Block {
+  kind: string;
+  text: string;
+}
+
+function tourBlocks(markdown: string): Block[] {
+  const blocks: Block[] = [];
+  const re = /^<!-- (tour(?::[a-z]+)?) -->\n```sh\n([\s\S]*?)^```$/gm;
+  for (const m of markdown.matchAll(re)) blocks.push({ kind: m[1], text: m[2] });
+  return blocks;
+}
+
+const blocks = tourBlocks(README);
+const client = blocks.filter((b) => b.kind === "tour").map((b) => b.text);
+const serverBlock = blocks.find((b) => b.kind === "tour:server")?.text ?? "";
+const standinsBlock = blocks.find((b) => b.kind === "tour:standins")?.text ?? "";
+
+/** What a shell would do with the text outside quotes, in the places bash and zsh disagree. */
+function zshPitfalls(block: string): string[] {
+  const problems: string[] = [];
+  let quote: "'" | '"' | null = null;
+  let line = 1;
+  for (let i = 0; i < block.length; i++) {
+    const c = block[i];
+    if (c === "\n") line++;
+    if (c === "!") problems.push(`line ${line}: "!" (history expansion in interactive shells)`);
+    if (quote === "'") {
+      if (c === "'") quote = null;
+      continue;
+    }
+    if (c === "\\" && quote === null) {
+      i++;
+      continue;
+    }
+    if (quote === '"') {
+      if (c === '"') quote = null;
+      continue;
+    }
+    if (c === "'" || c === '"') quote = c;
+    else if (c === "#" && (i === 0 || /\s/.test(block[i - 1]))) {
+      problems.push(`line ${line}: a "#" comment (interactive zsh runs it as a command)`);
+    } else if ("?*[".includes(c) && block[i - 1] !== "$") {
+      problems.push(`line ${line}: unquoted "${c}" (zsh: no matches found)`);
+    }
+  }
+  return problems;
+}
+
+Deno.test("the README marks its tour: stand-ins, server and the client's blocks", () => {
+  assert.ok(standinsBlock.includes("deno run -A examples/standins.ts"), "the stand-ins block");
+  assert.match(serverBlock, /deno task start\s*$/, "the server block ends with deno task start");
+  assert.ok(client.length >= 5, `the client's blocks (found ${client.length})`);
+  assert.equal(client[0].split("\n")[0], DEFAULT_BASE, "the first client block starts by setting BASE");
+});
+
+Deno.test("the README's configuration table names every variable src/config.ts reads", async () => {
+  const source = await Deno.readTextFile(`${ROOT}src/config.ts`);
+  const schema = source.slice(source.indexOf("const envSchema"), source.indexOf("export type Env"));
+  const variables = [...schema.matchAll(/^ {2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]);
+  assert.ok(variables.length > 30, "the variables of envSchema");
+  const section = README.split(/^## /m).find((s) => s.startsWith("Configuration\n")) ?? "";
+  assert.deepEqual(
+    variables.filter((name) => !section.includes(`\`${name}\``)),
+    [],
+    "missing from the table",
+  );
+});
+
+Deno.test("the tour's blocks avoid what breaks when pasted into zsh or an interactive shell", () => {
+  for (const b of blocks) assert.deepEqual(zshPitfalls(b.text), [], b.text);
+});
+
+/** The environment the server block gives `deno task start`. */
+function serverEnv(block: string, ports: number[]): Record<string, string> {
+  const command = block.replace(/\\\n/g, " ").split("\n").find((l) => l.includes("deno task start"));
+  assert.ok(command, "a line that runs deno task start");
+  const env: Record<string, string> = {};
+  for (const word of command.trim().split(/\s+/)) {
+    const m = /^([A-Z_]+)=(.*)$/.exec(word);
+    if (!m) break;
+    env[m[1]] = withPorts(m[2], ports);
+  }
+  assert.ok(env.BOOTSTRAP_OWNER_EMAIL && env.BOOTSTRAP_OWNER_PASSWORD, "the tour's first owner");
+  return env;
+}
+
+function withPorts(text: string, ports: number[]): string {
+  return STANDIN_PORTS.reduce((t, p, i) => t.replaceAll(`127.0.0.1:${p}`, `127.0.0.1:${ports[i]}`), text);
+}
+
+/** Three consecutive free loopback ports. */
+function freePorts(): number[] {
+  for (;;) {
+    const base = freePort();
+    if (base > 65000) continue;
+    try {
+      const held = [base, base + 1, base + 2].map((port) => Deno.listen({ hostname: "127.0.0.1", port }));
+      held.forEach((l) => l.close());
+      return [base, base + 1, base + 2];
+    } catch { /* taken: try another */ }
+  }
+}
+
+/** A child's output as it grows, with a wait for a pattern. */
+class Output {
+  text = "";
+  ended = false;
+  done: Promise<void>;
+  #waiters: Array<() => void> = [];
+  constructor(stream: ReadableStream<Uint8Array<ArrayBuffer>>) {
+    this.done = stream.pipeThrough(new TextDecoderStream()).pipeTo(
+      new WritableStream({
+        write: (chunk) => {
+          this.text += chunk;
+          this.#wake();
+        },
+      }),
+    ).catch(() => {}).finally(() => {
+      this.ended = true;
+      this.#wake();
+    });
+  }
+  #wake() {
+    this.#waiters.splice(0).forEach((w) => w());
+  }
+  async waitFor(pattern: RegExp, timeoutMs: number, what: string): Promise<RegExpExecArray> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const m = pattern.exec(this.text);
+      if (m) return m;
+      if (this.ended || Date.now() > deadline) throw new Error(`${what}: no ${pattern} in:\n${this.text}`);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await new Promise<void>((resolve) => {
+        this.#waiters.push(resolve);
+        timer = setTimeout(resolve, deadline - Date.now() + 1);
+      });
+      clearTimeout(timer);
+    }
+  }
+}
+
+interface Child {
+  process: Deno.ChildProcess;
+  stdout: Output;
+  stderr: Output;
+  stop(): Promise<void>;
+}
+
+function spawn(args: string[], env: Record<string, string>, options: { stdin?: boolean } = {}): Child {
+  const process = new Deno.Command(args[0], {
+    args: args.slice(1),
+    cwd: ROOT,
+    env,
+    clearEnv: true,
+    stdin: options.stdin ? "piped" : "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stdout = new Output(process.stdout);
+  const stderr = new Output(process.stderr);
+  let exited = false;
+  const status = process.status.then(() => void (exited = true));
+  return {
+    process,
+    stdout,
+    stderr,
+    async stop() {
+      if (options.stdin) await process.stdin.close().catch(() => {});
+      if (!exited) {
+        try {
+          process.kill("SIGTERM");
+        } catch { /* gone */ }
+      }
+      await status;
+      await stdout.done;
+      await stderr.done;
+    },
+  };
+}
+
+const DENO_DIR = Deno.execPath().replace(/\/[^/]+$/, "");
+const baseEnv = (): Record<string, string> => ({
+  PATH: `${DENO_DIR}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
+  HOME: Deno.env.get("HOME") ?? "/tmp",
+  ...(Deno.env.get("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR")! } : {}),
+});
+
+/** `.tools/node_modules/.bin/deno run -A examples/subscribe.ts ...` as printed by a block, started. */
+async function startFeed(printed: string): Promise<Child> {
+  const m = /^(\S*deno) run -A (examples\/subscribe\.ts .+)$/m.exec(printed);
+  assert.ok(m, `a printed feed command in:\n${printed}`);
+  const feed = spawn([Deno.execPath(), "run", "-A", ...m[2].trim().split(/\s+/)], baseEnv());
+  await feed.stderr.waitFor(/connected to/, 30_000, "the live feed's connection");
+  // The subscribe message follows the acknowledgement at once; give the server a moment to take it.
+  await new Promise((r) => setTimeout(r, 1000));
+  return feed;
+}
+
+const SHELLS = ["bash", "zsh"].filter((shell) =>
+  new Deno.Command("sh", { args: ["-c", `command -v ${shell}`], stdout: "null", stderr: "null" })
+    .outputSync().success
+);
+if (!SHELLS.includes("zsh")) console.warn("zsh is not installed: the tour runs in bash only");
+
+/** What each client block prints, as the README says. */
+const EXPECTED: RegExp[][] = [
+  [/^logged in, workspace \w{8,}$/m],
+  [/^track_order$/m, /^1158201444$/m, /examples\/subscribe\.ts /],
+  [/(webhook answered 200\n[\s\S]*){3}/],
+  [
+    /^asked for a person\nHUMAN\nOPEN$/m,
+    /^CUSTOMER: Hi there$/m,
+    /^AI: .*Order A-1001 ships tomorrow/m,
+    /^HUMAN: Hi Sheena/m,
+  ],
+  [
+    /^MANAGER\nhttps:\/\/hooks\.example\.com\/sent\nI proposed it \(approval \w+\); it waits for your approval\.\n0\.675\nPENDING$/m,
+    /subscribe\.ts .* approvals /,
+  ],
+  [
+    /^APPROVED\nAddress customers formally, as sir or madam\.$/m,
+    /^The manager asked for a more formal tone\.$/m,
+    /^REJECTED$/m,
+    /^delete_webhook REJECTED\nupdate_agent_prompt APPROVED$/m,
+  ],
+  [/"name":"Ana"/, /"name":"Bruno"/],
+];
+
+for (const shell of SHELLS) {
+  Deno.test(`the README tour runs as pasted into ${shell}`, async () => {
+    assert.equal(
+      client.length,
+      EXPECTED.length,
+      "a block of the tour without expectations here, or one less",
+    );
+    const db = await createTestDatabase();
+    const ports = freePorts();
+    const children: Child[] = [];
+    try {
+      const standins = spawn(
+        [Deno.execPath(), "run", "-A", "examples/standins.ts"],
+        { ...baseEnv(), STANDINS_PORT: String(ports[0]) },
+      );
+      children.push(standins);
+      await standins.stdout.waitFor(/\[intent\] "listening/, 30_000, "the stand-ins");
+
+      const port = freePort();
+      const server = spawn([Deno.execPath(), "run", "-A", "--unstable-no-legacy-abort", "src/main.ts"], {
+        ...baseEnv(),
+        ...serverEnv(serverBlock, ports),
+        DATABASE_URL: db.url,
+        JWT_SECRET: TEST_JWT_SECRET,
+        SECRETS_KEY: TEST_SECRETS_KEY,
+        PORT: String(port),
+      });
+      children.push(server);
+      await server.stderr.waitFor(/"msg":"listening"/, 60_000, "the server");
+      await server.stdout.waitFor(
+        /First owner created\. Log in with POST \/api\/auth\/login as owner@example\.com and BOOTSTRAP_OWNER_PASSWORD\./,
+        1000,
+        "the first owner's line",
+      );
+
+      const sh = spawn([shell], baseEnv(), { stdin: true });
+      children.push(sh);
+      const writer = sh.process.stdin.getWriter();
+      const encoder = new TextEncoder();
+      let feed: Child | undefined;
+      for (const [i, original] of client.entries()) {
+        const text = withPorts(
+          i === 0 ? original.replace(DEFAULT_BASE, `BASE=http://127.0.0.1:${port}`) : original,
+          ports,
+        );
+        const from = sh.stdout.text.length;
+        await writer.write(encoder.encode(`${text}\nprintf '\\n__TOUR_BLOCK_${i} %s\\n' "$?"\n`));
+        const done = await sh.stdout.waitFor(
+          new RegExp(`__TOUR_BLOCK_${i} (\\d+)\\n`),
+          120_000,
+          `block ${i}`,
+        );
+        const output = sh.stdout.text.slice(from, done.index);
+        const context =
+          `block ${i} in ${shell}:\n${text}\nprinted:\n${output}\nstderr:\n${sh.stderr.text}\n` +
+          `server:\n${server.stderr.text.slice(-4000)}`;
+        assert.equal(done[1], "0", `exit status of ${context}`);
+        for (const pattern of EXPECTED[i]) assert.match(output, pattern, context);
+        if (/subscribe\.ts /.test(output)) {
+          await feed?.stop();
+          feed = await startFeed(output);
+          children.push(feed);
+        }
+      }
+      await writer.close();
+      assert.equal(sh.stderr.text, "", "nothing on the shell's stderr");
+
+      // Terminal 1: the intent's call and every message to the customer reached the stand-ins.
+      assert.match(standins.stdout.text, /\[intent\] .*"intentName":"track_order".*"orderNumber":"A-1001"/);
+      const sent = standins.stdout.text.split("\n").filter((l) =>
+        l.includes('[graph] {"path":"/1001/messages"')
+      );
+      assert.ok(
+        sent.some((l) => l.includes("Order A-1001 ships tomorrow")),
+        `the reply with the intent's answer reached the Graph stand-in:\n${sent.join("\n")}`,
+      );
+      assert.ok(sent.some((l) => l.includes("Hi Sheena, Maria here")), "the human's reply went to WhatsApp");
+
+      // Terminal 4: the feeds named in the README (the conversations one first, then approvals).
+      const feeds = children.filter((c) => c !== standins && c !== server && c !== sh);
+      assert.equal(feeds.length, 2, "two feeds were opened");
+      await feeds[0].stop();
+      for (const type of ["OPENED", "MESSAGE_ADDED", "STATUS_CHANGED"]) {
+        assert.ok(feeds[0].stdout.text.includes(`"type":"${type}"`), `${type} in:\n${feeds[0].stdout.text}`);
+      }
+      assert.ok(feeds[0].stdout.text.includes('"status":"HUMAN"'));
+      await feeds[1].stop();
+      const approvals = [...feeds[1].stdout.text.matchAll(/"type":"([A-Z]+)"/g)].map((m) => m[1]);
+      assert.deepEqual(approvals, ["APPROVED", "CREATED", "REJECTED"], feeds[1].stdout.text);
+    } finally {
+      for (const child of children.reverse()) await child.stop();
+      await db.drop();
+    }
+  });
+}
