@@ -100,7 +100,7 @@ Deno.test("a batch of 3 events: one statement for webhooks and live; stored with
         conversation: {
           id: conversation.id,
           contactName: "Maria Silva",
-          contactId: contact.id,
+          contactId: contact.externalId,
           channel: { type: "WHATSAPP", label: "Sales line" },
         },
         data: events[i].data,
