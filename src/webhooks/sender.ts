@@ -55,7 +55,7 @@ export interface AttemptOutcome {
 
 const encoder = new TextEncoder();
 
-/** The payload with its keys in spec order (stored JSON comes back from jsonb in another order). */
+/** The payload with its keys in documented order (stored JSON comes back from jsonb in another order). */
 export function canonicalPayload(p: WebhookPayload): WebhookPayload {
   const c = p.conversation;
   return {
