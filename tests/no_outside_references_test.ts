@@ -34,7 +34,7 @@ const PATTERNS: { re: RegExp; what: string }[] = [
   { re: new RegExp(word("\\b[Ss]pec ", '"')), what: "a section of a specification" },
 ];
 
-/** `../shared/...` (any depth): refused unless it resolves to a file or folder inside the repository. */
+/** A relative path up into a `shared` folder (any depth): refused unless it resolves to a file or folder inside the repository. */
 const RELATIVE_SHARED = new RegExp(word("((?:\\.\\./)+)", "shared(/[\\w.-]+)*"), "g");
 
 const SELF = fromFileUrl(import.meta.url);
@@ -98,10 +98,10 @@ Deno.test("no comment, test name or doc cites files outside the repository, issu
 Deno.test("the check itself catches each kind of reference", () => {
   const samples = [
     word("see decisions", ".md"),
-    word("../../shared/", "spec/x.md"),
+    word("../../sha", "red/spec/x.md"),
     word("/work/shared/", "toolchain.md"),
     word("platform", "-api.md"),
-    word("(issue", " 9)"),
+    word("(iss", "ue 9)"),
     word("Issue", " 10 section 4"),
     word("issue", " #3"),
     word("spec section", " 8"),
@@ -116,5 +116,5 @@ Deno.test("the check itself catches each kind of reference", () => {
   const own = [...'import { x } from "../shared/errors.ts";'.matchAll(RELATIVE_SHARED)];
   assert.ok(own.every((m) => exists(resolve(join(ROOT, "src/agents"), m[0]))));
   // A zod issue is not an issue number.
-  assert.ok(!PATTERNS.some(({ re }) => re.test("flatMap((issue) => issue.code)")));
+  assert.ok(!PATTERNS.some(({ re }) => re.test(word("flatMap((iss", "ue) => issue.code)"))));
 });
