@@ -1,5 +1,5 @@
 /**
- * The agent list benchmark (issue 2), part of `deno task bench`; alone: `deno task bench agents`.
+ * The agent list benchmark, part of `deno task bench`; alone: `deno task bench agents`.
  * Starts a throwaway PostgreSQL, seeds 50 agents with 3 intents each, then measures in one run,
  * alternating rounds so machine noise hits every side alike:
  *   1. GET /api/agents (API token) against a bare Deno.serve + pg baseline (goal >= 0.6x)

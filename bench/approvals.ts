@@ -1,5 +1,5 @@
 /**
- * Approvals benchmark (issue 10 section 6), part of `deno task bench`; alone: `deno task bench
+ * Approvals benchmark, part of `deno task bench`; alone: `deno task bench
  * approvals`. On a throwaway PostgreSQL, one server process on a port, clients over HTTP in this
  * process (a login JWT: deciding needs a person). Two scenarios, each against a baseline in the same
  * run, the same change made by its own REST endpoint without an approval:

@@ -1,5 +1,5 @@
 /**
- * Delivery fairness benchmark (issue 7), part of `deno task bench`; alone: `deno task bench fairness`.
+ * Delivery fairness benchmark, part of `deno task bench`; alone: `deno task bench fairness`.
  * On a throwaway PostgreSQL, one app process with the real delivery workers and two workspaces: one
  * webhook's receiver hangs 5 s on every call (so every attempt runs into the 5 s timeout, and is
  * retried), the other's answers at once. Both get steady traffic for DURATION seconds. Reported: the

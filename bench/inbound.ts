@@ -1,5 +1,5 @@
 /**
- * The inbound → reply benchmark (issue 9 section 6), part of `deno task bench`; alone:
+ * The inbound → reply benchmark, part of `deno task bench`; alone:
  * `deno task bench inbound`. One server process (as `deno task start` runs it, workers on) with the
  * grouping windows at BENCH_WINDOW_MS (1 ms: their shortest), the model stand-in (OpenAI-compatible,
  * answers at once) and the WhatsApp Graph stand-in served by this process on 127.0.0.1, and signed

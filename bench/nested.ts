@@ -1,5 +1,5 @@
 /**
- * The nested-list benchmark (issue 8, section 2): `deno task bench nested`.
+ * The nested-list benchmark: `deno task bench nested`.
  * One workspace with 50 agents, each with 3 intents and 2 event webhooks (1-2 headers each), seeded
  * through the services (so secrets are sealed as in production). Three servers on the same
  * throwaway PostgreSQL and data are asked for every column of the agents with their intents and

@@ -1,5 +1,5 @@
 /**
- * Subscriptions benchmark (issue 9 section 6), part of `deno task bench`; alone:
+ * Subscriptions benchmark, part of `deno task bench`; alone:
  * `deno task bench subscriptions`. N graphql-ws subscribers of `conversationEvents` on one server
  * process (bench/serve_app.ts), one event a second published through another app instance on the
  * same database; publish → receive latency per subscriber, the server's memory, and the CPU of the

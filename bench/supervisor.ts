@@ -1,5 +1,5 @@
 /**
- * The supervisor turn benchmark (issue 10 section 6, the turn part), part of `deno task bench`;
+ * The supervisor turn benchmark (the turn part), part of `deno task bench`;
  * alone: `deno task bench supervisor`. One server process (as `deno task start` runs it), an
  * instant OpenAI-compatible stand-in in a process of its own (bench/_model_standin.ts: the first
  * call of a turn asks for three tools, list_agents, get_agent and list_webhooks, the second

@@ -1,5 +1,5 @@
 /**
- * Event webhook delivery benchmark (issue 3), part of `deno task bench`; alone:
+ * Event webhook delivery benchmark, part of `deno task bench`; alone:
  * `deno run -A --unstable-no-legacy-abort bench/webhooks.ts`. On a throwaway PostgreSQL, against a
  * receiver process that answers 200 at once, and a baseline in the same run: pg-boss doing the same
  * number of no-op jobs with the same queue and worker settings, enqueued the same way (one
@@ -268,7 +268,7 @@ ${row(`paced ${PACE_PER_S}/s, webhooks`, paced.hooks)}
 
 | ratio / goal | value | goal |
 |---|---|---|
-| webhooks / baseline throughput, burst (the issue's scenario), median of ${burstRatio.rounds} | ${burstRatio.median} | >= 0.5x |
+| webhooks / baseline throughput, burst (8 concurrent publishers), median of ${burstRatio.rounds} | ${burstRatio.median} | >= 0.5x |
 | webhooks / baseline throughput, drain (workers alone) | ${
       (drain.hooks.perSecond / drain.base.perSecond).toFixed(2)
     }x | - |

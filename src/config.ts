@@ -1,6 +1,6 @@
 /**
- * The only reader of the environment. Every variable of the operator contract
- * (shared/spec/decisions.md) is parsed here once; a bad value stops the start with a message that
+ * The only reader of the environment. Every configuration variable (the README's
+ * table) is parsed here once; a bad value stops the start with a message that
  * names every bad variable.
  */
 import { z } from "zod";
@@ -69,13 +69,13 @@ const envSchema = z.object({
     return entries;
   }),
   INTENT_WEBHOOK_TIMEOUT_MS: positiveMs.default(30000),
-  // decisions.md "Conversations": the grouping windows are operator settings (the bench shortens them).
+  // The grouping windows are operator settings (the bench shortens them).
   GROUPING_FAST_MS: positiveMs.default(2000),
   GROUPING_MEDIUM_MS: positiveMs.default(5000),
   GROUPING_SLOW_MS: positiveMs.default(10000),
   LLM_TIMEOUT_MS: positiveMs.default(60000),
   REPLY_CLAIM_TTL_MS: positiveMs.optional(),
-  // Spec section 8: the supervisor's prices in USD per million tokens, and USD -> credits.
+  // The supervisor's prices in USD per million tokens, and USD -> credits.
   SUPERVISOR_MODEL: optionalString,
   SUPERVISOR_PRICE_INPUT: price.default(3),
   SUPERVISOR_PRICE_OUTPUT: price.default(15),
@@ -147,7 +147,7 @@ export interface Config {
   publicUrl: string;
   outboundAllowlist: string[];
   intentWebhookTimeoutMs: number;
-  /** Grouping window per messageGroupingTime, in ms (decisions.md: 2 s, 5 s, 10 s). */
+  /** Grouping window per messageGroupingTime, in ms (defaults 2 s, 5 s, 10 s). */
   groupingMs: { FAST: number; MEDIUM: number; SLOW: number };
   /** One model call (reply pipeline, supervisor) waits at most this long. */
   llmTimeoutMs: number;
@@ -157,7 +157,7 @@ export interface Config {
    */
   replyClaimTtlMs: number;
   /**
-   * The supervisor's model (default DEFAULT_MODEL) and what a message costs (spec section 8):
+   * The supervisor's model (default DEFAULT_MODEL) and what a message costs:
    * USD per million tokens of each kind, then credits = usd x exchangeRate x markup / unitPrice.
    */
   supervisor: {

@@ -1,5 +1,5 @@
 /**
- * Abuse limits on login and invite acceptance (decisions.md "Accounts, sessions and abuse limits"):
+ * Abuse limits on login and invite acceptance (docs/behaviour.md "Accounts, members and sessions"):
  * 10 failures per email per 15 minutes, 100 attempts per client address per minute, 429
  * RATE_LIMITED with Retry-After, kept in PostgreSQL so every app instance shares them.
  */

@@ -1,5 +1,5 @@
 /**
- * Agents over REST (spec sections 2-4, decisions.md "Agents"): list, create, read, whole
+ * Agents over REST (docs/behaviour.md "Agents, prompts and intents"): list, create, read, whole
  * replacement, status, prompt and its versions, revert, delete with cascade, pagination.
  */
 import assert from "node:assert/strict";
@@ -92,7 +92,7 @@ Deno.test("agents", async (t) => {
       },
     );
 
-    await t.step("create with every spec field: stored, and the prompt uses them", async () => {
+    await t.step("create with every profile field: stored, and the prompt uses them", async () => {
       const res = await c.post("/api/agents", {
         name: "Carla",
         template: "SUPORTE",

@@ -1,5 +1,5 @@
 /**
- * Workspace API tokens (spec sections 4-5, decisions.md Roles): created with a label, shown once,
+ * Workspace API tokens: created with a label, shown once,
  * stored as a hash, act as MANAGER in their own workspace only, revoked at once by DELETE.
  */
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * `approvalEvents` (decisions.md "Live"): created, approved, rejected, failed and expired reach
+ * `approvalEvents`: created, approved, rejected, failed and expired reach
  * OWNER and MANAGER subscribers of the workspace on any server process, over graphql-ws and SSE;
  * AGENT and VIEWER are refused; another workspace's subscriber sees none of them.
  */

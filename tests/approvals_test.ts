@@ -1,5 +1,5 @@
 /**
- * Approvals over REST and GraphQL (issue 10 section 2, decisions.md "Approvals"): each of the nine
+ * Approvals over REST and GraphQL (docs/behaviour.md "The supervisor and approvals"): each of the nine
  * change kinds from proposal to execution with its effect visible over REST, reject, not PENDING,
  * stale targets, concurrent approves, an execution that fails, who may decide, the lists and the
  * expiry sweep with an injected clock.

@@ -1,5 +1,5 @@
 /**
- * Authentication (spec section 5, decisions.md HTTP conventions): login, the login JWT and its
+ * Authentication (docs/api.md "Credentials and workspaces"): login, the login JWT and its
  * verification, the bearer and x-workspace-id rules, GET /api/auth/me.
  */
 import assert from "node:assert/strict";

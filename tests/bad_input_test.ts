@@ -1,5 +1,5 @@
 /**
- * Bad input on every REST write endpoint (decisions.md HTTP conventions): wrong types, unknown
+ * Bad input on every REST write endpoint (docs/behaviour.md "Requests and errors"): wrong types, unknown
  * enum values, missing required and unknown fields (400 VALIDATION_FAILED with `errors`), a body
  * that is not JSON (415), malformed JSON (400 MALFORMED_JSON), over 1 MiB (413), strings the
  * database cannot store (400), unknown ids and ids of another workspace (404). Nothing changes in

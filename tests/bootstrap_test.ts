@@ -1,4 +1,4 @@
-/** The first owner of decisions.md: from BOOTSTRAP_* when set, otherwise owner@localhost. */
+/** The first owner, made when the database has no user: from BOOTSTRAP_* when set, otherwise owner@localhost. */
 import assert from "node:assert/strict";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";

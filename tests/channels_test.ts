@@ -1,5 +1,5 @@
 /**
- * Channels over REST and GraphQL (decisions.md "Channels (paths)"): create WHATSAPP and API
+ * Channels over REST and GraphQL (docs/behaviour.md "Channels and conversations"): create WHATSAPP and API
  * channels, list, patch label and config keys, delete; roles (agent:write to change,
  * workspace:read to list); another workspace's ids answer 404; secrets are never answered;
  * phoneNumberId is unique (409 DUPLICATE); `_count.numbers` counts channels; bad input changes nothing.

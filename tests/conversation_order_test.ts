@@ -1,5 +1,5 @@
 /**
- * The agent's conversations are listed newest activity first (decisions.md "Conversation API"):
+ * The agent's conversations are listed newest activity first, so an active conversation is at the top:
  * ordered by (lastMessageAt, id) descending on REST and GraphQL alike, with cursors of that key. A
  * conversation that receives a message moves to the top; cursor walks cover every conversation
  * once when nothing changes; a walk during which one moves never repeats a row. The status filter

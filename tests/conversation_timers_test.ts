@@ -1,5 +1,5 @@
 /**
- * The conversation timers (decisions.md "Conversations") with an injected clock: the reminder, once
+ * The conversation timers (docs/behaviour.md "Replies") with an injected clock: the reminder, once
  * per silence, half of autoCloseMinutes after the agent's last message; the auto-close after
  * autoCloseMinutes of silence, `conversation.closed` with reason INACTIVITY. Each timer job is run
  * twice at once (two processes) and early (a stale job): it acts exactly once, and only when due.

@@ -1,6 +1,6 @@
 /**
- * The API channel (decisions.md "Channels (paths)") and the conversation read API ("Conversation
- * API"): a customer message posted to an API channel is stored like a WhatsApp one and answered
+ * The API channel and the conversation read API (docs/behaviour.md "Channels and
+ * conversations"): a customer message posted to an API channel is stored like a WhatsApp one and answered
  * 201 with the Message view; conversations newest first with a status filter and cursor pages;
  * one conversation with its contact and channel; its messages oldest first; GraphQL's
  * `conversations(status:)`, `conversation(id)`, `Agent.conversations` and `Conversation.messages`;

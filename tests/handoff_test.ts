@@ -1,5 +1,5 @@
 /**
- * Human handoff over REST (decisions.md "Conversation API"): take over (HUMAN, human.transferred
+ * Human handoff over REST: take over (HUMAN, human.transferred
  * MANUAL, assigned to the caller), a person's reply (HUMAN only, else 409; sent through the channel,
  * message.sent with sender HUMAN), release (HUMAN → OPEN) and close (CLOSED, conversation.closed
  * MANUAL); each 200 with the conversation; VIEWER 403; another workspace's id 404.

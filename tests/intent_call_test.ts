@@ -1,6 +1,6 @@
 /**
  * The intent webhook call (src/conversations/intent_call.ts) against receivers on 127.0.0.1 through
- * the real pinned outbound client: the spec's request `{ intentName, fields, context }` with the
+ * the real pinned outbound client: the documented request `{ intentName, fields, context }` with the
  * intent's method; the tag replaced by `message`, removed on a 2xx without one, escalated (HTTP 0
  * for no answer) on timeouts, dropped connections, refused URLs, 3xx, 4xx and 5xx. No database.
  */
@@ -37,7 +37,7 @@ async function withReceiver(answer: () => Answer, test: (url: string) => Promise
   }
 }
 
-Deno.test("callIntentWebhook() sends the spec's request with the intent's method and replaces the tag with message", async () => {
+Deno.test("callIntentWebhook() sends { intentName, fields, context } with the intent's method and replaces the tag with message", async () => {
   const receiver = startReceiver(() => Response.json({ message: "Pedido 42 criado!", extra: 1 }));
   try {
     const outcome = await callIntentWebhook(request, call(receiver.url("/intent"), "PATCH"), {

@@ -1,5 +1,5 @@
 /**
- * Intent tags in model replies (src/conversations/intent_tags.ts): the spec's tag form and the
+ * Intent tags in model replies (src/conversations/intent_tags.ts): the self-closing tag form and the
  * forms models actually write (not self-closing, single quotes, entities, several tags, any case),
  * only known tags, positions for the replacement, missing required fields, the transfer tag, the
  * triggerOnTypes filter. Property tests (fast-check): parse(render(tags)) round-trips, and arbitrary
@@ -23,7 +23,7 @@ const INTENTS = [ORDER, CALLBACK, NO_FIELDS];
 
 const kinds = (ms: TagMatch[]) => ms.map((m) => m.kind === "intent" ? m.intent.tag : `transfer:${m.reason}`);
 
-Deno.test("parseIntentTags() reads the spec's self-closing form with its fields and position", () => {
+Deno.test("parseIntentTags() reads the self-closing form with its fields and position", () => {
   const reply = 'Perfeito! <criar-pedido produto="pizza" quantidade="2"/> Já anotei.';
   const [m] = parseIntentTags(reply, INTENTS);
   assert.equal(m.kind, "intent");

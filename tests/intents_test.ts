@@ -1,5 +1,5 @@
 /**
- * Intents over REST (spec sections 2 and 4, decisions.md "Agents"): create with a derived tag,
+ * Intents over REST (docs/behaviour.md "Agents, prompts and intents"): create with a derived tag,
  * list, read, patch, delete; duplicate tags; outbound URL rule for webhookUrl.
  */
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * Invites (spec section 4, decisions.md Roles): created by OWNER/MANAGER with an email and a role,
+ * Invites: created by OWNER/MANAGER with an email and a role,
  * accepted once at /invite/{token} by a new or an existing user, expiring after 7 days (a manual
  * clock moves time).
  */

@@ -1,5 +1,5 @@
 /**
- * Live feeds (issue 9 section 4): GraphQL subscriptions over graphql-ws and SSE on /graphql, fed
+ * Live feeds: GraphQL subscriptions over graphql-ws and SSE on /graphql, fed
  * by LISTEN/NOTIFY so an event committed through one server process reaches the subscribers of
  * another. Events are published with the bus directly, after inserting the rows they name.
  */

@@ -1,5 +1,5 @@
 /**
- * Members (decisions.md "Accounts, sessions and abuse limits"): PATCH and DELETE
+ * Members (docs/behaviour.md "Accounts, members and sessions"): PATCH and DELETE
  * /api/workspaces/{id}/members/{userId} and the GraphQL mutations over the same service. OWNER any
  * member; MANAGER only AGENT and VIEWER members, only to AGENT or VIEWER; AGENT and VIEWER 403; the
  * last OWNER stays (409 LAST_OWNER), also under concurrent requests.

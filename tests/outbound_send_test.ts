@@ -1,5 +1,5 @@
 /**
- * Outgoing WhatsApp messages (issue 9 section 1): sent with the channel's sealed token through the
+ * Outgoing WhatsApp messages: sent with the channel's sealed token through the
  * Graph stand-in → SENT with the wamid; a Graph error → FAILED with the error, retried only when
  * WhatsApp calls it retryable (then SENT on the retry); never retried for a permanent one.
  */

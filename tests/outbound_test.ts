@@ -151,7 +151,7 @@ Deno.test("https: SNI carries the host name while the socket goes to the vetted 
   }
 });
 
-/** Resolved addresses that must be refused (one per form of decisions.md and the issue). */
+/** Resolved addresses that must be refused (one per non-public address form the rule names). */
 const REFUSED_ADDRESSES = [
   "0.0.0.0",
   "10.0.0.1",

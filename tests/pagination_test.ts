@@ -1,5 +1,5 @@
 /**
- * Keyset pagination of the REST lists (issue 8 section 3): deleting the row a cursor names does
+ * Keyset pagination of the REST lists: deleting the row a cursor names does
  * not end or skip the walk (oldest-first and newest-first lists), rows sharing a createdAt are
  * ordered by id and neither skipped nor repeated, cursors are opaque, cursors that are not ours are
  * 400 BAD_CURSOR, and another workspace's (or list's) cursor is only a position, never its rows.

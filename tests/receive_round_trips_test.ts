@@ -1,5 +1,5 @@
 /**
- * The SQL round trips of storing a customer message (issue 9, platform latency), counted with
+ * The SQL round trips of storing a customer message (the platform's share of reply latency), counted with
  * createPrisma's onQuery: the contact upsert (its row lock serializes one contact's messages), one
  * statement for the dedup check, the new conversation and the message, one for the event batch
  * (webhook rows, live NOTIFY and the window's UPDATE together), then the reply job and the timers

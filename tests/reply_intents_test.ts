@@ -1,5 +1,5 @@
 /**
- * Intents and the transfer tag in replies (spec "Intent execution" 2–5, section 7): `intent.fired`
+ * Intents and the transfer tag in replies (docs/behaviour.md "Replies"): `intent.fired`
  * before the POST, the tag replaced by the answer's message or removed on a 2xx without one, a
  * missing required field skipped with its log line, a failing webhook escalated to a human, the
  * `<transferir>` tag → HUMAN with its summary, triggerOnTypes respected.
@@ -110,7 +110,7 @@ const aiContents = async (s: Setup, conversationId: string) =>
 Deno.test("an intent tag: intent.fired, then the POST with fields and context, the tag replaced by the answer's message", async () => {
   let firedWhenCalled = -1;
   const s = await setup(async (_body, t) => {
-    // intent.fired is committed before the webhook of the intent is called (spec section 6).
+    // intent.fired is committed before the webhook of the intent is called.
     firedWhenCalled = await t.app.deps.db.domainEvent.count({ where: { type: "intent.fired" } });
     return Response.json({ message: "Visita marcada para 01/12." }, { status: 201 });
   });

@@ -1,5 +1,5 @@
 /**
- * The reply pipeline (issue 9 section 2): grouping window, one reply at a time, silence when PAUSED,
+ * The reply pipeline: grouping window, one reply at a time, silence when PAUSED,
  * HUMAN or over maxDailyMessages, the model unavailable, reply shaping and token usage. Against a
  * scripted OpenAI-compatible server and a Graph stand-in on 127.0.0.1; customer messages are stored
  * as inbound stores them (tests/_helpers/conversations.ts).

@@ -1,6 +1,6 @@
 /**
  * The model's input for one reply (src/conversations/prompt.ts): the system message (prompt,
- * training context, intents with the spec's tag form, the transfer tag only when enabled), the
+ * training context, intents with their tag form, the transfer tag only when enabled), the
  * history bounded by messages and characters, the window's customer messages as one user message,
  * the agent's model and temperature.
  */
@@ -39,7 +39,7 @@ const ORDER = {
 const customer = (content: string): PromptMessage => ({ sender: "CUSTOMER", content });
 const ai = (content: string): PromptMessage => ({ sender: "AI", content });
 
-Deno.test("tagForm() is the spec's form, one attribute per required field, and parses back as the intent", () => {
+Deno.test("tagForm() is the self-closing tag, one attribute per required field, and parses back as the intent", () => {
   assert.equal(tagForm(ORDER), '<criar-pedido produto="<value>" quantidade="<value>"/>');
   assert.equal(tagForm({ tag: "falar-com-financeiro", requiredFields: [] }), "<falar-com-financeiro/>");
   const [m] = parseIntentTags(tagForm(ORDER), [ORDER]);

@@ -1,5 +1,5 @@
 /**
- * The SQL round trips of one reply job (issue 9, platform latency): every statement runReply sends
+ * The SQL round trips of one reply job (the platform's share of reply latency): every statement runReply sends
  * is counted (createPrisma's onQuery), from the claim to the claim's release, for the paths the
  * bench takes (one part, two parts) and the quiet ones (claim lost, nothing to say). The app runs
  * without workers and with an injected clock: the test runs the job itself. A transaction's BEGIN is

@@ -1,5 +1,5 @@
 /**
- * Retention (issue 7 "Delivery hygiene"): events and their deliveries older than RETENTION_DAYS are
+ * Retention: events and their deliveries older than RETENTION_DAYS are
  * removed by an hourly pg-boss schedule; an agent's events go with the agent.
  */
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * The role table of decisions.md over every GraphQL mutation and query, for OWNER, MANAGER, AGENT,
+ * The role table (which role may call what) over every GraphQL mutation and query, for OWNER, MANAGER, AGENT,
  * VIEWER and an API token. Each capability has one allow-list, held against GraphQL and against its
  * REST twin in the same run: allowed calls succeed (GraphQL: data, no errors), refused ones answer
  * FORBIDDEN (GraphQL: exactly one error with that code; REST: 403 problem+json) and change nothing.
@@ -196,7 +196,7 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
     };
 
     const rows: Row[] = [
-      // Conversations: conversation:attend (decisions.md: take over, reply in, release, close).
+      // Conversations: conversation:attend (take over, reply in, release, close).
       ...([
         ["takeoverConversation", "takeover", "OPEN"],
         ["releaseConversation", "release", "HUMAN"],

@@ -1,5 +1,5 @@
 /**
- * The role table of decisions.md over every REST endpoint built so far, for OWNER, MANAGER,
+ * The role table (which role may call what) over every REST endpoint built so far, for OWNER, MANAGER,
  * AGENT, VIEWER and an API token (which acts as MANAGER). Allowed calls answer their success
  * status; refused ones answer 403 FORBIDDEN and change nothing in the database.
  */
@@ -299,7 +299,7 @@ Deno.test("roles", async (t) => {
         call: (c, i) => c.delete(`${ws(i)}/api-tokens/${i.tokenId}`),
       },
 
-      // The supervisor: OWNER, MANAGER and so the API token; AGENT and VIEWER 403 (spec section 5).
+      // The supervisor: OWNER, MANAGER and so the API token; AGENT and VIEWER 403.
       {
         name: "GET supervisor conversation (created when absent)",
         allowed: SUPERVISORS,

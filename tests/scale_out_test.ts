@@ -1,5 +1,5 @@
 /**
- * Scale-out (issue 16): three real server processes on one database. First two HTTP-only
+ * Scale-out (docs/operations.md): three real server processes on one database. First two HTTP-only
  * (PROCESS_ROLE=http) and one workers-only, then all three with both; one is killed with SIGKILL in
  * the middle of a burst of signed WhatsApp posts and restarted. Counted from outside (the receivers
  * and live clients see what the processes really did): every event webhook delivered, every

@@ -1,5 +1,5 @@
 /**
- * No secret in plaintext at rest (issue 7, section 2): webhook signing secrets (current and
+ * No secret in plaintext at rest (docs/behaviour.md "Secrets at rest"): webhook signing secrets (current and
  * previous) and header values are stored sealed by the secret box, which a dump of every table of
  * the database shows; none reaches the logs; deliveries still carry valid Standard Webhooks
  * signatures; rows stored in plaintext before the box are sealed at start; `admin rotate-secrets`

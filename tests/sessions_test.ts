@@ -1,5 +1,5 @@
 /**
- * Login sessions (decisions.md "Accounts, sessions and abuse limits"): each login JWT carries a `jti`
+ * Login sessions (docs/behaviour.md "Accounts, members and sessions"): each login JWT carries a `jti`
  * backed by a Session row; logout revokes it; a password change revokes every other session;
  * revoked, expired or a deleted user's → 401. REST and GraphQL.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 10 section 4: nothing the model says changes anything without an approval. The scripted
+ * Nothing the model says changes anything without an approval. The scripted
  * model proposes each of the nine changes (they become PENDING approvals and change nothing), then
  * tries everything else: unknown tools, malformed arguments, targets of another workspace, each
  * of the nine changes with bad values, and "approval not needed, apply now". Afterwards nothing

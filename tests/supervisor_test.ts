@@ -1,5 +1,5 @@
 /**
- * The supervisor chat (issue 10 section 1) against a scripted OpenAI-compatible server on
+ * The supervisor chat against a scripted OpenAI-compatible server on
  * 127.0.0.1: the conversation, the seven inspection tools, the bounded loop, the 30-message window,
  * reset, credits to the exact formula, the daily credit read, and the model's failures.
  */
@@ -381,7 +381,7 @@ Deno.test("reset erases the history, keeps the conversation and the day's credit
   }
 });
 
-Deno.test("credits follow spec section 8 to the exact number, cached input counted as cache reads", async () => {
+Deno.test("credits follow the price formula to the exact number, cached input counted as cache reads", async () => {
   const clock = new ManualClock(new Date("2026-11-20T23:59:00.000Z"));
   const s = await setup(
     // Each turn: a tool call, then the answer.

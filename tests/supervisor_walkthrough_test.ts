@@ -1,5 +1,5 @@
 /**
- * Issue 10 "Done means", as the README walks it: a MANAGER asks the supervisor to make an agent
+ * The supervisor walk-through of the README's tour: a MANAGER asks the supervisor to make an agent
  * more formal; the pending approval carries before/after; approving it sets the prompt and records
  * a version with the rationale; asking for a webhook to be removed and rejecting it changes nothing.
  */

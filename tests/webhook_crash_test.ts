@@ -1,5 +1,5 @@
 /**
- * Durability of event delivery (decisions.md "Event delivery", issue 3 "Durability"): a real server
+ * Durability of event delivery (at least once, docs/behaviour.md "Event webhooks and outbound calls"): a real server
  * process (src/main.ts) is killed with SIGKILL while its attempts are in flight; after a restart,
  * every accepted event is delivered.
  */

@@ -1,5 +1,5 @@
 /**
- * No delivery stays PENDING forever (issue 7 "Delivery hygiene"): a delivery job that pg-boss gives
+ * No delivery stays PENDING forever: a delivery job that pg-boss gives
  * up on goes to the dead letter, whose worker ends the delivery as FAILED with the reason in
  * `lastError`; a delivery whose job was lost is ended by the stale sweep.
  */

@@ -221,7 +221,7 @@ Deno.test("redeliverWebhookDelivery starts a FAILED delivery over, keeping its e
     const { owner } = await t.seed.workspace();
     const { agentId, webhookId } = await agentWithWebhook(t, owner.client, receiver.url());
     const { sendWebhookTest: sent } = await gqlData(owner.client, SEND_TEST, { agentId, id: webhookId });
-    // Three attempts at 0, 1 and 5 s (decisions.md "Event delivery"): real time, the queue's delays.
+    // Three attempts at 0, 1 and 5 s (the retry schedule): real time, the queue's delays.
     const failed = await settled(owner.client, { agentId, webhookId, id: sent.id });
     assert.equal(failed.status, "FAILED");
     assert.equal(failed.attemptCount, 3);

@@ -1,5 +1,5 @@
 /**
- * Event webhook delivery (issue 3, decisions.md "Event delivery"): payload and headers, routing by
+ * Event webhook delivery (docs/behaviour.md "Event webhooks and outbound calls"): payload and headers, routing by
  * event type, transactional enqueue, isolation of slow receivers, the delivery log's permissions,
  * two instances on one database, and fireIntent's ordering. Retries: webhook_retries_test.ts.
  */

@@ -1,5 +1,5 @@
 /**
- * Fairness of delivery (issue 7 "Delivery hygiene"): a receiver that hangs holds at most its cap of
+ * Fairness of delivery: a receiver that hangs holds at most its cap of
  * attempts in flight (WEBHOOK_CONCURRENCY per webhook in a process) and no worker waits on it, so
  * another workspace's deliveries keep arriving while it hangs.
  */

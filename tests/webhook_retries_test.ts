@@ -1,5 +1,5 @@
 /**
- * Event webhook retries (decisions.md "Event delivery"): 3 attempts at 0 s, 1 s and 5 s for every
+ * Event webhook retries: 3 attempts at 0 s, 1 s and 5 s for every
  * kind of failure, lastError afterwards, nothing more; then a manual redelivery. Real time: the
  * gaps are measured at the receivers, with a tolerance.
  */

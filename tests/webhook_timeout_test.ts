@@ -1,4 +1,4 @@
-/** Event webhook timeout (decisions.md: 5 s per attempt): a receiver that does not answer is cut off. */
+/** Event webhook timeout (5 s per attempt): a receiver that does not answer is cut off. */
 import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
 import { publish } from "./_helpers/events.ts";

@@ -1,6 +1,6 @@
 /**
- * The event webhook registry over REST (spec sections 4 and 6, decisions.md "Agents", "Event
- * delivery", Roles): create with a signing secret shown once, list, read, patch, rotate, delete;
+ * The event webhook registry over REST (docs/behaviour.md "Event webhooks and outbound
+ * calls"), with the role table: create with a signing secret shown once, list, read, patch, rotate, delete;
  * outbound URL rule; reserved headers; header values masked for AGENT and VIEWER.
  */
 import assert from "node:assert/strict";
@@ -64,7 +64,7 @@ Deno.test("event webhooks registry", async (t) => {
       },
     );
 
-    await t.step("every event of spec section 6 is accepted", async () => {
+    await t.step("every subscribable event type is accepted", async () => {
       for (const event of EVENTS) {
         const res = await c.post(`/api/agents/${otherAgent.id}/webhooks`, {
           event,

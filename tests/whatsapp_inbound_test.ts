@@ -1,7 +1,7 @@
 /**
  * The WhatsApp webhook payload (src/channels/whatsapp/inbound.ts), fed with the examples of Meta's
  * "messages webhook reference" pages (text, image, interactive, button, location, status, errors):
- * every known type becomes its record with the spec's type and a placeholder content where it is
+ * every known type becomes its record with its stored type and a placeholder content where it is
  * not text; unknown types and fields are kept or skipped, never thrown; a malformed message is
  * kept as OTHER with its raw JSON and a reason, never refusing its siblings.
  */

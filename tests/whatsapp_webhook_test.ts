@@ -1,5 +1,5 @@
 /**
- * Inbound WhatsApp (decisions.md "Channels (paths)", issue 9 section 1): the verify handshake; signed
+ * Inbound WhatsApp (docs/behaviour.md "Channels and conversations"): the verify handshake; signed
  * posts (X-Hub-Signature-256 over the raw bytes; missing or wrong: 401 and nothing stored or queued);
  * every message type of Meta's reference examples stored by the queued worker with its type,
  * placeholder content, media id and mime type, payload; deduplication on the WhatsApp id (twice in a

@@ -1,5 +1,5 @@
 /**
- * Workspaces (decisions.md "Workspaces"): create with a login JWT, list memberships, delete
+ * Workspaces: create with a login JWT, list memberships, delete
  * (OWNER only) with everything in it.
  */
 import assert from "node:assert/strict";

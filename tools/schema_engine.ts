@@ -1,7 +1,7 @@
 // A stand-in for Prisma's native `schema-engine` binary, which cannot be downloaded on these machines.
 //
 // The Prisma CLI runs it when PRISMA_SCHEMA_ENGINE_BINARY points at tools/schema-engine. It speaks the
-// same protocol as the native binary (see /work/shared/toolchain.md, "Prisma 7 offline"):
+// same protocol as the native binary:
 //   ENGINE --version                                  -> one line on stdout
 //   ENGINE --datasource JSON cli <subcommand>         -> one-shot: can-connect-to-database,
 //                                                        create-database, drop-database

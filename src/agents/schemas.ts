@@ -24,7 +24,7 @@ export const MessageGroupingTime = enumType(
 const optionalText = (max: number) => z.string().max(max).nullable().optional();
 const url = z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).max(2048);
 
-/** Fields a client writes on create (spec section 4). */
+/** Fields a client writes on create. */
 const profile = {
   name: text(200),
   template: AgentTemplate.schema.optional(),
@@ -36,7 +36,7 @@ const profile = {
   temperature: z.number().min(0).max(2).nullable().optional(),
 };
 
-/** Behaviour flags with their defaults (spec section 2). */
+/** Behaviour flags with their defaults (also applied when PUT leaves one out). */
 export const FLAG_DEFAULTS = {
   enabledHumanTransfer: true,
   enabledReminder: true,

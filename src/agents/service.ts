@@ -1,5 +1,5 @@
 /**
- * Agents and their prompt versions (spec sections 2-4, decisions.md "Agents"): the functions behind
+ * Agents and their prompt versions (docs/behaviour.md "Agents, prompts and intents"): the functions behind
  * the capabilities of ./capabilities.ts, with typed input (access is checked and input parsed by
  * the capability runner; internal callers pass typed input).
  */
@@ -158,7 +158,7 @@ export async function revertPrompt(
   });
 }
 
-/** Hard delete, cascading as spec section 4 rule 2 says. */
+/** Hard delete: everything of the agent (prompt versions, intents, webhooks, channels, conversations, events) goes with it. */
 export async function deleteAgent(ctx: ActorContext, agentId: string): Promise<void> {
   const { count } = await ctx.db.agent.deleteMany({
     where: { id: assertId(agentId, "Agent"), workspaceId: ctx.actor.workspaceId },

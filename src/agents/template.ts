@@ -1,6 +1,6 @@
 /**
  * System prompts generated from an agent's template on create. SUPORTE is a customer-support
- * attendant (the spec's only template); its text is Portuguese like its name.
+ * attendant (the only template); its text is Portuguese like its name.
  */
 export const TEMPLATES = ["SUPORTE"] as const;
 export type Template = typeof TEMPLATES[number];

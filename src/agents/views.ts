@@ -9,7 +9,7 @@ import { conversationView } from "../conversations/views.ts";
 const count = (table: string) => (t: string) =>
   `(SELECT count(*)::int FROM "${table}" c WHERE c."agentId" = ${t}.id)`;
 
-/** The list counts of spec section 4 (`_count` over REST); `numbers` counts channels. */
+/** The counts of the agent list (`_count` over REST); `numbers` counts channels. */
 export const agentCountsView = defineView({
   name: "AgentCounts",
   label: "Counts",

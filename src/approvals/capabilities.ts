@@ -1,6 +1,6 @@
 /**
  * What the API can do with approvals, declared once (see shared/capability.ts). Reads and decisions
- * are for OWNER and MANAGER (decisions.md "Roles"); deciding also needs a person (API token 403).
+ * are for OWNER and MANAGER; deciding also needs a person (API token 403).
  */
 import { defineOperation, defineRead } from "../shared/capability.ts";
 import * as service from "./service.ts";

@@ -1,5 +1,5 @@
 /**
- * The nine changes the supervisor may propose (spec section 4 "Supervisor tools"), each declared
+ * The nine changes the supervisor may propose, each declared
  * once: its target, its `change` arguments (the REST schemas of the domain it changes), the
  * `before` snapshot of what it replaces, the `after` of what it writes, and how it executes, which
  * is always through the domain's own service function, the one REST and GraphQL call.

@@ -1,5 +1,5 @@
 /**
- * The expiry sweep (spec section 8: 24 h, checked every 60 s): PENDING approvals past their
+ * The expiry sweep (an approval lives 24 h; checked every 60 s): PENDING approvals past their
  * `expiresAt` become EXPIRED, each with its "expired" event, in batches. The conditional UPDATE
  * and SKIP LOCKED make two sweeps at once (two server processes) expire each approval once, and
  * never wait on an approval a decision holds (which itself refuses an expired one).

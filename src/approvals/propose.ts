@@ -20,7 +20,7 @@ import {
   presentApproval,
 } from "./views.ts";
 
-/** How long a proposal waits for a decision (spec section 8). */
+/** How long a proposal waits for a decision before it expires. */
 export const APPROVAL_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
 const id = z.string().max(200);

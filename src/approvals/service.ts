@@ -1,5 +1,5 @@
 /**
- * Deciding approvals (decisions.md "Approvals"): approve executes the proposed change through the
+ * Deciding approvals (docs/behaviour.md "The supervisor and approvals"): approve executes the proposed change through the
  * domain's own service function in the transaction that records the decision; reject executes
  * nothing. The approval row is locked (FOR UPDATE) first, so of two decisions at once, in any
  * processes, one finds it PENDING and the other finds it decided (409). The target's row is locked
@@ -15,7 +15,7 @@ import { CHANGE_KINDS, openSnapshot, sameJson } from "./changes.ts";
 import { publishApprovalEvent } from "./events.ts";
 import { type ApprovalRow, approvalSelect, type ApprovalView, presentApproval } from "./views.ts";
 
-/** Approving or rejecting needs a person (decisions.md "Roles"): an API token gets 403. */
+/** Approving or rejecting needs a person, so a proposal is never approved by a script: an API token gets 403. */
 export function requirePerson(ctx: ActorContext): Promise<void> {
   if (ctx.actor.kind !== "user" || !ctx.actor.userId) {
     throw forbidden("Approving or rejecting needs a person signed in; an API token cannot decide approvals.");

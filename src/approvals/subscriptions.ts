@@ -1,5 +1,5 @@
 /**
- * `approvalEvents` (decisions.md "Live"): approvals of the workspace as they are created, approved,
+ * `approvalEvents`: approvals of the workspace as they are created, approved,
  * rejected, expired or fail, for OWNER and MANAGER. The events are published in the transaction of
  * each change of state (./events.ts) and reach every server process through src/live/hub.ts.
  */

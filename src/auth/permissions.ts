@@ -1,5 +1,5 @@
 /**
- * The catalogue of actions and the role table of shared/spec/decisions.md, in one place.
+ * The catalogue of actions and the role table (which role may do what), in one place.
  * REST, GraphQL and jobs all reach it through the services (`authorize`) or `can`.
  */
 import { forbidden } from "../shared/errors.ts";

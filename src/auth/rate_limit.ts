@@ -1,5 +1,5 @@
 /**
- * Abuse limits on login and invite acceptance (decisions.md "Accounts, sessions and abuse limits"),
+ * Abuse limits on login and invite acceptance (docs/behaviour.md "Accounts, members and sessions"),
  * kept in PostgreSQL so every server process on the database shares the counters. Fixed windows: a
  * key's window starts with its first hit and lasts `windowMs`; time comes from deps.clock.
  */

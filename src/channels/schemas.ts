@@ -1,4 +1,4 @@
-/** Inputs of the channel capabilities (decisions.md "Channels (paths)"). */
+/** Inputs of the channel capabilities (docs/behaviour.md "Channels and conversations"). */
 import { z } from "zod";
 import { ChannelType } from "./views.ts";
 import { text } from "../shared/validation.ts";

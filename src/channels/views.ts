@@ -4,7 +4,7 @@ import { defineView, enumType } from "../shared/view.ts";
 export const ChannelType = enumType(
   "ChannelType",
   ["WHATSAPP", "API"],
-  'WHATSAPP: a WhatsApp Cloud API number; API: a business\' own app (decisions.md "Channels").',
+  "WHATSAPP: a WhatsApp Cloud API number; API: a business' own app, posting customer messages to the channel.",
 );
 
 /** Where messages for a channel arrive: Meta's webhook, or our API for an API channel. */

@@ -1,5 +1,5 @@
 /**
- * Human handoff (decisions.md "Conversation API", "Conversations"): the transfer used by the reply
+ * Human handoff (docs/behaviour.md "Channels and conversations"): the transfer used by the reply
  * pipeline (tag, escalation, model unavailable) and the four operations of a person: take over,
  * reply, release, close. Every change is one transaction with its events; the state checks are in
  * the UPDATE's WHERE, so two people (or a person and the pipeline) racing change it once.
@@ -155,7 +155,7 @@ export async function release(ctx: ActorContext, id: string): Promise<Record<str
       where: { conversationId: id, senderKind: "CUSTOMER", answeredAt: null },
       data: { answeredAt: now },
     });
-    // Not a webhook event (the spec has none for it): live feeds show the status change.
+    // Not a webhook event (there is no subscribable type for it): live feeds show the status change.
     await ctx.events.publish(tx, {
       type: "conversation.released",
       workspaceId: conv.workspaceId,

@@ -1,5 +1,5 @@
 /**
- * The handoff operations of decisions.md "Conversation API", declared once (shared/capability.ts):
+ * The handoff operations of a person, declared once (shared/capability.ts):
  * take over, reply as a person, release, close. Each answers 200 with the conversation; the role
  * table's conversation:attend (OWNER, MANAGER, AGENT).
  */

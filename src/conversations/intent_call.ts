@@ -1,5 +1,5 @@
 /**
- * The call of an intent's webhook (spec "Intent execution" 2 and 3, section 7, section 8 timeout):
+ * The call of an intent's webhook (docs/behaviour.md "Replies"), bounded by INTENT_WEBHOOK_TIMEOUT_MS:
  * the request `{ intentName, fields, context }` through the app's pinned outbound client (passed in,
  * the shape of `OutboundPolicy.request`), and what its answer means for the tag: replaced by the
  * response's `message`, removed silently (2xx without one), or escalated to a human (no answer,
@@ -10,7 +10,7 @@ import { OutboundRefused } from "../shared/outbound.ts";
 import { unlessAborted } from "../shared/abort.ts";
 import type { OutboundRequest } from "../channels/whatsapp/graph_api.ts";
 
-/** `context` of the request (spec "Intent execution", request table). */
+/** `context` of the request: the agent and the conversation with its contact, so the receiver can act for the customer. */
 export interface IntentContext {
   agentId: string;
   agentName: string;
@@ -100,7 +100,7 @@ export async function callIntentWebhook(
     return intentOutcome(res.status, await unlessAborted(res.text(), signal));
   } catch (error) {
     if (options.signal?.aborted && !timedOut) throw options.signal.reason;
-    // Spec section 7 reports no answer as HTTP 0.
+    // No answer at all is recorded as HTTP 0.
     if (error instanceof OutboundRefused) {
       return { kind: "escalate", httpStatus: 0, error: `refused: ${error.message}` };
     }

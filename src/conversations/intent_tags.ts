@@ -1,6 +1,6 @@
 /**
- * Intent tags in a model reply (spec "Intent execution" 1 to 5, section 7; decisions.md
- * "Conversations"): `<intent-tag field="value" .../>` for an intent, `<transferir motivo="..."/>`
+ * Intent tags in a model reply (docs/behaviour.md "Replies"):
+ * `<intent-tag field="value" .../>` for an intent, `<transferir motivo="..."/>`
  * (or `<transferir/>`) for the transfer to a human. Found robustly (self-closing or not, `"` or `'`
  * quotes or none, HTML entities decoded, any number per reply, tag names in any case), only for
  * known tags, with their positions, so the caller can fire each intent and then put the intent
@@ -11,7 +11,7 @@ import { TRANSFER_TAG } from "../intents/tag.ts";
 
 export { TRANSFER_TAG };
 
-/** The log line of spec "Intent execution" 4, for a tag that lacks a required field. */
+/** The log line for a tag that lacks a required field (the intent is skipped, not called). */
 export const SKIPPING_INTENT = "Skipping intent (missing required fields)";
 
 /** What the parser needs of an intent: its tag and its required field names. */
@@ -31,7 +31,7 @@ interface Span {
 export interface IntentTagMatch<I extends TaggedIntent = TaggedIntent> extends Span {
   kind: "intent";
   intent: I;
-  /** One string per required field present with a non-blank value (spec: `fields` of the POST). */
+  /** One string per required field present with a non-blank value (sent as `fields` of the intent call). */
   fields: Record<string, string>;
   /** Required fields absent or blank: when not empty the intent is skipped (SKIPPING_INTENT). */
   missing: string[];
@@ -192,8 +192,7 @@ export function parseIntentTags<I extends TaggedIntent>(reply: string, intents: 
 }
 
 /**
- * The intents that may be detected in a reply to customer messages of `types` (spec "Intent
- * execution" 5): those whose triggerOnTypes include at least one of them.
+ * The intents that may be detected in a reply to customer messages of `types`: those whose triggerOnTypes include at least one of them.
  */
 export function intentsForTypes<I extends { triggerOnTypes: readonly string[] }>(
   intents: readonly I[],
@@ -232,7 +231,7 @@ export function replaceTags(
   return (out + reply.slice(at)).replace(/\n{3,}/g, "\n\n").trim();
 }
 
-/** The tag form of an intent with these attributes (spec "Intent execution" 1), values encoded. */
+/** The tag form of an intent with these attributes, as the prompt shows it, values encoded. */
 export function renderTag(
   tag: string,
   attributes: Record<string, string>,

@@ -1,5 +1,5 @@
 /**
- * The model's input for one reply (issue 9 "The reply pipeline", spec "Intent execution" 1): one
+ * The model's input for one reply (docs/behaviour.md "Replies"): one
  * system message (the agent's system prompt, its training context, its intents with their tag form,
  * the transfer tag when `enabledHumanTransfer` is on), then the conversation history, bounded, then
  * the customer messages of the grouping window as one user message; the agent's model and
@@ -9,7 +9,7 @@
  */
 import { TRANSFER_TAG } from "../intents/tag.ts";
 
-/** History sent with each reply: the last 30 messages (the spec's supervisor bound) ... */
+/** History sent with each reply: the last 30 messages (the supervisor's bound too) ... */
 export const HISTORY_MAX_MESSAGES = 30;
 /** ... and at most this many characters of them (about 3 000 tokens), oldest dropped first. */
 export const HISTORY_MAX_CHARS = 12_000;
@@ -32,7 +32,7 @@ export interface PromptIntent {
   requiredFields: ReadonlyArray<{ name: string; type: string; description: string }>;
 }
 
-/** A stored message; `sender` as in decisions.md's message shape. */
+/** A stored message; `sender` as the Message view names it. */
 export interface PromptMessage {
   sender: "CUSTOMER" | "AI" | "HUMAN" | "SYSTEM";
   content: string;
@@ -64,7 +64,7 @@ export interface ReplyPromptInput {
   limits?: { historyMessages?: number; historyChars?: number; pendingChars?: number };
 }
 
-/** The tag form of spec "Intent execution" 1: `<intent-name field="<value>" .../>`. */
+/** The tag form the prompt teaches the model: `<intent-name field="<value>" .../>`. */
 export function tagForm(intent: Pick<PromptIntent, "tag" | "requiredFields">): string {
   return `<${intent.tag}${intent.requiredFields.map((f) => ` ${f.name}="<value>"`).join("")}/>`;
 }

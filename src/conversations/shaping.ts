@@ -1,6 +1,6 @@
 /**
  * Reply shaping: the agent's behaviour flags applied to a reply text (tags already replaced) to get
- * the messages that are sent. Spec section 2: `splitMessages` (a long reply becomes several
+ * the messages that are sent. The agent's flags: `splitMessages` (a long reply becomes several
  * messages), `enabledEmoji` (false: emoji stripped), `signMessages` (each message signed with the
  * agent name). WhatsApp refuses a text over 4096 characters, so every message stays within it
  * whatever the flags; the signature is counted in. Boundaries come from Intl.Segmenter (ICU's

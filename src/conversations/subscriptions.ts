@@ -1,5 +1,5 @@
 /**
- * The live feeds of conversations (decisions.md "Live (GraphQL subscriptions)"), declared once;
+ * The live feeds of conversations (docs/api.md "Live feeds"), declared once;
  * the GraphQL Subscription fields are derived from them (src/graphql/derive.ts) and served over
  * graphql-ws and SSE. Events come from src/live/hub.ts, already limited to the subscriber's workspace.
  */

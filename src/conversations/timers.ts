@@ -1,5 +1,5 @@
 /**
- * The conversation timers on pg-boss (decisions.md "Conversations"): the reminder (once per
+ * The conversation timers on pg-boss (docs/behaviour.md "Replies"): the reminder (once per
  * silence, half of autoCloseMinutes after the agent's last message) and the auto-close
  * (autoCloseMinutes after the last message, `conversation.closed` reason INACTIVITY). Each
  * conversation has at most one waiting job per kind (the queue's 'short' policy and a singleton

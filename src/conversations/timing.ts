@@ -1,5 +1,5 @@
 /**
- * The time rules of a conversation (decisions.md "Conversations"), as pure functions of stored
+ * The time rules of a conversation (docs/behaviour.md "Replies"), as pure functions of stored
  * timestamps and the clock's now, so the pg-boss jobs that act on them can be scheduled, checked
  * again when they run (a job may run late or twice), and tested with an injected clock:
  * the grouping window, the daily reply limit, the reminder and the auto-close.
@@ -7,7 +7,7 @@
 
 export type MessageGroupingTime = "FAST" | "MEDIUM" | "SLOW";
 
-/** decisions.md: FAST 2 s, MEDIUM 5 s, SLOW 10 s after the last customer message (operator-configurable). */
+/** Default windows: FAST 2 s, MEDIUM 5 s, SLOW 10 s after the last customer message (operator-configurable). */
 export const GROUPING_DELAY_MS: Readonly<Record<MessageGroupingTime, number>> = {
   FAST: 2_000,
   MEDIUM: 5_000,
@@ -36,7 +36,7 @@ export function utcDay(now: Date): { start: Date; end: Date } {
 
 /**
  * Whether the agent may still reply to this contact today: `repliesToday` are the agent's replies
- * to the contact in the current UTC day (decisions.md); null `maxDailyMessages` means no limit.
+ * to the contact in the current UTC day; null `maxDailyMessages` means no limit.
  */
 export function mayReplyToday(repliesToday: number, maxDailyMessages: number | null): boolean {
   return maxDailyMessages === null || repliesToday < maxDailyMessages;

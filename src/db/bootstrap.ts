@@ -1,7 +1,7 @@
 /**
  * First-run set-up: the JWT secret and the secrets key kept under the data dir when JWT_SECRET or
  * SECRETS_KEY is unset (embedded mode only: config requires both with DATABASE_URL), and the
- * first owner when the database has no user (decisions.md "first owner").
+ * first owner when the database has no user (docs/behaviour.md "Running the server").
  */
 import type { Deps } from "../context.ts";
 import type { Config } from "../config.ts";

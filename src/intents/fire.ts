@@ -1,11 +1,11 @@
 /**
- * The `intent.fired` event (spec section 6: "sent before the webhook of that intent is called").
+ * The `intent.fired` event, committed before the webhook of that intent is called.
  * For the conversation code: call fireIntent() when a reply's intent tag is detected, and call the
  * intent's own webhook only after it returns.
  */
 import type { Deps } from "../context.ts";
 
-/** One event webhook attempt (5 s, decisions.md "timeouts") plus a margin. */
+/** One event webhook attempt (at most 5 s) plus a margin. */
 const DEFAULT_WAIT_MS = 6000;
 
 export interface FiredIntent {

@@ -1,5 +1,5 @@
 /**
- * Intents of an agent (spec section 4 "Intents", decisions.md): the functions behind
+ * Intents of an agent (docs/behaviour.md "Agents, prompts and intents"): the functions behind
  * ./capabilities.ts, with typed input.
  */
 import type { z } from "zod";

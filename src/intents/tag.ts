@@ -1,5 +1,5 @@
 /**
- * The tag form of an intent name (spec section 2, decisions.md): lowercase, spaces and underscores
+ * The tag form of an intent name: lowercase, spaces and underscores
  * turned to hyphens. `<transferir>` is the transfer-to-human tag and cannot be an intent's.
  */
 export const TRANSFER_TAG = "transferir";

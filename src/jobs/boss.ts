@@ -1,7 +1,7 @@
 /**
  * pg-boss on the application database, in its own schema `pgboss`. Jobs are enqueued inside the
  * caller's Prisma transaction (outbox pattern, pg-boss `insert(..., { db })`); workers are woken by
- * LISTEN/NOTIFY, not by polling (shared/toolchain.md "pg-boss").
+ * LISTEN/NOTIFY, not by polling, so a new job starts without waiting for a poll interval.
  */
 import { fromPrisma, type Job, PgBoss, type Queue, type WorkOptions } from "pg-boss";
 import { POOL_IDLE_MS, type Tx } from "../db/client.ts";

@@ -81,7 +81,7 @@ export class LiveHub {
   /**
    * The bus listener: one `pg_notify` per live event, in the events' order, in the publisher's
    * transaction, as its share of the batch's one statement (src/shared/events.ts). Only live event
-   * types; the message id comes from `data.message.id` (decisions.md "Conversations"), the approval
+   * types; the message id comes from `data.message.id` (the message events' payload), the approval
    * id from `data.approvalId`.
    */
   listener(): EventListener {

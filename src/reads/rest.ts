@@ -54,7 +54,7 @@ export async function restRead(
   }
   const params = checkIds(rawParams, read.params);
   const json = await readOne(ctx, { key: "v", read, params, page: { first, after, where }, shape });
-  // Every REST list answers `{ data: [...] }` (decisions.md), an unpaged one without nextCursor.
+  // Every REST list answers `{ data: [...] }`, an unpaged one without nextCursor.
   return shape.kind === "array" ? `{"data":${json}}` : json;
 }
 

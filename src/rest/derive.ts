@@ -58,6 +58,6 @@ async function serveOperation(deps: Deps, c: Context, cap: OperationCapability):
   const result = await invoke(cap, restCaller(deps, c), c.req.param(), input);
   const status = cap.http?.status ?? 200;
   if ("none" in cap.output) return c.body(null, 204);
-  // Lists answer { data: [...] } (decisions.md "HTTP conventions").
+  // Lists answer { data: [...] }, never a bare array, so list answers can gain fields such as nextCursor.
   return c.json(Array.isArray(result) ? { data: result } : result, status as 200);
 }

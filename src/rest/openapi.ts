@@ -361,7 +361,7 @@ class Generator {
     if ("none" in output) return {};
     if ("schema" in output) {
       const schema = this.zodSchema(output.schema, "output", output.typeName ?? `${name}Output`);
-      // A list answers { data: [...] } (src/rest/derive.ts, decisions.md "HTTP conventions").
+      // A list answers { data: [...] }, never a bare array (src/rest/derive.ts).
       if (schema.type === "array") {
         return { type: "object", properties: { data: schema }, required: ["data"] };
       }

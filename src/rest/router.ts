@@ -1,4 +1,4 @@
-/** The REST layer: the spec's paths, derived from the capability declarations (./derive.ts). */
+/** The REST layer: the paths of docs/api.md, derived from the capability declarations (./derive.ts). */
 import { Hono } from "hono";
 import type { Deps } from "../context.ts";
 import { CAPABILITIES } from "../capabilities.ts";

@@ -13,7 +13,7 @@
 import { Prisma } from "../generated/prisma/client.ts";
 import type { Tx } from "../db/client.ts";
 
-/** The events of spec section 6, as written there (the webhooks registry lists the same). */
+/** The event types a webhook can subscribe to, named as the API names them (the webhooks registry lists the same). */
 export type EventType =
   | "message.received"
   | "message.sent"
@@ -23,9 +23,9 @@ export type EventType =
   | "intent.fired";
 
 /**
- * The spec's events, plus `webhook.test`, which only ever targets one webhook, and
+ * The webhook event types, plus `webhook.test`, which only ever targets one webhook, and
  * `conversation.released` (HUMAN back to OPEN; data `{}`) and the approval events (data
- * `{ approvalId }`), which only live subscriptions follow: webhooks deliver the spec's events alone.
+ * `{ approvalId }`), which only live subscriptions follow: webhooks deliver only the subscribable types.
  */
 export type DomainEventType = EventType | "webhook.test" | "conversation.released" | ApprovalEventType;
 
@@ -42,7 +42,7 @@ export interface DomainEvent {
   workspaceId: string;
   agentId: string;
   conversationId?: string | null;
-  /** The event's `data` (decisions.md "Conversations" lists it per event). */
+  /** The event's `data`, whose shape depends on the event type. */
   data: Record<string, unknown>;
   /** Only for `webhook.test`: the one webhook to send it to. */
   webhookId?: string;

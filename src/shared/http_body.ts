@@ -1,5 +1,5 @@
 /**
- * Request bodies, for REST and GraphQL alike: 413 PAYLOAD_TOO_LARGE over 1 MiB (decisions.md),
+ * Request bodies, for REST and GraphQL alike: 413 PAYLOAD_TOO_LARGE over 1 MiB,
  * 400 INVALID_UTF8 for text that is not UTF-8 (never stored with U+FFFD in place of the bytes),
  * 400 MALFORMED_BODY for a body the transport cannot deliver (a broken chunked encoding).
  */

@@ -1,5 +1,5 @@
 /**
- * The outbound address rule of decisions.md: webhook and intent URLs must be http(s) and must not
+ * The outbound address rule (docs/behaviour.md "Event webhooks and outbound calls"): webhook and intent URLs must be http(s) and must not
  * reach this machine, private, link-local, metadata or otherwise non-public addresses unless
  * OUTBOUND_ALLOWLIST lists them (CIDRs or host names). Address classification is ipaddr.js'.
  * Every outbound call goes through `OutboundPolicy.request`, which resolves the name once, vets

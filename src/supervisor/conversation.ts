@@ -1,5 +1,5 @@
 /**
- * The workspace's one supervisor conversation (spec section 8): created on first use, safe when two
+ * The workspace's one supervisor conversation, shared by its OWNERs and MANAGERs: created on first use, safe when two
  * first calls race; read with every stored message; reset by erasing the messages. Requires
  * `supervisor:use` (OWNER, MANAGER and so API tokens).
  */

@@ -1,5 +1,5 @@
 /**
- * What a supervisor answer costs (spec section 8) and the workspace's credit use per day:
+ * What a supervisor answer costs (docs/behaviour.md "The supervisor and approvals") and the workspace's credit use per day:
  *   usd = (input x 3 + output x 15 + cacheWrite x 3.75 + cacheRead x 0.30) / 1 000 000
  *   credits = usd x 5 (exchange rate) x 3 (markup) / 0.10 (price of a credit)
  * with the prices, rate, markup and unit price from the operator's settings (src/config.ts).

@@ -1,5 +1,5 @@
 /**
- * The supervisor's tools (spec section 4 "Supervisor tools"): seven inspections that run at once
+ * The supervisor's tools: seven inspections that run at once
  * and `propose_change`, which only stores a PendingApproval (src/approvals/propose.ts). Every call
  * of the model is parsed with zod; an unknown tool, arguments that do not parse or fit, or an id
  * of another workspace (404, as everywhere) come back to the model as `{"error": ...}` and never

@@ -4,7 +4,7 @@
  * - Open (one statement, store.ts): the person's message and the answer's empty row are stored
  *   (the turn's approvals point at that row), the history is read.
  * - Context: a system prompt, then the last HISTORY_MESSAGES stored messages (the new one
- *   included); older ones stay stored but are not sent (spec section 8).
+ *   included); older ones stay stored but are not sent, so a long chat does not grow each call.
  * - Bound: at most MAX_MODEL_CALLS model calls per turn; the last one is made with
  *   `tool_choice: "none"` and its tool calls are not run, so the turn ends whatever the model wants.
  * - Tools: src/supervisor/tools.ts. Inspections read, `propose_change` stores a PendingApproval;
@@ -25,7 +25,7 @@ import { dropAnswer, openTurn, settleAnswer } from "./store.ts";
 import { readArguments, refused, runTool, TOOL_SPECS } from "./tools.ts";
 import { storableText } from "../shared/storable.ts";
 
-/** Stored messages sent to the model with each turn (spec section 8). */
+/** Stored messages sent to the model with each turn: the most recent 30, a bound on each call's size. */
 export const HISTORY_MESSAGES = 30;
 /** Model calls per turn at most: up to MAX_MODEL_CALLS - 1 rounds of tool calls, then an answer. */
 export const MAX_MODEL_CALLS = 8;

@@ -30,7 +30,11 @@ export const supervisorMessageView = defineView({
     outputTokens: { type: "Int" },
     cacheWriteTokens: { type: "Int" },
     cacheReadTokens: { type: "Int" },
-    credits: { type: "Float", description: "What the answer cost (spec section 8); 0 on USER messages." },
+    credits: {
+      type: "Float",
+      description:
+        "What the answer cost in credits, from its token counts and the configured prices; 0 on USER messages.",
+    },
     createdAt: { type: "DateTime" },
   },
   relations: {

@@ -1,6 +1,6 @@
 /**
  * Deliveries that can no longer make progress end as FAILED, with the reason in the webhook's
- * `lastError` (issue 7 "Delivery hygiene"), so that no delivery stays PENDING forever. Two ways in:
+ * `lastError`, so that no delivery stays PENDING forever. Two ways in:
  * pg-boss gave up on a delivery job (its crash retries are exhausted, see the dead-letter worker),
  * and a periodic sweep for deliveries without any change for a long time (their job was lost, or a
  * hanging receiver's deferred backlog kept them waiting that long).

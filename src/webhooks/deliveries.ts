@@ -1,6 +1,6 @@
 /**
- * The delivery log of a webhook, its test event and manual redelivery (decisions.md "Agents" and
- * "Event delivery"). Sending itself is src/webhooks/delivery.ts, run by the delivery jobs.
+ * The delivery log of a webhook, its test event and manual redelivery (docs/behaviour.md
+ * "Event webhooks and outbound calls"). Sending itself is src/webhooks/delivery.ts, run by the delivery jobs.
  */
 import type { ActorContext } from "../context.ts";
 import type { Tx } from "../db/client.ts";

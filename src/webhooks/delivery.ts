@@ -1,6 +1,6 @@
 /**
  * Attempts of deliveries, as the delivery jobs make them: load, send, record, and on failure
- * schedule the next attempt (decisions.md "Event delivery": 3 attempts, then 1 s, then 4 s;
+ * schedule the next attempt (3 attempts, the second 1 s and the third 4 s after a failure;
  * `lastError` after the third failure). Attempts are numbered across redeliveries: a redelivery
  * starts a new cycle of 3 at attemptCount + 1. Batch-shaped, because a worker fetches jobs in
  * batches: one query loads a batch, one statement records its successes.

@@ -1,7 +1,7 @@
 /**
  * The webhook listener of the event bus: turns each published event into one WebhookDelivery per
  * matching webhook of the agent and enqueues their first attempts, inside the publisher's
- * transaction (decisions.md "Event delivery": nothing lost between commit and enqueue, nothing sent
+ * transaction (so nothing is lost between commit and enqueue, nothing sent
  * for a rolled-back change). What it writes is its share of the batch's one statement
  * (src/shared/events.ts).
  */
@@ -13,7 +13,7 @@ import { sha256Hex } from "../shared/crypto.ts";
 import { type DeliveryJob, WEBHOOK_DELIVERY_QUEUE } from "./delivery.ts";
 import { WEBHOOK_EVENTS } from "./schemas.ts";
 
-/** What webhooks deliver: the spec's events and the test event; internal events are not stored. */
+/** What webhooks deliver: the subscribable events and the test event; internal events are not stored. */
 const DELIVERED: ReadonlySet<string> = new Set([...WEBHOOK_EVENTS, "webhook.test"]);
 
 /** X-Idempotency-Key of every delivery of an event: hex SHA-256 of the event's id. */
@@ -33,7 +33,7 @@ export function webhookListener(jobs: JobQueue): EventListener {
     // Its share of the batch's one statement (the bus's comment): each payload is assembled from
     // the agent and conversation rows, and the events and their deliveries are inserted together,
     // in the events' order. The payload's keys come back in jsonb's order; the sender puts them in
-    // the spec's.
+    // the payload's documented order.
     statement(events) {
       const stored = delivered(events);
       if (!stored.length) return undefined;

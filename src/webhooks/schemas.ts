@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { enumType } from "../shared/view.ts";
 
-/** The events of spec section 6, as written there. */
+/** The event types a webhook can subscribe to, named as the API names them. */
 export const WEBHOOK_EVENTS = [
   "message.received",
   "message.sent",

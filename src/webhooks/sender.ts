@@ -1,5 +1,5 @@
 /**
- * One HTTP call of an event webhook: builds the payload of spec section 6, signs it (Standard
+ * One HTTP call of an event webhook: builds the event's payload, signs it (Standard
  * Webhooks), posts it through the outbound client (which checks the URL again and connects only to
  * the vetted address) with a 5 s timeout without following redirects,
  * and classifies the outcome. No database access: the caller records what this returns.
@@ -7,10 +7,10 @@
 import { type OutboundPolicy, OutboundRefused } from "../shared/outbound.ts";
 import { unlessAborted } from "../shared/abort.ts";
 
-/** Per attempt (decisions.md "Event delivery"). */
+/** Per attempt: a receiver gets 5 s to answer. */
 export const ATTEMPT_TIMEOUT_MS = 5000;
 
-/** The body sent to the receiver, in the field order of spec section 6. */
+/** The body sent to the receiver, in its documented field order. */
 export interface WebhookPayload {
   event: string;
   /** ISO 8601 UTC with milliseconds: when the event happened. */
@@ -55,7 +55,7 @@ export interface AttemptOutcome {
 
 const encoder = new TextEncoder();
 
-/** The payload with its keys in spec order (stored JSON comes back from jsonb in another order). */
+/** The payload with its keys in documented order (stored JSON comes back from jsonb in another order). */
 export function canonicalPayload(p: WebhookPayload): WebhookPayload {
   const c = p.conversation;
   return {

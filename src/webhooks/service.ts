@@ -1,5 +1,5 @@
 /**
- * Event webhook registrations of an agent (spec section 4 "Event webhooks", decisions.md).
+ * Event webhook registrations of an agent (docs/behaviour.md "Event webhooks and outbound calls").
  * Delivery is the webhook delivery pipeline's job; this is the registry.
  */
 import type { z } from "zod";

@@ -1,6 +1,6 @@
 /**
- * Login, workspaces, memberships, invites and API tokens: the workspace administration of spec
- * section 4 and decisions.md.
+ * Login, workspaces, memberships, invites and API tokens: the workspace administration
+ * (docs/behaviour.md "Accounts, members and sessions").
  */
 import type { z } from "zod";
 import type { ActorContext, Deps } from "../context.ts";

@@ -63,7 +63,7 @@ export async function propose(
 
 /** Who reads approvals and the supervisor's changes (supervisor:use): OWNER, MANAGER, and so the API token. */
 export const APPROVAL_READERS = ["OWNER", "MANAGER", "TOKEN"] as const;
-/** Who approves or rejects: a person who is OWNER or MANAGER (decisions.md "Roles"). */
+/** Who approves or rejects: a person who is OWNER or MANAGER (never an API token). */
 export const APPROVAL_DECIDERS = ["OWNER", "MANAGER"] as const;
 
 /**

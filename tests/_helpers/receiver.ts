@@ -154,7 +154,7 @@ function fromBase64(text: string): Uint8Array<ArrayBuffer> {
   return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
 }
 
-/** The entries of a `webhook-signature` header (`v1,<base64>`), split on spaces as the spec says. */
+/** The entries of a `webhook-signature` header (`v1,<base64>`), split on spaces as Standard Webhooks says. */
 export function signatureEntries(headers: Headers): string[] {
   return (headers.get("webhook-signature") ?? "").split(" ").filter((e) => e !== "");
 }

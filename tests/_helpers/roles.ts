@@ -1,6 +1,6 @@
 /**
  * Callers of the role matrices (tests/roles_test.ts, tests/roles_graphql_test.ts) and the allow-lists
- * of decisions.md's role table, shared so that REST and GraphQL are held to the same lists.
+ * of the role table, shared so that REST and GraphQL are held to the same lists.
  */
 import assert from "node:assert/strict";
 import type { App } from "../../src/app.ts";

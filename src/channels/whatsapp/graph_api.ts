@@ -19,7 +19,7 @@ export type OutboundRequest = (url: string, init: OutboundInit) => Promise<Outbo
 /** WhatsApp's limit on a text body (Meta: "text.body … Maximum 4096 characters"). */
 export const WHATSAPP_TEXT_LIMIT = 4096;
 
-/** One send waits this long for Meta's answer (not in the spec; the Graph API answers in well under 1 s). */
+/** One send waits this long for Meta's answer (the Graph API answers in well under 1 s). */
 export const GRAPH_TIMEOUT_MS = 10_000;
 
 /**

@@ -14,7 +14,7 @@
 import { createHash } from "node:crypto";
 
 /**
- * The stored message type. TEXT, AUDIO, IMAGE and DOCUMENT are the spec's (intent triggerOnTypes);
+ * The stored message type. TEXT, AUDIO, IMAGE and DOCUMENT are the types an intent can trigger on (triggerOnTypes);
  * interactive and template-button replies are TEXT: the customer's choice is its title.
  */
 export type InboundMessageType = "TEXT" | "AUDIO" | "IMAGE" | "DOCUMENT" | "LOCATION" | "OTHER";

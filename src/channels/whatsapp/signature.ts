@@ -1,5 +1,5 @@
 /**
- * The two checks Meta's calls to a WhatsApp channel must pass (decisions.md "Channels (paths)"):
+ * The two checks Meta's calls to a WhatsApp channel must pass:
  * `X-Hub-Signature-256` on every inbound POST, and the verify handshake of the GET that registers
  * the callback. Both compare in constant time, so response timing tells nothing about the secret.
  * Pure: the caller passes the channel's opened app secret / verify token and the raw request.

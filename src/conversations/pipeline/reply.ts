@@ -1,7 +1,7 @@
 /**
- * The reply job (issue 9 "The reply pipeline"): when a conversation's grouping window has closed,
+ * The reply job (docs/behaviour.md "Replies"): when a conversation's grouping window has closed,
  * every customer message not yet handled is answered by one model call, its intent and transfer
- * tags are carried out (spec "Intent execution"), and the shaped reply is stored and queued for the
+ * tags are carried out, and the shaped reply is stored and queued for the
  * channel. One reply at a time per conversation: the job claims the conversation (`replyClaimedAt`)
  * in an UPDATE that only one process wins; the messages a reply answers are the ones read by the
  * claim's own statement (those committed before it), and they are marked answered when it is
@@ -22,7 +22,7 @@ import { scheduleTimers, type TimerState } from "../timers.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { REPLY_QUEUE, type ReplyJob } from "./window.ts";
 
-/** The summary of a transfer when the model cannot answer (decisions.md "LLM"). */
+/** The summary of a transfer when the model is not configured, fails, times out or answers nothing. */
 export const MODEL_UNAVAILABLE = "language model unavailable";
 
 /**
@@ -214,7 +214,7 @@ type ClaimRow = Loaded & { claimed: boolean; dueAt: Date | null; heldSince: Date
  */
 async function claimAndLoad(deps: Deps, id: string, claimedAt: Date): Promise<ClaimRow | null> {
   const staleBefore = new Date(claimedAt.getTime() - claimStaleMs(deps));
-  // decisions.md: the agent's AI messages to this contact in the current UTC day, against maxDailyMessages.
+  // The daily limit: the agent's AI messages to this contact in the current UTC day, against maxDailyMessages.
   const day = utcDay(claimedAt);
   const [row] = await deps.db.$queryRaw<ClaimRow[]>`
     WITH claimed AS (

@@ -1,5 +1,5 @@
 /**
- * The grouping window (decisions.md "Conversations"): a listener on `message.received`, run inside
+ * The grouping window (docs/behaviour.md "Replies"): a listener on `message.received`, run inside
  * the transaction that stored the customer message, moves the conversation's `replyDueAt` to now +
  * the agent's messageGroupingTime (operator settings GROUPING_*_MS) and enqueues a reply job for
  * that time. Each message restarts the window; the jobs of earlier messages find the due time moved

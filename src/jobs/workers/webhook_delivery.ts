@@ -39,7 +39,7 @@ export const webhookWorkOptions = {
   localConcurrency: 2,
   batchSize: 16,
   // With NOTIFY and a batch size of 1, a backlog stalls for the notify polling interval after each
-  // fetch; a full batch fetches again at once instead (shared/toolchain.md).
+  // fetch; a full batch fetches again at once instead.
   burstWhenBatchFull: true,
   // Backstop polls: deferred retries are woken by a timer (Jobs.enqueue) in the process that
   // scheduled them; these catch the ones another process scheduled, and crash retries.
@@ -106,7 +106,7 @@ class Limiter {
  * returns. The guard finds the attempt recorded and does nothing, unless this process died first;
  * then it makes the attempt.
  *
- * Fairness (issue 7): a receiver known to be slow (its attempts take longer than `detachAfterMs` on
+ * Fairness: a receiver known to be slow (its attempts take longer than `detachAfterMs` on
  * average) is handed off at once, so no batch waits on it; and a webhook with `perWebhook` attempts
  * in flight gets no more: its further jobs are enqueued again for later, spread at the pace its
  * receiver answers, and the batch moves on.
