@@ -6,9 +6,8 @@
  */
 import assert from "node:assert/strict";
 import type { Client as WsClient } from "graphql-ws";
-import type { App } from "../src/app.ts";
 import { startTestApp } from "./_helpers/app.ts";
-import { publish, seedConversation } from "./_helpers/events.ts";
+import { addCustomerMessage, seedConversation } from "./_helpers/events.ts";
 import { eventually } from "./_helpers/receiver.ts";
 import { subscribe, wsClient } from "./_helpers/live.ts";
 
@@ -87,27 +86,6 @@ function frames(bytes: Uint8Array): Array<[number, Uint8Array]> {
   return out;
 }
 
-async function addMessage(app: App, seeded: Awaited<ReturnType<typeof seedConversation>>, content: string) {
-  const { conversation } = seeded;
-  const message = await app.deps.db.message.create({
-    data: {
-      conversationId: conversation.id,
-      channelId: conversation.channelId,
-      direction: "INBOUND",
-      senderKind: "CUSTOMER",
-      content,
-    },
-  });
-  await publish(app, {
-    type: "message.received",
-    workspaceId: conversation.workspaceId,
-    agentId: conversation.agentId,
-    conversationId: conversation.id,
-    data: { message: { id: message.id, type: "TEXT", content, createdAt: message.createdAt.toISOString() } },
-  });
-  return message.id;
-}
-
 Deno.test("a socket without connection_init is closed with 4408 after LIVE_CONNECTION_INIT_TIMEOUT_MS", async () => {
   const t = await startTestApp({ PORT: "0", LIVE_CONNECTION_INIT_TIMEOUT_MS: "50" }, { workers: false });
   try {
@@ -166,13 +144,13 @@ Deno.test("at most LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET operations at once: the nex
     );
     assert.equal(t.app.deps.live.shared.members, 2);
     // The two still receive; once one ends, another is accepted.
-    const id = await addMessage(t.app, seeded, "both");
+    const id = await addCustomerMessage(t.app, seeded, "both");
     for (const feed of feeds) assert.equal((await feed.next()).data.conversationEvents.message.id, id);
     await feeds[0].stop();
     await eventually(() => Promise.resolve(t.app.deps.live.shared.members === 1 || undefined));
     const third = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
     await eventually(() => Promise.resolve(t.app.deps.live.shared.members === 2 || undefined));
-    const later = await addMessage(t.app, seeded, "third");
+    const later = await addCustomerMessage(t.app, seeded, "third");
     assert.equal((await third.next()).data.conversationEvents.message.id, later);
   } finally {
     await client?.dispose();
@@ -263,7 +241,7 @@ Deno.test("sockets of one role share one execution; a revoked API token or a cha
     assert.equal(live.subscribers, 1, "one execution for the three");
     assert.equal(live.credentials.size, 3, "three credentials checked per event");
 
-    const first = await addMessage(t.app, seeded, "to all");
+    const first = await addCustomerMessage(t.app, seeded, "to all");
     for (const feed of feeds) assert.equal((await feed.next()).data.conversationEvents.message.id, first);
 
     const tokenId = created.body.id ?? created.body.apiToken?.id;
@@ -273,7 +251,7 @@ Deno.test("sockets of one role share one execution; a revoked API token or a cha
       where: { userId: promoted.userId, workspaceId },
       data: { role: "OWNER" },
     });
-    const second = await addMessage(t.app, seeded, "after");
+    const second = await addCustomerMessage(t.app, seeded, "after");
     const [tokenFeed, managerFeed, promotedFeed] = await Promise.all(feeds.map((f) => f.next()));
     assert.equal(tokenFeed.errors?.[0].extensions.code, "UNAUTHENTICATED");
     assert.deepEqual(tokenFeed.errors?.[0].path, ["conversationEvents"]);

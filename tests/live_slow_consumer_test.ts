@@ -6,9 +6,8 @@
  */
 import assert from "node:assert/strict";
 import type { Client as WsClient } from "graphql-ws";
-import type { App } from "../src/app.ts";
 import { startTestApp } from "./_helpers/app.ts";
-import { publish, seedConversation } from "./_helpers/events.ts";
+import { addCustomerMessage, seedConversation } from "./_helpers/events.ts";
 import { eventually } from "./_helpers/receiver.ts";
 import { subscribe, wsClient } from "./_helpers/live.ts";
 
@@ -20,27 +19,6 @@ const CONVERSATION_EVENTS = `subscription ($agentId: ID!) {
 const BIG = "x".repeat(64 * 1024);
 /** Events published before giving up on the server closing the slow client. */
 const MAX_EVENTS = 400;
-
-async function addMessage(app: App, seeded: Awaited<ReturnType<typeof seedConversation>>, content: string) {
-  const { conversation } = seeded;
-  const message = await app.deps.db.message.create({
-    data: {
-      conversationId: conversation.id,
-      channelId: conversation.channelId,
-      direction: "INBOUND",
-      senderKind: "CUSTOMER",
-      content,
-    },
-  });
-  await publish(app, {
-    type: "message.received",
-    workspaceId: conversation.workspaceId,
-    agentId: conversation.agentId,
-    conversationId: conversation.id,
-    data: { message: { id: message.id, type: "TEXT", content, createdAt: message.createdAt.toISOString() } },
-  });
-  return message.id;
-}
 
 /** A client frame (masked, as RFC 6455 requires of clients). */
 function clientFrame(opcode: number, payload: Uint8Array): Uint8Array {
@@ -174,7 +152,7 @@ Deno.test("a graphql-ws client that stops reading is closed with 1013 once its q
     let published = 0;
     while (live.shared.members === 2) {
       assert.ok(published < MAX_EVENTS, `the slow client was still subscribed after ${published} events`);
-      const id = await addMessage(t.app, seeded, BIG);
+      const id = await addCustomerMessage(t.app, seeded, BIG);
       published++;
       const got = await feed.next();
       assert.equal(got.data.conversationEvents.message.id, id);
@@ -184,7 +162,7 @@ Deno.test("a graphql-ws client that stops reading is closed with 1013 once its q
     assert.equal(live.credentials.size, 1, "the slow client's credential is no longer checked");
     // The other subscriber still gets every event.
     for (const content of ["after 1", "after 2"]) {
-      const id = await addMessage(t.app, seeded, content);
+      const id = await addCustomerMessage(t.app, seeded, content);
       published++;
       assert.deepEqual((await feed.next()).data.conversationEvents.message, { id, content });
     }
@@ -266,14 +244,14 @@ Deno.test("an SSE client that stops reading is let go once LIVE_MAX_QUEUED_EVENT
     let published = 0;
     while (live.subscribers === 2) {
       assert.ok(published < MAX_EVENTS, `the slow client was still subscribed after ${published} events`);
-      const id = await addMessage(t.app, seeded, BIG);
+      const id = await addCustomerMessage(t.app, seeded, BIG);
       published++;
       assert.equal((await feed.next()).data.conversationEvents.message.id, id);
     }
     assert.equal(live.subscribers, 1);
     assert.equal(live.credentials.size, 1, "the slow client's credential is no longer checked");
     for (const content of ["after 1", "after 2"]) {
-      const id = await addMessage(t.app, seeded, content);
+      const id = await addCustomerMessage(t.app, seeded, content);
       published++;
       assert.deepEqual((await feed.next()).data.conversationEvents.message, { id, content });
     }

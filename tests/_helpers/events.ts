@@ -19,3 +19,29 @@ export async function seedConversation(app: App, workspaceId: string, agentId: s
   });
   return { channel, contact, conversation };
 }
+
+/** A customer message stored in the seeded conversation and its `message.received` published; its id. */
+export async function addCustomerMessage(
+  app: App,
+  seeded: Awaited<ReturnType<typeof seedConversation>>,
+  content: string,
+): Promise<string> {
+  const { conversation } = seeded;
+  const message = await app.deps.db.message.create({
+    data: {
+      conversationId: conversation.id,
+      channelId: conversation.channelId,
+      direction: "INBOUND",
+      senderKind: "CUSTOMER",
+      content,
+    },
+  });
+  await publish(app, {
+    type: "message.received",
+    workspaceId: conversation.workspaceId,
+    agentId: conversation.agentId,
+    conversationId: conversation.id,
+    data: { message: { id: message.id, type: "TEXT", content, createdAt: message.createdAt.toISOString() } },
+  });
+  return message.id;
+}

@@ -2,7 +2,10 @@
  * A real server process (`src/main.ts`, what `deno task start` runs after its set-up step) on a test
  * database, for tests that kill a process or run several against one database.
  */
+import { freePort } from "../../src/db/embedded.ts";
 import { RECEIVER_ALLOWLIST, TEST_SECRETS_KEY } from "./app.ts";
+
+export { freePort };
 
 export const TEST_JWT_SECRET = "test-secret-test-secret-test-secret-0123456789";
 
@@ -19,14 +22,6 @@ export interface ServerProcess {
   kill(): Promise<void>;
   /** SIGTERM (a clean stop), then waits for the exit; a no-op when it already ended. */
   stop(): Promise<void>;
-}
-
-/** A port free right now on 127.0.0.1. */
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
 }
 
 /**
