@@ -136,18 +136,26 @@ async function release(deps: Deps, id: string, claimedAt: Date): Promise<void> {
 const SWEEP_BATCH = 1000;
 
 /**
+ * How long past its due time an unclaimed conversation is left to its own reply job before the
+ * sweep queues another: the sweep's period. A job still waiting its turn (a backlog under load)
+ * is not doubled, which would only deepen the backlog.
+ */
+export const SWEEP_GRACE_MS = 60_000;
+
+/**
  * The reply sweep (a pg-boss schedule, every minute, and once when the workers start): every
- * conversation not CLOSED with a customer message no reply has handled gets a reply job, due when
- * its window closes or, claimed, when the claim would be stale. The jobs of its messages and the
- * follow-ups normally answer it; this covers whatever they missed: a process that died with the
- * claim, a job that spent its retries. A reply job acts once however many are queued (its claim),
- * so two sweeps at once, or in two processes, are harmless. Returns how many it queued.
+ * conversation not CLOSED with a customer message no reply has handled gets a reply job when its
+ * own jobs have evidently missed it: claimed, for when the claim would be stale (a process that
+ * died with the claim); unclaimed, once its reply is SWEEP_GRACE_MS overdue (a job that spent its
+ * retries or died with a process before claiming). A reply job acts once however many are queued
+ * (its claim), so two sweeps at once, or in two processes, are harmless. Returns how many it queued.
  */
 export async function sweepUnanswered(
   deps: Pick<Deps, "db" | "jobs" | "config">,
   now: Date,
 ): Promise<number> {
   const ttl = claimStaleMs(deps);
+  const overdue = new Date(now.getTime() - SWEEP_GRACE_MS);
   // The partial index "Message_unanswered_idx" holds only customer messages not handled yet.
   const rows = await deps.db.$queryRaw<Array<{ id: string; at: Date }>>`
     SELECT c.id, GREATEST(c."replyDueAt", c."replyClaimedAt" + ${ttl} * interval '1 millisecond') AS at
@@ -155,6 +163,7 @@ export async function sweepUnanswered(
      WHERE c.id IN (SELECT m."conversationId" FROM "Message" m
                      WHERE m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL)
        AND c.status <> 'CLOSED' AND c."replyDueAt" IS NOT NULL
+       AND (c."replyClaimedAt" IS NOT NULL OR c."replyDueAt" <= ${overdue})
      ORDER BY c."replyDueAt" LIMIT ${SWEEP_BATCH}`;
   await deps.jobs.enqueueLater(
     REPLY_QUEUE,
