@@ -16,7 +16,14 @@ import { resolveSecretBox } from "../src/db/bootstrap.ts";
 import { sealStoredSecrets } from "../src/db/seal_secrets.ts";
 import { createLogger, silentLogger } from "../src/shared/logger.ts";
 import { SecretBox, SecretBoxError } from "../src/shared/secret_box.ts";
-import { Client, RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
+import {
+  Client,
+  RECEIVER_ALLOWLIST,
+  startTestApp,
+  TEST_SECRETS_KEY,
+  type TestApp,
+  testConfig,
+} from "./_helpers/app.ts";
 import { assertStatus } from "./_helpers/problem.ts";
 import { actorOf, newApproval } from "./_helpers/approvals.ts";
 import {
@@ -279,13 +286,7 @@ Deno.test("rows stored in plaintext are sealed at start, and still sign with the
     assert.ok(before.includes(channelToken), "the channel's credentials are in plaintext");
 
     // A new start on the same database runs the data migration.
-    const config = loadConfig({
-      DATABASE_URL: t.db.url,
-      JWT_SECRET,
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
-      APP_ENV: "test",
-    });
+    const config = testConfig(t.db.url);
     second = await buildApp(config, { logger: silentLogger, bootstrap: false });
     const sealed = sealedPattern(TEST_SECRETS_KEY);
     const row = await storedWebhook(t, "legacy-1");

@@ -6,9 +6,8 @@
 import assert from "node:assert/strict";
 import pg from "pg";
 import { buildApp } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/shared/logger.ts";
-import { Client, RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
+import { Client, startTestApp, type TestApp, testConfig } from "./_helpers/app.ts";
 import { startReceiver } from "./_helpers/receiver.ts";
 import { actorOf, newApproval } from "./_helpers/approvals.ts";
 import {
@@ -194,13 +193,7 @@ Deno.test("webhook and intent URLs stored in plaintext before are sealed at star
               ${intentUrl}, 'POST', now())`;
     assert.ok((await dumpDatabase(t.db.url)).includes(token), "the rows are in plaintext");
 
-    const config = loadConfig({
-      DATABASE_URL: t.db.url,
-      JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
-      APP_ENV: "test",
-    });
+    const config = testConfig(t.db.url);
     second = await buildApp(config, { logger: silentLogger, bootstrap: false });
     assert.ok(!(await dumpDatabase(t.db.url)).includes(token), "sealed at start");
     assert.equal(
