@@ -4,7 +4,7 @@
  * registered and VIEWER reads it masked. Rows stored before in plaintext are sealed at start.
  */
 import assert from "node:assert/strict";
-import pg from "pg";
+import { dumpDatabase } from "./_helpers/db.ts";
 import { buildApp } from "../src/app.ts";
 import { silentLogger } from "../src/shared/logger.ts";
 import { Client, startTestApp, type TestApp, testConfig } from "./_helpers/app.ts";
@@ -17,27 +17,6 @@ import {
   startModelServer,
   waitUntil,
 } from "./_helpers/conversations.ts";
-
-/** Every row of every table of the database (public and pgboss), as text. */
-async function dumpDatabase(url: string): Promise<string> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows: tables } = await client.query<{ schema: string; name: string }>(
-      `SELECT table_schema AS schema, table_name AS name FROM information_schema.tables
-        WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`,
-    );
-    const parts: string[] = [];
-    for (const t of tables) {
-      const name = `${client.escapeIdentifier(t.schema)}.${client.escapeIdentifier(t.name)}`;
-      const { rows } = await client.query<{ row: string }>(`SELECT t::text AS row FROM ${name} t`);
-      parts.push(`${name}\n${rows.map((r) => r.row).join("\n")}`);
-    }
-    return parts.join("\n");
-  } finally {
-    await client.end();
-  }
-}
 
 const INTENT = {
   name: "Agendar",
