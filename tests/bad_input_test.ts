@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { Client, type Reply, startTestApp } from "./_helpers/app.ts";
 import { assertProblem, snapshot } from "./_helpers/problem.ts";
+import { DATE_INTENT } from "./_helpers/fixtures.ts";
 
 const statuses: Array<[string, number]> = [];
 
@@ -23,13 +24,7 @@ class Recording extends Client {
   }
 }
 
-const INTENT = {
-  name: "Agendar",
-  description: "d",
-  triggerOnTypes: ["TEXT"],
-  requiredFields: [{ name: "date", type: "string", description: "day" }],
-  webhookUrl: "https://example.com/i",
-};
+const INTENT = DATE_INTENT;
 const HOOK = { event: "message.sent", url: "https://example.com/w" };
 
 interface Endpoint {

@@ -7,9 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { buildApp } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/shared/logger.ts";
-import { Client, RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY } from "./_helpers/app.ts";
+import { Client, startTestApp, testConfig } from "./_helpers/app.ts";
 import { eventually } from "./_helpers/receiver.ts";
 import {
   APP_SECRET,
@@ -22,13 +21,7 @@ import {
 Deno.test("channel cache: a change is seen by the next post, in this process and in another", async (t) => {
   const ta = await startTestApp();
   const other = await buildApp(
-    loadConfig({
-      DATABASE_URL: ta.db.url,
-      JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
-      APP_ENV: "test",
-    }),
+    testConfig(ta.db.url),
     // This process only serves: the jobs stay queued, so they can be counted.
     { logger: silentLogger, bootstrap: false, workers: false },
   );

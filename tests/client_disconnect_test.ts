@@ -4,11 +4,10 @@
  * size, so it is the kernel's socket table (src/shared/tcp_peers.ts) that tells.
  */
 import assert from "node:assert/strict";
-import { Seed, TEST_SECRETS_KEY } from "./_helpers/app.ts";
+import { Seed, testConfig } from "./_helpers/app.ts";
 import { createTestDatabase } from "./_helpers/db.ts";
 import { createPrisma } from "../src/db/client.ts";
 import { buildApp } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
 import { addressKey, readTable } from "../src/shared/tcp_peers.ts";
 import { logSink } from "./_helpers/logs.ts";
 
@@ -24,14 +23,7 @@ Deno.test("a POSTed GraphQL mutation whose client closed its socket stops before
   // The test's own connections: a lock that holds the request at a known statement, and reads.
   const side = createPrisma(database.url);
   const app = await buildApp(
-    loadConfig({
-      DATABASE_URL: database.url,
-      JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      APP_ENV: "test",
-      HOST: "127.0.0.1",
-      PORT: "0",
-    }),
+    testConfig(database.url, { OUTBOUND_ALLOWLIST: "", HOST: "127.0.0.1", PORT: "0" }),
     { logger: sink.logger, db, bootstrap: false },
   );
   let stopped = false;

@@ -1,18 +1,28 @@
 /**
  * The timer jobs on pg-boss: one waiting job per conversation and kind however often the times
  * move, a job that runs before the due time queues the one for it, a due time moved forward brings
- * the waiting job forward, and a due timer is not held up by a backlog of other timer jobs.
+ * the waiting job forward, and the timer workers take due jobs in batches (counted per fetch in
+ * pgboss.job), so a due timer queued behind a backlog of 300 others fires.
  */
 import assert from "node:assert/strict";
 import { startTestApp, type TestApp } from "./_helpers/app.ts";
+import { type App, buildApp } from "../src/app.ts";
+import { silentLogger } from "../src/shared/logger.ts";
 import { ManualClock } from "./_helpers/clock.ts";
 import { customerMessage, seedChannel, waitUntil } from "./_helpers/conversations.ts";
-import { CONVERSATION_TIMER_QUEUE, runTimer, scheduleTimers } from "../src/conversations/timers.ts";
+import {
+  CONVERSATION_TIMER_QUEUE,
+  runTimer,
+  scheduleTimers,
+  type TimerJob,
+  timerKey,
+} from "../src/conversations/timers.ts";
 
 const MINUTE = 60_000;
 
-async function setup(clock: ManualClock | undefined, fields: Record<string, unknown> = {}, workers = false) {
-  const t = await startTestApp({ GROUPING_MEDIUM_MS: "3600000" }, { clock, workers });
+/** An app that runs no workers (the tests run the jobs, or start a second app that does). */
+async function setup(clock: ManualClock | undefined, fields: Record<string, unknown> = {}) {
+  const t = await startTestApp({ GROUPING_MEDIUM_MS: "3600000" }, { clock, workers: false });
   const { workspaceId, owner } = await t.seed.workspace();
   const agent = await t.seed.agent(owner.client, { autoCloseMinutes: 60, enabledReminder: true, ...fields });
   const channel = await seedChannel(t.app, workspaceId, agent.id, "API");
@@ -108,29 +118,83 @@ Deno.test("a due time moved forward brings the waiting job forward", async () =>
   }
 });
 
-Deno.test("a due auto-close is not held up by 300 other timer jobs due before it", async () => {
-  const { t, write } = await setup(undefined, { autoCloseMinutes: 1 }, true);
+/** The timer workers' batch size: TIMER_OPTIONS in src/jobs/workers/conversations.ts. */
+const TIMER_BATCH = 20;
+
+/** The jobs of the timer queue grouped by fetch: one fetch claims its jobs in one statement. */
+async function fetches(t: TestApp, conversationId: string) {
+  return await t.app.deps.db.$queryRawUnsafe<Array<{ jobs: number; ours: boolean }>>(
+    `SELECT count(*)::int AS jobs, bool_or(data->>'conversationId' = $2) AS ours FROM pgboss.job
+      WHERE name = $1 AND started_on IS NOT NULL GROUP BY started_on ORDER BY min(started_on)`,
+    CONVERSATION_TIMER_QUEUE,
+    conversationId,
+  );
+}
+
+Deno.test("timer workers take due jobs 20 to a fetch, and an auto-close queued behind 300 of them fires", async () => {
+  // This app runs no workers: the whole backlog is queued before one starts.
+  const { t, write } = await setup(undefined, { autoCloseMinutes: 1 });
+  let workers: App | undefined;
   try {
+    // Jobs of conversations long gone, due now, queued before the conversation's own. Each under
+    // its own key, as scheduleTimers queues them: the queue keeps one waiting job per key, so
+    // unkeyed jobs would collapse into one.
+    const others = Array.from({ length: 300 }, () => {
+      const data: TimerJob = { conversationId: crypto.randomUUID(), kind: "auto-close" };
+      return { data, singletonKey: timerKey(data) };
+    });
+    await t.app.deps.db.$transaction((tx) =>
+      t.app.deps.jobs.enqueueEach(tx, CONVERSATION_TIMER_QUEUE, others)
+    );
     const { conversationId } = await write("oi");
     await t.app.deps.db.conversation.update({
       where: { id: conversationId },
       data: { lastMessageAt: new Date(Date.now() - 2 * MINUTE) },
     });
-    // Jobs of conversations long gone, due now, queued first (the fetch takes the oldest first).
-    const others = Array.from({ length: 300 }, () => ({
-      data: { conversationId: crypto.randomUUID(), kind: "auto-close" },
-    }));
-    await t.app.deps.db.$transaction((tx) =>
-      t.app.deps.jobs.enqueueEach(tx, CONVERSATION_TIMER_QUEUE, others)
-    );
+    // Brings its waiting auto-close (the newest job of the queue: a fetch takes the oldest first)
+    // forward to now.
     await t.app.deps.db.$transaction((tx) => scheduleTimers(t.app.deps, tx, conversationId));
-    // Waits for the close; the deadline only guards against a hang.
+    assert.deepEqual(
+      await t.app.deps.db.$queryRawUnsafe(
+        `SELECT count(*)::int AS due FROM pgboss.job WHERE name = $1 AND state = 'created'
+          AND start_after <= now()`,
+        CONVERSATION_TIMER_QUEUE,
+      ),
+      [{ due: 301 }],
+    );
+
+    workers = await buildApp(t.app.deps.config, { logger: silentLogger, bootstrap: false, workers: true });
+    // A fetch's jobs all become visible at once (one UPDATE): the first is whole as soon as seen.
+    // (The deadlines here only guard against a hang.)
+    const [first] = await waitUntil(() => fetches(t, conversationId), (f) => f.length > 0, 60_000);
+    assert.equal(first.jobs, TIMER_BATCH, `the first fetch handed over ${first.jobs} job(s)`);
+
     await waitUntil(
       () => t.app.deps.db.conversation.findUniqueOrThrow({ where: { id: conversationId } }),
       (c) => c.status === "CLOSED",
       120_000,
     );
+    await waitUntil(
+      () =>
+        t.app.deps.db.$queryRawUnsafe<Array<{ n: number }>>(
+          `SELECT count(*)::int AS n FROM pgboss.job WHERE name = $1 AND state <> 'completed'`,
+          CONVERSATION_TIMER_QUEUE,
+        ),
+      ([{ n }]) => n === 0,
+    );
+    // 15 fetches of 20 others (two workers, in either order), then the conversation's job alone: it
+    // was taken after every job queued before it, and no fetch took more or fewer than it could.
+    const all = await fetches(t, conversationId);
+    assert.deepEqual(
+      all.toSorted((a, b) => b.jobs - a.jobs),
+      [
+        ...Array.from({ length: 300 / TIMER_BATCH }, () => ({ jobs: TIMER_BATCH, ours: false })),
+        { jobs: 1, ours: true },
+      ],
+      JSON.stringify(all),
+    );
   } finally {
+    await workers?.stop();
     await t.close();
   }
 });

@@ -25,6 +25,7 @@ import { restRoutes } from "../src/rest/router.ts";
 import { schema } from "../src/graphql/schema.ts";
 import { startModelServer } from "./_helpers/conversations.ts";
 import { actorOf, newApproval } from "./_helpers/approvals.ts";
+import { DATE_INTENT } from "./_helpers/fixtures.ts";
 
 const SEED = Number(Deno.env.get("FUZZ_SEED") ?? Math.floor(Math.random() * 2 ** 31));
 const RUNS = Number(Deno.env.get("FUZZ_RUNS") ?? 10);
@@ -65,13 +66,7 @@ const REFS: Ref[] = [
   "approvalId",
 ];
 
-const INTENT = {
-  name: "Agendar",
-  description: "d",
-  triggerOnTypes: ["TEXT"],
-  requiredFields: [{ name: "date", type: "string", description: "day" }],
-  webhookUrl: "https://example.com/i",
-};
+const INTENT = DATE_INTENT;
 const HOOK = { event: "message.sent", url: "https://example.com/w", headers: { "X-A": "b" } };
 
 /** A body each route accepts, the base the generated bad bodies start from. */

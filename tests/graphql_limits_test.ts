@@ -16,6 +16,7 @@ import { createMaskError } from "../src/graphql/errors.ts";
 import { AppError } from "../src/shared/errors.ts";
 import { encodeCursor } from "../src/shared/pagination.ts";
 import { silentLogger } from "../src/shared/logger.ts";
+import { DATE_INTENT } from "./_helpers/fixtures.ts";
 
 async function withApp(env: Record<string, string>, fn: (t: TestApp) => Promise<void>) {
   const t = await startTestApp(env);
@@ -47,13 +48,7 @@ function assertAnswered(res: Reply) {
 /** `{ a { a { ... } } }`, n fields deep. */
 const nested = (n: number, leaf = "a") => "{ a ".repeat(n - 1) + `{ ${leaf} }` + " }".repeat(n - 1);
 
-const INTENT = {
-  name: "Agendar",
-  description: "d",
-  triggerOnTypes: ["TEXT"],
-  requiredFields: [{ name: "date", type: "string", description: "day" }],
-  webhookUrl: "https://example.com/i",
-};
+const INTENT = DATE_INTENT;
 
 Deno.test("bombs within 1 MiB are refused with QUERY_TOO_COMPLEX while /healthz keeps answering", () =>
   withApp({ PORT: "0" }, async ({ app }) => {

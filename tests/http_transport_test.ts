@@ -4,7 +4,7 @@
  * whose client has gone stop before their next statement and log no error.
  */
 import assert from "node:assert/strict";
-import { startTestApp, TEST_SECRETS_KEY } from "./_helpers/app.ts";
+import { startTestApp, testConfig } from "./_helpers/app.ts";
 import { assertProblem } from "./_helpers/problem.ts";
 import { createPrisma } from "../src/db/client.ts";
 import { inRequestScope } from "../src/shared/request_scope.ts";
@@ -305,12 +305,7 @@ Deno.test("an aborted GraphQL mutation stops before its next statement and logs 
     },
   });
   const app = await buildApp(
-    loadConfig({
-      DATABASE_URL: database.url,
-      JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      APP_ENV: "test",
-    }),
+    testConfig(database.url, { OUTBOUND_ALLOWLIST: "" }),
     { logger: sink.logger, db, bootstrap: false },
   );
   try {

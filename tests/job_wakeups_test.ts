@@ -7,22 +7,15 @@
 import assert from "node:assert/strict";
 import pg from "pg";
 import { buildApp } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/shared/logger.ts";
-import { Client, RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY } from "./_helpers/app.ts";
+import { Client, startTestApp, testConfig } from "./_helpers/app.ts";
 import { eventually } from "./_helpers/receiver.ts";
 import { createWhatsAppChannel, postSigned, textMessage } from "./_helpers/whatsapp.ts";
 
 Deno.test("job wake-ups: an HTTP-only process announces its inbound jobs on pg-boss's channel", async () => {
   const ta = await startTestApp();
   const httpOnly = await buildApp(
-    loadConfig({
-      DATABASE_URL: ta.db.url,
-      JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
-      APP_ENV: "test",
-    }),
+    testConfig(ta.db.url),
     { logger: silentLogger, bootstrap: false, workers: false },
   );
   const listener = new pg.Client({ connectionString: ta.db.url });

@@ -7,84 +7,14 @@
 import assert from "node:assert/strict";
 import type { Client as WsClient } from "graphql-ws";
 import { startTestApp } from "./_helpers/app.ts";
-import { addCustomerMessage, seedConversation } from "./_helpers/events.ts";
+import { addCustomerMessage, seedFeed } from "./_helpers/events.ts";
 import { eventually } from "./_helpers/receiver.ts";
 import { subscribe, wsClient } from "./_helpers/live.ts";
+import { closeSocket, initOnceAccepted, initOutcome, rawUpgrade } from "./_helpers/sockets.ts";
 
 const CONVERSATION_EVENTS = `subscription ($agentId: ID!) {
   conversationEvents(agentId: $agentId) { type message { id content } }
 }`;
-
-/** A raw socket's outcome of `connection_init`: "ack", or the close code. */
-async function initOutcome(port: number, token: string, workspaceId: string): Promise<WebSocket | number> {
-  const socket = new WebSocket(`ws://127.0.0.1:${port}/graphql`, "graphql-transport-ws");
-  await new Promise((resolve) => socket.onopen = resolve);
-  const outcome = new Promise<WebSocket | number>((resolve) => {
-    socket.onclose = (e) => resolve(e.code);
-    socket.onmessage = (e) => JSON.parse(String(e.data)).type === "connection_ack" && resolve(socket);
-  });
-  socket.send(JSON.stringify({
-    type: "connection_init",
-    payload: { authorization: `Bearer ${token}`, "x-workspace-id": workspaceId },
-  }));
-  return await outcome;
-}
-
-/** Closes a raw socket and resolves once the close handshake is over. */
-async function closeSocket(socket: WebSocket) {
-  const closed = new Promise((resolve) => socket.onclose = resolve);
-  socket.close();
-  await closed;
-}
-
-/** A WebSocket upgrade written by hand over TCP: the response head, and the connection to read on. */
-async function rawUpgrade(port: number) {
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  const key = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
-  await conn.write(new TextEncoder().encode(
-    `GET /graphql HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-      `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n`,
-  ));
-  let bytes = new Uint8Array(0);
-  const read = async (): Promise<boolean> => {
-    const chunk = new Uint8Array(4096);
-    const n = await conn.read(chunk);
-    if (n === null) return false;
-    const next = new Uint8Array(bytes.length + n);
-    next.set(bytes);
-    next.set(chunk.subarray(0, n), bytes.length);
-    bytes = next;
-    return true;
-  };
-  const text = () => new TextDecoder().decode(bytes);
-  while (!text().includes("\r\n\r\n")) if (!(await read())) break;
-  const headEnd = text().indexOf("\r\n\r\n") + 4;
-  const head = text().slice(0, headEnd);
-  const status = Number(head.split(" ")[1]);
-  bytes = bytes.slice(headEnd);
-  return {
-    status,
-    head,
-    /** The rest of the response: `length` bytes, or until the server closes the connection. */
-    async rest(length = Infinity): Promise<Uint8Array> {
-      while (bytes.length < length && await read());
-      conn.close();
-      return bytes;
-    },
-  };
-}
-
-/** Server frames (never masked, short payloads): [opcode, payload]. */
-function frames(bytes: Uint8Array): Array<[number, Uint8Array]> {
-  const out: Array<[number, Uint8Array]> = [];
-  for (let i = 0; i + 2 <= bytes.length;) {
-    const opcode = bytes[i] & 0x0f;
-    const length = bytes[i + 1] & 0x7f;
-    out.push([opcode, bytes.slice(i + 2, i + 2 + length)]);
-    i += 2 + length;
-  }
-  return out;
-}
 
 Deno.test("a socket without connection_init is closed with 4408 after LIVE_CONNECTION_INIT_TIMEOUT_MS", async () => {
   const t = await startTestApp({ PORT: "0", LIVE_CONNECTION_INIT_TIMEOUT_MS: "50" }, { workers: false });
@@ -110,7 +40,7 @@ Deno.test("a socket that does not answer the keepalive ping is closed with 1001"
     const upgrade = await rawUpgrade(port);
     assert.equal(upgrade.status, 101);
     // This client never reads its pings: a ping frame, then the server's close frame.
-    const got = frames(await upgrade.rest());
+    const got = await upgrade.frames();
     assert.deepEqual(got.map(([opcode]) => opcode), [0x9, 0x8]);
     const close = got[1][1];
     assert.equal((close[0] << 8) | close[1], 1001);
@@ -125,9 +55,7 @@ Deno.test("at most LIVE_MAX_SUBSCRIPTIONS_PER_SOCKET operations at once: the nex
   let client: WsClient | undefined;
   try {
     const { port } = await t.app.start();
-    const { workspaceId, owner } = await t.seed.workspace();
-    const agent = await t.seed.agent(owner.client);
-    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const { workspaceId, owner, agent, seeded } = await seedFeed(t);
     client = wsClient(port, { token: owner.token, workspaceId });
     const feeds = [1, 2].map(() => subscribe(client!, CONVERSATION_EVENTS, { agentId: agent.id }));
     await eventually(() => Promise.resolve(t.app.deps.live.shared.members === 2 || undefined));
@@ -177,11 +105,7 @@ Deno.test("at most LIVE_MAX_SOCKETS_PER_CREDENTIAL sockets per credential: the n
     open.push(theirs);
     // One of the two closes: the credential may open one again.
     await closeSocket(open.shift()!);
-    const again = await eventually(async () => {
-      const outcome = await initOutcome(port, owner.token, workspaceId);
-      return outcome instanceof WebSocket ? outcome : undefined;
-    });
-    open.push(again);
+    open.push(await initOnceAccepted(port, owner.token, workspaceId));
   } finally {
     for (const socket of open) await closeSocket(socket);
     await t.close();
@@ -207,11 +131,7 @@ Deno.test("at most LIVE_MAX_SOCKETS_PER_ADDRESS sockets from one address: the ne
     assert.equal(problem.code, "LIVE_LIMIT_REACHED");
     assert.equal(problem.status, 429);
     await closeSocket(open.shift()!);
-    const again = await eventually(async () => {
-      const outcome = await initOutcome(port, owner.token, workspaceId);
-      return outcome instanceof WebSocket ? outcome : undefined;
-    });
-    open.push(again);
+    open.push(await initOnceAccepted(port, owner.token, workspaceId));
   } finally {
     for (const socket of open) await closeSocket(socket);
     await t.close();
@@ -223,9 +143,7 @@ Deno.test("sockets of one role share one execution; a revoked API token or a cha
   const clients: WsClient[] = [];
   try {
     const { port } = await t.app.start();
-    const { workspaceId, owner } = await t.seed.workspace();
-    const agent = await t.seed.agent(owner.client);
-    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const { workspaceId, owner, agent, seeded } = await seedFeed(t);
     const created = await owner.client.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "live" });
     assert.equal(created.status, 201);
     const manager = await t.seed.member(workspaceId, "MANAGER");

@@ -7,9 +7,10 @@
 import assert from "node:assert/strict";
 import type { Client as WsClient } from "graphql-ws";
 import { startTestApp } from "./_helpers/app.ts";
-import { addCustomerMessage, seedConversation } from "./_helpers/events.ts";
+import { addCustomerMessage, seedFeed } from "./_helpers/events.ts";
 import { eventually } from "./_helpers/receiver.ts";
 import { subscribe, wsClient } from "./_helpers/live.ts";
+import { rawUpgrade } from "./_helpers/sockets.ts";
 
 const CONVERSATION_EVENTS = `subscription ($agentId: ID!) {
   conversationEvents(agentId: $agentId) { type message { id content } }
@@ -20,75 +21,18 @@ const BIG = "x".repeat(64 * 1024);
 /** Events published before giving up on the server closing the slow client. */
 const MAX_EVENTS = 400;
 
-/** A client frame (masked, as RFC 6455 requires of clients). */
-function clientFrame(opcode: number, payload: Uint8Array): Uint8Array {
-  const mask = crypto.getRandomValues(new Uint8Array(4));
-  const head = payload.length < 126
-    ? [0x80 | opcode, 0x80 | payload.length]
-    : [0x80 | opcode, 0x80 | 126, payload.length >> 8, payload.length & 0xff];
-  const out = new Uint8Array(head.length + 4 + payload.length);
-  out.set(head);
-  out.set(mask, head.length);
-  for (let i = 0; i < payload.length; i++) out[head.length + 4 + i] = payload[i] ^ mask[i % 4];
-  return out;
-}
-
 /**
  * A graphql-ws client written by hand over TCP, so that it can stop reading: the kernel's buffers
  * then fill and the server's writes queue up.
  */
 async function rawGraphqlWs(port: number) {
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  const key = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
-  await conn.write(new TextEncoder().encode(
-    `GET /graphql HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-      `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n`,
-  ));
-  let bytes = new Uint8Array(0);
-  let ended = false;
-  const read = async (): Promise<boolean> => {
-    const chunk = new Uint8Array(64 * 1024);
-    const n = await conn.read(chunk).catch(() => null);
-    if (n === null) return !(ended = true);
-    const next = new Uint8Array(bytes.length + n);
-    next.set(bytes);
-    next.set(chunk.subarray(0, n), bytes.length);
-    bytes = next;
-    return true;
-  };
-  const text = () => new TextDecoder().decode(bytes);
-  while (!text().includes("\r\n\r\n")) if (!(await read())) throw new Error("no upgrade response");
-  const head = text().slice(0, text().indexOf("\r\n\r\n") + 4);
-  assert.match(head, /^HTTP\/1\.1 101/);
-  bytes = bytes.slice(new TextEncoder().encode(head).length);
-
-  /** The next server frame (never masked): [opcode, payload], or null once the connection ended. */
-  const frame = async (): Promise<[number, Uint8Array] | null> => {
-    for (;;) {
-      if (bytes.length >= 2) {
-        let length = bytes[1] & 0x7f;
-        let at = 2;
-        if (length === 126) [length, at] = [(bytes[2] << 8) | bytes[3], 4];
-        else if (length === 127) {
-          length = Number(new DataView(bytes.buffer, bytes.byteOffset + 2, 8).getBigUint64(0));
-          at = 10;
-        }
-        if (bytes.length >= at + length) {
-          const out: [number, Uint8Array] = [bytes[0] & 0x0f, bytes.slice(at, at + length)];
-          bytes = bytes.slice(at + length);
-          return out;
-        }
-      }
-      if (ended || !(await read())) return null;
-    }
-  };
-  const sendJson = (message: unknown) =>
-    conn.write(clientFrame(0x1, new TextEncoder().encode(JSON.stringify(message))));
+  const socket = await rawUpgrade(port);
+  assert.match(socket.head, /^HTTP\/1\.1 101/);
   return {
-    sendJson,
+    sendJson: socket.sendJson,
     /** The next graphql-ws message. */
     async message() {
-      const got = await frame();
+      const got = await socket.frame();
       assert.ok(got && got[0] === 0x1, `a text frame, not ${got?.[0]}`);
       return JSON.parse(new TextDecoder().decode(got[1]));
     },
@@ -96,13 +40,13 @@ async function rawGraphqlWs(port: number) {
     async untilClose() {
       let nexts = 0;
       for (;;) {
-        const got = await frame();
+        const got = await socket.frame();
         if (!got) throw new Error("the connection ended without a close frame");
         const [opcode, payload] = got;
         if (opcode === 0x1 && JSON.parse(new TextDecoder().decode(payload)).type === "next") nexts++;
         if (opcode !== 0x8) continue;
         // Answer the close handshake so the server's socket closes too.
-        await conn.write(clientFrame(0x8, payload.slice(0, 2))).catch(() => {});
+        await socket.answerClose(payload);
         return {
           code: (payload[0] << 8) | payload[1],
           reason: new TextDecoder().decode(payload.slice(2)),
@@ -110,11 +54,7 @@ async function rawGraphqlWs(port: number) {
         };
       }
     },
-    close: () => {
-      try {
-        conn.close();
-      } catch { /* already closed */ }
-    },
+    close: socket.close,
   };
 }
 
@@ -124,9 +64,7 @@ Deno.test("a graphql-ws client that stops reading is closed with 1013 once its q
   let slow: Awaited<ReturnType<typeof rawGraphqlWs>> | undefined;
   try {
     const { port } = await t.app.start();
-    const { workspaceId, owner } = await t.seed.workspace();
-    const agent = await t.seed.agent(owner.client);
-    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const { workspaceId, owner, agent, seeded } = await seedFeed(t);
     const live = t.app.deps.live;
 
     // Another owner: both share one execution, and each credential is tracked on its own.
@@ -226,9 +164,7 @@ Deno.test("an SSE client that stops reading is let go once LIVE_MAX_QUEUED_EVENT
   let slow: Awaited<ReturnType<typeof rawSse>> | undefined;
   try {
     const { port } = await t.app.start();
-    const { workspaceId, owner } = await t.seed.workspace();
-    const agent = await t.seed.agent(owner.client);
-    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const { workspaceId, owner, agent, seeded } = await seedFeed(t);
     const live = t.app.deps.live;
     const viewer = await t.seed.member(workspaceId, "VIEWER");
     slow = await rawSse(port, { token: viewer.token, workspaceId }, {

@@ -5,11 +5,9 @@
  */
 import assert from "node:assert/strict";
 import type { Client as WsClient } from "graphql-ws";
-import type { App } from "../src/app.ts";
 import { createPrisma } from "../src/db/client.ts";
-import type { DomainEvent } from "../src/shared/events.ts";
 import { startTestApp } from "./_helpers/app.ts";
-import { publish, seedConversation } from "./_helpers/events.ts";
+import { publish, seedConversation, seedFeed, storeCustomerMessage } from "./_helpers/events.ts";
 import { eventually } from "./_helpers/receiver.ts";
 import {
   members,
@@ -21,36 +19,6 @@ import {
   wsClient,
 } from "./_helpers/live.ts";
 
-/** A message of the conversation, stored as the pipeline would, and its `message.*` event. */
-async function addMessage(
-  app: App,
-  seeded: Awaited<ReturnType<typeof seedConversation>>,
-  content: string,
-): Promise<{ id: string; event: DomainEvent }> {
-  const { conversation } = seeded;
-  const message = await app.deps.db.message.create({
-    data: {
-      conversationId: conversation.id,
-      channelId: conversation.channelId,
-      direction: "INBOUND",
-      senderKind: "CUSTOMER",
-      content,
-    },
-  });
-  return {
-    id: message.id,
-    event: {
-      type: "message.received",
-      workspaceId: conversation.workspaceId,
-      agentId: conversation.agentId,
-      conversationId: conversation.id,
-      data: {
-        message: { id: message.id, type: "TEXT", content, createdAt: message.createdAt.toISOString() },
-      },
-    },
-  };
-}
-
 const CONVERSATION_EVENTS = `subscription ($agentId: ID!) {
   conversationEvents(agentId: $agentId) { type conversation { id status } message { id content sender } }
 }`;
@@ -61,9 +29,7 @@ Deno.test("a subscriber on one process receives an event committed through anoth
   let client: WsClient | undefined;
   try {
     const { port } = await t.app.start();
-    const { workspaceId, owner } = await t.seed.workspace();
-    const agent = await t.seed.agent(owner.client);
-    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const { workspaceId, agent, seeded } = await seedFeed(t);
     const viewer = await t.seed.member(workspaceId, "VIEWER");
 
     client = wsClient(port, { token: viewer.token, workspaceId });
@@ -71,7 +37,7 @@ Deno.test("a subscriber on one process receives an event committed through anoth
     await subscribed(t.app, 1);
 
     // Rolled back on instance B: its NOTIFY is never delivered.
-    const lost = await addMessage(b, seeded, "never committed");
+    const lost = await storeCustomerMessage(b, seeded, "never committed");
     await assert.rejects(
       b.deps.db.$transaction(async (tx) => {
         await b.deps.events.publish(tx, lost.event);
@@ -80,7 +46,7 @@ Deno.test("a subscriber on one process receives an event committed through anoth
       /rollback/,
     );
     // Committed on instance B.
-    const kept = await addMessage(b, seeded, "Olá!");
+    const kept = await storeCustomerMessage(b, seeded, "Olá!");
     await publish(b, kept.event);
 
     const first = await sub.next();
@@ -213,8 +179,8 @@ Deno.test("a subscriber of another workspace gets nothing, and a foreign agent o
     );
     await subscribed(t.app, 2);
     // W1's event first, then W2's: W2's subscribers see only their own.
-    await publish(t.app, (await addMessage(t.app, conv1, "for W1 only")).event);
-    const mine = await addMessage(t.app, conv2, "for W2");
+    await publish(t.app, (await storeCustomerMessage(t.app, conv1, "for W1 only")).event);
+    const mine = await storeCustomerMessage(t.app, conv2, "for W2");
     await publish(t.app, mine.event);
     assert.equal((await feed.next()).data.conversationEvents.message.content, "for W2");
     assert.deepEqual((await messages.next()).data, { messageAdded: { id: mine.id, content: "for W2" } });
@@ -229,9 +195,7 @@ Deno.test("a subscription answers exactly its selection, read for each subscribe
   let client: WsClient | undefined;
   try {
     const { port } = await t.app.start();
-    const { workspaceId, owner } = await t.seed.workspace();
-    const agent = await t.seed.agent(owner.client);
-    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const { workspaceId, agent, seeded } = await seedFeed(t);
     const member = await t.seed.member(workspaceId, "AGENT");
     client = wsClient(port, { token: member.token, workspaceId });
     const sub = subscribe(
@@ -301,9 +265,7 @@ Deno.test("SSE (graphql-sse distinct connections) delivers the same event", asyn
   let events: ReturnType<typeof sseEvents> | undefined;
   try {
     const { port } = await t.app.start();
-    const { workspaceId, owner } = await t.seed.workspace();
-    const agent = await t.seed.agent(owner.client);
-    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const { workspaceId, seeded } = await seedFeed(t);
     const viewer = await t.seed.member(workspaceId, "VIEWER");
     const res = await fetch(`http://127.0.0.1:${port}/graphql`, {
       method: "POST",
@@ -322,7 +284,7 @@ Deno.test("SSE (graphql-sse distinct connections) delivers the same event", asyn
     assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
     events = sseEvents(res.body!);
     await subscribed(t.app, 1);
-    const added = await addMessage(b, seeded, "via SSE");
+    const added = await storeCustomerMessage(b, seeded, "via SSE");
     await publish(b, added.event);
     const next = await events.next();
     assert.equal(next.event, "next");
@@ -359,9 +321,7 @@ Deno.test("a logout or a removed membership ends the feed with its error at the 
   const clients: WsClient[] = [];
   try {
     const { port } = await t.app.start();
-    const { workspaceId, owner } = await t.seed.workspace();
-    const agent = await t.seed.agent(owner.client);
-    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const { workspaceId, agent, seeded } = await seedFeed(t);
     const leaving = await t.seed.member(workspaceId, "AGENT");
     const removed = await t.seed.member(workspaceId, "VIEWER");
     const staying = await t.seed.member(workspaceId, "VIEWER");
@@ -375,7 +335,7 @@ Deno.test("a logout or a removed membership ends the feed with its error at the 
     assert.equal((await leaving.client.post("/api/auth/logout")).status, 204);
     await t.app.deps.db.membership.deleteMany({ where: { userId: removed.userId, workspaceId } });
 
-    await publish(t.app, (await addMessage(t.app, seeded, "after")).event);
+    await publish(t.app, (await storeCustomerMessage(t.app, seeded, "after")).event);
     const [loggedOut, gone, kept] = await Promise.all(feeds.map((f) => f.next()));
     assert.equal(loggedOut.errors?.[0].extensions.code, "UNAUTHENTICATED");
     assert.equal(gone.errors?.[0].extensions.code, "FORBIDDEN");
@@ -396,9 +356,7 @@ Deno.test("subscribers with one role and one selection share one credential chec
   const clients: WsClient[] = [];
   try {
     const { port } = await b.start();
-    const { workspaceId, owner } = await t.seed.workspace();
-    const agent = await t.seed.agent(owner.client);
-    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const { workspaceId, agent, seeded } = await seedFeed(t);
     const viewers = await Promise.all([1, 2, 3].map(() => t.seed.member(workspaceId, "VIEWER")));
     const feeds = viewers.map((who) => {
       const client = wsClient(port, { token: who.token, workspaceId });
@@ -408,7 +366,7 @@ Deno.test("subscribers with one role and one selection share one credential chec
     await members(b, 3);
     assert.equal(b.deps.live.subscribers, 1, "one execution for the three viewers");
     statements.length = 0;
-    const added = await addMessage(t.app, seeded, "shared");
+    const added = await storeCustomerMessage(t.app, seeded, "shared");
     await publish(t.app, added.event);
     for (const feed of feeds) assert.equal((await feed.next()).data.conversationEvents.message.id, added.id);
     // One credential check for the three sessions, one read per row (conversation, message).
@@ -429,9 +387,7 @@ Deno.test("the LISTEN connection is reopened after it is lost, and later events 
        WHERE datname = current_database() AND query = 'LISTEN switchboard_live'`).map((r) => r.pid);
   try {
     const { port } = await t.app.start();
-    const { workspaceId, owner } = await t.seed.workspace();
-    const agent = await t.seed.agent(owner.client);
-    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const { workspaceId, owner, agent, seeded } = await seedFeed(t);
     client = wsClient(port, { token: owner.token, workspaceId });
     const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
     await subscribed(t.app, 1);
@@ -443,7 +399,7 @@ Deno.test("the LISTEN connection is reopened after it is lost, and later events 
       const now = await listeners();
       return now.length === 1 && now[0] !== before || undefined;
     });
-    const added = await addMessage(t.app, seeded, "after the reconnect");
+    const added = await storeCustomerMessage(t.app, seeded, "after the reconnect");
     await publish(t.app, added.event);
     assert.equal((await feed.next()).data.conversationEvents.message.id, added.id);
   } finally {
@@ -512,9 +468,7 @@ Deno.test("conversation.released is a STATUS_CHANGED for subscribers and nothing
   let client: WsClient | undefined;
   try {
     const { port } = await t.app.start();
-    const { workspaceId, owner } = await t.seed.workspace();
-    const agent = await t.seed.agent(owner.client);
-    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const { workspaceId, owner, agent, seeded } = await seedFeed(t);
     client = wsClient(port, { token: owner.token, workspaceId });
     const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
     await subscribed(t.app, 1);
@@ -542,9 +496,7 @@ Deno.test("identical subscriptions of one credential share one execution, until 
   const clients: WsClient[] = [];
   try {
     const { port } = await t.app.start();
-    const { workspaceId, owner } = await t.seed.workspace();
-    const agent = await t.seed.agent(owner.client);
-    const seeded = await seedConversation(t.app, workspaceId, agent.id);
+    const { workspaceId, owner, agent, seeded } = await seedFeed(t);
     const feeds = [1, 2, 3].map(() => {
       const client = wsClient(port, { token: owner.token, workspaceId });
       clients.push(client);
@@ -554,14 +506,14 @@ Deno.test("identical subscriptions of one credential share one execution, until 
     await eventually(() => Promise.resolve(live.shared.members === 3 || undefined));
     assert.equal(live.subscribers, 1, "one execution, one live stream");
 
-    const first = await addMessage(t.app, seeded, "to all three");
+    const first = await storeCustomerMessage(t.app, seeded, "to all three");
     await publish(t.app, first.event);
     for (const feed of feeds) assert.equal((await feed.next()).data.conversationEvents.message.id, first.id);
 
     // One leaves: the others keep the shared execution.
     await feeds[0].stop();
     await eventually(() => Promise.resolve(live.shared.members === 2 || undefined));
-    const second = await addMessage(t.app, seeded, "to two");
+    const second = await storeCustomerMessage(t.app, seeded, "to two");
     await publish(t.app, second.event);
     for (const feed of feeds.slice(1)) {
       assert.equal((await feed.next()).data.conversationEvents.message.id, second.id);

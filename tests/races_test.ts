@@ -9,15 +9,10 @@ import { Client, type Reply, startTestApp, type TestApp } from "./_helpers/app.t
 import { assertProblem } from "./_helpers/problem.ts";
 import { dbAppError } from "../src/shared/db_errors.ts";
 import { AppError } from "../src/shared/errors.ts";
+import { DATE_INTENT } from "./_helpers/fixtures.ts";
 
 const ROUNDS = 20;
-const INTENT = {
-  name: "Agendar",
-  description: "d",
-  triggerOnTypes: ["TEXT"],
-  requiredFields: [{ name: "date", type: "string", description: "day" }],
-  webhookUrl: "https://example.com/i",
-};
+const INTENT = DATE_INTENT;
 const HOOK = { event: "message.sent", url: "https://example.com/w" };
 
 /** The reply is one of `allowed`; an error is problem+json with the code that status stands for. */

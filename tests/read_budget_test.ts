@@ -5,12 +5,11 @@
  */
 import assert from "node:assert/strict";
 import pg from "pg";
-import { Client, Seed, startTestApp, TEST_SECRETS_KEY } from "./_helpers/app.ts";
+import { Client, Seed, startTestApp, testConfig } from "./_helpers/app.ts";
 import { createTestDatabase } from "./_helpers/db.ts";
 import { createPrisma, POOL_IDLE_MS } from "../src/db/client.ts";
 import { createPool } from "../src/db/pool.ts";
 import { buildApp } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/shared/logger.ts";
 
 const BIG = "\u0001".repeat(100_000);
@@ -117,12 +116,7 @@ Deno.test("an exception thrown inside the driver's socket callback fails that re
     });
   });
   const app = await buildApp(
-    loadConfig({
-      DATABASE_URL: database.url,
-      JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      APP_ENV: "test",
-    }),
+    testConfig(database.url, { OUTBOUND_ALLOWLIST: "" }),
     { logger: silentLogger, db: createPrisma(database.url, { pool }), bootstrap: false },
   );
   const side = new pg.Client({ connectionString: database.url });

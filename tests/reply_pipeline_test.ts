@@ -5,11 +5,10 @@
  * as inbound stores them (tests/_helpers/conversations.ts).
  */
 import assert from "node:assert/strict";
-import { startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
+import { startTestApp, type TestApp, testConfig } from "./_helpers/app.ts";
 import { buildApp, type BuildOptions } from "../src/app.ts";
 import { runReply } from "../src/conversations/pipeline/reply.ts";
 import { ManualClock } from "./_helpers/clock.ts";
-import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/shared/logger.ts";
 import {
   customerMessage,
@@ -340,16 +339,11 @@ Deno.test("two server processes on one database: every customer message answered
     return { content: `eco: ${lastUserMessage(call).replaceAll("\n", " + ")}` };
   }, { GROUPING_FAST_MS: "1" });
   const second = await buildApp(
-    loadConfig({
-      DATABASE_URL: s.t.db.url,
-      JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      OUTBOUND_ALLOWLIST: "127.0.0.1/32",
+    testConfig(s.t.db.url, {
       OPENAI_API_KEY: "sk-test",
       OPENAI_BASE_URL: s.model.baseUrl,
       WHATSAPP_GRAPH_URL: s.graph.url(""),
       GROUPING_FAST_MS: "1",
-      APP_ENV: "test",
     }),
     { logger: silentLogger, bootstrap: false },
   );

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
-import pg from "pg";
+import { dumpDatabase } from "./_helpers/db.ts";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
 import { createPrisma } from "../src/db/client.ts";
@@ -16,7 +16,14 @@ import { resolveSecretBox } from "../src/db/bootstrap.ts";
 import { sealStoredSecrets } from "../src/db/seal_secrets.ts";
 import { createLogger, silentLogger } from "../src/shared/logger.ts";
 import { SecretBox, SecretBoxError } from "../src/shared/secret_box.ts";
-import { Client, RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
+import {
+  Client,
+  RECEIVER_ALLOWLIST,
+  startTestApp,
+  TEST_SECRETS_KEY,
+  type TestApp,
+  testConfig,
+} from "./_helpers/app.ts";
 import { assertStatus } from "./_helpers/problem.ts";
 import { actorOf, newApproval } from "./_helpers/approvals.ts";
 import {
@@ -40,29 +47,6 @@ function sealedPattern(base64Key: string): RegExp {
 
 const newKey = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64");
 const unique = (what: string) => `${what}-${crypto.randomUUID()}`;
-
-/** Every row of every table of every schema of the database (public and pgboss included), as text. */
-async function dumpDatabase(url: string): Promise<string> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows: tables } = await client.query<{ schema: string; name: string }>(
-      `SELECT table_schema AS schema, table_name AS name FROM information_schema.tables
-        WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`,
-    );
-    const schemas = new Set(tables.map((t) => t.schema));
-    assert.ok(schemas.has("public") && schemas.has("pgboss"), `schemas: ${[...schemas]}`);
-    const parts: string[] = [];
-    for (const t of tables) {
-      const name = `${client.escapeIdentifier(t.schema)}.${client.escapeIdentifier(t.name)}`;
-      const { rows } = await client.query<{ row: string }>(`SELECT t::text AS row FROM ${name} t`);
-      parts.push(`${name}\n${rows.map((r) => r.row).join("\n")}`);
-    }
-    return parts.join("\n");
-  } finally {
-    await client.end();
-  }
-}
 
 /** The forms in which a secret could be found: as given, and a `whsec_` secret's bare key. */
 function formsOf(secret: string): string[] {
@@ -279,13 +263,7 @@ Deno.test("rows stored in plaintext are sealed at start, and still sign with the
     assert.ok(before.includes(channelToken), "the channel's credentials are in plaintext");
 
     // A new start on the same database runs the data migration.
-    const config = loadConfig({
-      DATABASE_URL: t.db.url,
-      JWT_SECRET,
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
-      APP_ENV: "test",
-    });
+    const config = testConfig(t.db.url);
     second = await buildApp(config, { logger: silentLogger, bootstrap: false });
     const sealed = sealedPattern(TEST_SECRETS_KEY);
     const row = await storedWebhook(t, "legacy-1");

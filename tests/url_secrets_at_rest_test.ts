@@ -4,11 +4,10 @@
  * registered and VIEWER reads it masked. Rows stored before in plaintext are sealed at start.
  */
 import assert from "node:assert/strict";
-import pg from "pg";
+import { dumpDatabase } from "./_helpers/db.ts";
 import { buildApp } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/shared/logger.ts";
-import { Client, RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
+import { Client, startTestApp, type TestApp, testConfig } from "./_helpers/app.ts";
 import { startReceiver } from "./_helpers/receiver.ts";
 import { actorOf, newApproval } from "./_helpers/approvals.ts";
 import {
@@ -18,27 +17,6 @@ import {
   startModelServer,
   waitUntil,
 } from "./_helpers/conversations.ts";
-
-/** Every row of every table of the database (public and pgboss), as text. */
-async function dumpDatabase(url: string): Promise<string> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows: tables } = await client.query<{ schema: string; name: string }>(
-      `SELECT table_schema AS schema, table_name AS name FROM information_schema.tables
-        WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`,
-    );
-    const parts: string[] = [];
-    for (const t of tables) {
-      const name = `${client.escapeIdentifier(t.schema)}.${client.escapeIdentifier(t.name)}`;
-      const { rows } = await client.query<{ row: string }>(`SELECT t::text AS row FROM ${name} t`);
-      parts.push(`${name}\n${rows.map((r) => r.row).join("\n")}`);
-    }
-    return parts.join("\n");
-  } finally {
-    await client.end();
-  }
-}
 
 const INTENT = {
   name: "Agendar",
@@ -194,13 +172,7 @@ Deno.test("webhook and intent URLs stored in plaintext before are sealed at star
               ${intentUrl}, 'POST', now())`;
     assert.ok((await dumpDatabase(t.db.url)).includes(token), "the rows are in plaintext");
 
-    const config = loadConfig({
-      DATABASE_URL: t.db.url,
-      JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
-      APP_ENV: "test",
-    });
+    const config = testConfig(t.db.url);
     second = await buildApp(config, { logger: silentLogger, bootstrap: false });
     assert.ok(!(await dumpDatabase(t.db.url)).includes(token), "sealed at start");
     assert.equal(

@@ -5,13 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { buildApp } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
 import { createPrisma } from "../src/db/client.ts";
 import { silentLogger } from "../src/shared/logger.ts";
 import { fireIntent } from "../src/intents/mod.ts";
 import { runDeliveryAttempt } from "../src/webhooks/delivery.ts";
 import { WEBHOOK_CONCURRENCY } from "../src/jobs/workers/webhook_delivery.ts";
-import { RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
+import { startTestApp, type TestApp, testConfig } from "./_helpers/app.ts";
 import { ManualClock } from "./_helpers/clock.ts";
 import { assertProblem } from "./_helpers/problem.ts";
 import { publish, seedConversation } from "./_helpers/events.ts";
@@ -349,13 +348,7 @@ Deno.test("two app instances on one database make each attempt once", async () =
     createPrisma(t.db.url, {
       onQuery: (sql) => sql.includes(`INSERT INTO "DeliveryAttempt"`) && counts[i]++,
     });
-  const config = loadConfig({
-    DATABASE_URL: t.db.url,
-    JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
-    SECRETS_KEY: TEST_SECRETS_KEY,
-    OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
-    APP_ENV: "test",
-  });
+  const config = testConfig(t.db.url);
   const instances = [
     await buildApp(config, { logger: silentLogger, bootstrap: false, db: counting(0) }),
     await buildApp(config, { logger: silentLogger, bootstrap: false, db: counting(1) }),

@@ -8,9 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { buildApp } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/shared/logger.ts";
-import { Client, RECEIVER_ALLOWLIST, startTestApp, TEST_SECRETS_KEY, type TestApp } from "./_helpers/app.ts";
+import { Client, startTestApp, type TestApp, testConfig } from "./_helpers/app.ts";
 import { assertProblem } from "./_helpers/problem.ts";
 import { eventually } from "./_helpers/receiver.ts";
 import { hubSignature } from "../src/channels/whatsapp/signature.ts";
@@ -297,13 +296,7 @@ Deno.test("inbound WhatsApp: handshake, signatures, every type, dedup, statuses,
 Deno.test("inbound WhatsApp: the same message posted to two app instances at once is stored once", async () => {
   const ta = await startTestApp();
   const second = await buildApp(
-    loadConfig({
-      DATABASE_URL: ta.db.url,
-      JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
-      SECRETS_KEY: TEST_SECRETS_KEY,
-      OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
-      APP_ENV: "test",
-    }),
+    testConfig(ta.db.url),
     { logger: silentLogger, bootstrap: false },
   );
   try {

@@ -133,8 +133,26 @@ export class Seed {
 }
 
 export const RECEIVER_ALLOWLIST = "127.0.0.1/32";
+/** JWT_SECRET of test apps. */
+export const TEST_JWT_SECRET = "test-secret-test-secret-test-secret-0123456789";
 /** SECRETS_KEY of test apps: 32 fixed bytes, base64. */
 export const TEST_SECRETS_KEY = btoa("switchboard-test-secrets-key-32b");
+
+/**
+ * The configuration of an app on the test database at `databaseUrl` (a second instance, or one
+ * built with options of its own): the test secrets, APP_ENV test, receivers on 127.0.0.1 allowed.
+ * `env` adds to it or overrides it (an empty string unsets).
+ */
+export function testConfig(databaseUrl: string, env: Record<string, string> = {}) {
+  return loadConfig({
+    DATABASE_URL: databaseUrl,
+    JWT_SECRET: TEST_JWT_SECRET,
+    SECRETS_KEY: TEST_SECRETS_KEY,
+    OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
+    APP_ENV: "test",
+    ...env,
+  });
+}
 /** The secret box of test apps, for rows a test inserts itself. */
 export const testSecretBox = () => new SecretBox(decodeKey(TEST_SECRETS_KEY)!);
 
@@ -144,13 +162,8 @@ export async function startTestApp(
   options: BuildOptions = {},
 ): Promise<TestApp> {
   const db = await createTestDatabase();
-  const config = loadConfig({
-    DATABASE_URL: db.url,
-    JWT_SECRET: "test-secret-test-secret-test-secret-0123456789",
-    SECRETS_KEY: TEST_SECRETS_KEY,
-    OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
+  const config = testConfig(db.url, {
     PUBLIC_URL: "http://switchboard.test",
-    APP_ENV: "test",
     // The agent replies only in tests that ask for it (they set the windows they need): elsewhere a
     // customer message would otherwise end in a model call, or a transfer when there is no key.
     GROUPING_FAST_MS: "600000",

@@ -64,3 +64,26 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/** Every row of every table of the database at `url` (pgboss's too), as text: what a dump would hold. */
+export async function dumpDatabase(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows: tables } = await client.query<{ schema: string; name: string }>(
+      `SELECT table_schema AS schema, table_name AS name FROM information_schema.tables
+        WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`,
+    );
+    const schemas = new Set(tables.map((t) => t.schema));
+    if (!schemas.has("public") || !schemas.has("pgboss")) throw new Error(`schemas: ${[...schemas]}`);
+    const parts: string[] = [];
+    for (const t of tables) {
+      const name = `${client.escapeIdentifier(t.schema)}.${client.escapeIdentifier(t.name)}`;
+      const { rows } = await client.query<{ row: string }>(`SELECT t::text AS row FROM ${name} t`);
+      parts.push(`${name}\n${rows.map((r) => r.row).join("\n")}`);
+    }
+    return parts.join("\n");
+  } finally {
+    await client.end();
+  }
+}

@@ -1,6 +1,7 @@
 /** Publishing domain events from tests, before the conversation code exists to publish them. */
 import type { App } from "../../src/app.ts";
 import type { DomainEvent } from "../../src/shared/events.ts";
+import type { TestApp } from "./app.ts";
 
 /** Publishes `event` in a transaction of its own; returns the event's id once committed. */
 export function publish(app: App, event: DomainEvent): Promise<string> {
@@ -20,12 +21,12 @@ export async function seedConversation(app: App, workspaceId: string, agentId: s
   return { channel, contact, conversation };
 }
 
-/** A customer message stored in the seeded conversation and its `message.received` published; its id. */
-export async function addCustomerMessage(
+/** A customer message stored in the seeded conversation, with its `message.received` (not published). */
+export async function storeCustomerMessage(
   app: App,
   seeded: Awaited<ReturnType<typeof seedConversation>>,
   content: string,
-): Promise<string> {
+): Promise<{ id: string; event: DomainEvent }> {
   const { conversation } = seeded;
   const message = await app.deps.db.message.create({
     data: {
@@ -36,12 +37,35 @@ export async function addCustomerMessage(
       content,
     },
   });
-  await publish(app, {
-    type: "message.received",
-    workspaceId: conversation.workspaceId,
-    agentId: conversation.agentId,
-    conversationId: conversation.id,
-    data: { message: { id: message.id, type: "TEXT", content, createdAt: message.createdAt.toISOString() } },
-  });
-  return message.id;
+  return {
+    id: message.id,
+    event: {
+      type: "message.received",
+      workspaceId: conversation.workspaceId,
+      agentId: conversation.agentId,
+      conversationId: conversation.id,
+      data: {
+        message: { id: message.id, type: "TEXT", content, createdAt: message.createdAt.toISOString() },
+      },
+    },
+  };
+}
+
+/** A customer message stored in the seeded conversation and its `message.received` published; its id. */
+export async function addCustomerMessage(
+  app: App,
+  seeded: Awaited<ReturnType<typeof seedConversation>>,
+  content: string,
+): Promise<string> {
+  const { id, event } = await storeCustomerMessage(app, seeded, content);
+  await publish(app, event);
+  return id;
+}
+
+/** A workspace with its owner, an agent and a conversation of it (seedConversation): a feed to watch. */
+export async function seedFeed(t: TestApp) {
+  const { workspaceId, owner } = await t.seed.workspace();
+  const agent = await t.seed.agent(owner.client);
+  const seeded = await seedConversation(t.app, workspaceId, agent.id);
+  return { workspaceId, owner, agent, seeded };
 }

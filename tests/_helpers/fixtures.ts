@@ -10,3 +10,12 @@ export const INTENT_FIELDS = {
 
 /** An event webhook with one registered header. */
 export const HOOK = { event: "message.sent", url: "https://example.com/w", headers: { "X-Key": "k" } };
+
+/** An intent that asks for one field, for the input and race tests. */
+export const DATE_INTENT = {
+  name: "Agendar",
+  description: "d",
+  triggerOnTypes: ["TEXT"],
+  requiredFields: [{ name: "date", type: "string", description: "day" }],
+  webhookUrl: "https://example.com/i",
+};

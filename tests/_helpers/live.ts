@@ -5,24 +5,14 @@
 import assert from "node:assert/strict";
 import { type Client as WsClient, createClient } from "graphql-ws";
 import { type App, buildApp } from "../../src/app.ts";
-import { loadConfig } from "../../src/config.ts";
 import { silentLogger } from "../../src/shared/logger.ts";
 import type { Db } from "../../src/db/client.ts";
-import { RECEIVER_ALLOWLIST, TEST_SECRETS_KEY, type TestApp } from "./app.ts";
+import { type TestApp, testConfig } from "./app.ts";
 import { eventually } from "./receiver.ts";
-
-const JWT_SECRET = "test-secret-test-secret-test-secret-0123456789";
 
 /** A second server process on the same database (its own pool, bus and LISTEN connection). */
 export async function secondApp(t: TestApp, options: { db?: Db } = {}): Promise<App> {
-  const config = loadConfig({
-    DATABASE_URL: t.db.url,
-    JWT_SECRET,
-    SECRETS_KEY: TEST_SECRETS_KEY,
-    OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
-    APP_ENV: "test",
-    PORT: "0",
-  });
+  const config = testConfig(t.db.url, { PORT: "0" });
   return await buildApp(config, { logger: silentLogger, bootstrap: false, workers: false, ...options });
 }
 
