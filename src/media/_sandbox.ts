@@ -87,7 +87,10 @@ export async function runSandboxed(
   }).spawn();
 
   let ended: "timeout" | "rss" | "output" | null = null;
+  let exited = false;
+  child.status.then(() => exited = true);
   const kill = (why: "timeout" | "rss" | "output") => {
+    if (exited) return; // a late watchdog reading must not relabel a normal exit
     ended ??= why;
     try {
       child.kill("SIGKILL");
