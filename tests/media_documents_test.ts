@@ -21,6 +21,7 @@ import { buildDocx, buildPdf, buildZipBombDocx, docxParagraph } from "./_helpers
 
 const PDF = "application/pdf";
 const DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
+const W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";
 const LIMITS: DocumentLimits = { maxChars: 20_000, timeoutMs: 15_000, maxHeapMb: 256 };
 /** Slack over a deadline for killing a child and collecting it: a bound against hangs, not a timing claim. */
 const SLACK_MS = 5_000;
@@ -213,6 +214,22 @@ Deno.test("a truncated DOCX, a zip without a Word document and a file that is no
       error: DOCUMENT_ERRORS.notDocx,
     },
   );
+});
+
+Deno.test("a DOCX with nested XML entities (billion laughs) is refused, not expanded", async () => {
+  let dtd = '<!DOCTYPE w:document [<!ENTITY l0 "lollollollollollollollollollol">';
+  for (let i = 1; i <= 9; i++) dtd += `<!ENTITY l${i} "${`&l${i - 1};`.repeat(10)}">`;
+  const xml = `<?xml version="1.0" encoding="UTF-8"?>${dtd}]><w:document xmlns:w="${W_NS}"><w:body>` +
+    `<w:p><w:r><w:t>&l9;</w:t></w:r></w:p></w:body></w:document>`;
+  const { unzipSync, zipSync } = await import("fflate");
+  const docx = zipSync({
+    ...unzipSync(buildDocx(["x"])),
+    "word/document.xml": new TextEncoder().encode(xml),
+  });
+  assert.deepEqual(await extract(docx, DOCX, { ...LIMITS, maxHeapMb: 128 }), {
+    ok: false,
+    error: DOCUMENT_ERRORS.badWordXml,
+  });
 });
 
 Deno.test("an encrypted PDF (user password, RC4) is reported as password-protected", async () => {

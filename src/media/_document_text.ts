@@ -8,6 +8,7 @@ export type ChildFailure =
   | "encrypted"
   | "damaged_pdf"
   | "damaged_docx"
+  | "bad_word_xml"
   | "not_word"
   | "zip_bomb"
   | "no_text"

@@ -142,7 +142,7 @@ async function docxText(bytes: Uint8Array, maxChars: number, maxInflated: number
         .value;
   } catch (e) {
     if (/main document part|could not find file/i.test(errorText(e))) return fail("not_word");
-    return fail("damaged_docx", errorText(e));
+    return fail("bad_word_xml", errorText(e)); // the zip was read above: its content is the problem
   }
   const text = normalizeDocumentText(raw);
   if (!text) return fail("no_text");
