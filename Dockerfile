@@ -5,7 +5,8 @@ RUN npm install --prefix /opt/deno --no-audit --no-fund deno@2.9.6
 # DENO_DIR inside the tree that is copied on, so the run stage starts from a warm cache.
 ENV PATH=/opt/deno/node_modules/.bin:$PATH DENO_DIR=/app/.deno
 COPY . .
-RUN deno task setup && deno cache src/main.ts src/admin.ts
+# The document reader runs as a child process (src/media/_document_worker.ts): cache it too.
+RUN deno task setup && deno cache src/main.ts src/admin.ts src/media/_document_worker.ts
 
 # Run stage: the official Deno image (Debian) with the installed packages and the generated client.
 FROM denoland/deno:2.9.6
