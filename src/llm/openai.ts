@@ -2,11 +2,20 @@
  * The LanguageModel over any OpenAI-compatible endpoint (npm `openai`): `OPENAI_API_KEY`,
  * `OPENAI_BASE_URL`. No key: every call answers "unavailable" without a request.
  */
-import OpenAI from "openai";
+import OpenAI, { toFile } from "openai";
 import { Agent, fetch as undiciFetch } from "undici";
 import { POOL_OPTIONS } from "../shared/outbound_http.ts";
+import type { ReplyPrompt } from "../conversations/prompt.ts";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import type { ChatMessage, Completion, LanguageModel, ToolCall, ToolCompletion, Usage } from "./client.ts";
+import type {
+  ChatMessage,
+  Completion,
+  LanguageModel,
+  ToolCall,
+  ToolCompletion,
+  Transcription,
+  Usage,
+} from "./client.ts";
 
 export function openAiModel(options: { apiKey?: string; baseUrl?: string }): LanguageModel {
   const client = options.apiKey
@@ -28,7 +37,7 @@ export function openAiModel(options: { apiKey?: string; baseUrl?: string }): Lan
         const answer = await client.chat.completions.create(
           {
             model: prompt.model,
-            messages: prompt.messages,
+            messages: prompt.messages.map(withParts),
             ...(prompt.temperature === undefined ? {} : { temperature: prompt.temperature }),
           },
           { timeout: timeoutMs },
@@ -88,7 +97,38 @@ export function openAiModel(options: { apiKey?: string; baseUrl?: string }): Lan
         return failure(error, timeoutMs);
       }
     },
+
+    async transcribe(request, { timeoutMs }): Promise<Transcription> {
+      if (!client) return { ok: false, kind: "unavailable", message: "no OPENAI_API_KEY" };
+      try {
+        const file = await toFile(request.bytes, request.fileName, { type: request.mimeType });
+        const answer = await client.audio.transcriptions.create(
+          { model: request.model, file, response_format: "json" },
+          { timeout: timeoutMs },
+        );
+        const text = typeof answer?.text === "string" ? answer.text : null;
+        if (text === null) return { ok: false, kind: "error", message: "the answer has no text" };
+        return { ok: true, text };
+      } catch (error) {
+        return failure(error, timeoutMs);
+      }
+    },
   };
+}
+
+/** A reply prompt's message as the endpoint takes it: its parts (text and images) when it has them. */
+function withParts(m: ReplyPrompt["messages"][number]): ChatCompletionMessageParam {
+  if (m.role === "user" && m.parts?.length) {
+    return {
+      role: "user",
+      content: m.parts.map((p) =>
+        p.type === "text"
+          ? { type: "text" as const, text: p.text }
+          : { type: "image_url" as const, image_url: { url: p.url } }
+      ),
+    };
+  }
+  return { role: m.role, content: m.content };
 }
 
 function failure(
