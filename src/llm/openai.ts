@@ -26,7 +26,7 @@ export function openAiModel(options: { apiKey?: string; baseUrl?: string }): Lan
       maxRetries: 0,
       // Deno's fetch re-sends a request whose reused connection was reset or closed before the
       // answer; undici never re-sends, so each call made is one request sent.
-      fetch: undiciFetch as unknown as typeof globalThis.fetch,
+      fetch: fetchWithForms,
       fetchOptions: { dispatcher: new Agent(POOL_OPTIONS) } as Record<string, unknown>,
     })
     : null;
@@ -110,11 +110,35 @@ export function openAiModel(options: { apiKey?: string; baseUrl?: string }): Lan
         if (text === null) return { ok: false, kind: "error", message: "the answer has no text" };
         return { ok: true, text };
       } catch (error) {
+        // The endpoint's own message (`Unsupported file format ...`), without the status the client puts before it.
+        if (error instanceof OpenAI.APIError && error.status) {
+          const detail = (error.error as { message?: unknown } | undefined)?.message;
+          const text = typeof detail === "string" ? detail : error.message;
+          return { ok: false, kind: "error", message: `HTTP ${error.status}: ${text.slice(0, 300)}` };
+        }
         return failure(error, timeoutMs);
       }
     },
   };
 }
+
+/**
+ * undici's fetch, also for the transcription's multipart upload: the client builds the platform's
+ * FormData, which undici cannot encode, so it is encoded by the platform's Response first. `Response`
+ * tells the client's upload check which Response class encodes its forms.
+ */
+const fetchWithForms = Object.assign(
+  async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    if (init?.body instanceof FormData) {
+      const encoded = new Response(init.body);
+      const headers = new Headers(init.headers);
+      headers.set("content-type", encoded.headers.get("content-type")!);
+      init = { ...init, headers, body: new Uint8Array(await encoded.arrayBuffer()) };
+    }
+    return await (undiciFetch as unknown as typeof globalThis.fetch)(input, init);
+  },
+  { Response },
+) as typeof globalThis.fetch;
 
 /** A reply prompt's message as the endpoint takes it: its parts (text and images) when it has them. */
 function withParts(m: ReplyPrompt["messages"][number]): ChatCompletionMessageParam {
