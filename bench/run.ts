@@ -1,5 +1,5 @@
 /**
- * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals]`: every benchmark, or the
+ * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals|media]`: every benchmark, or the
  * one named. Each starts its own throwaway PostgreSQL and writes its figures to bench/results/. Not part of the tests.
  */
 import { runAgentsBench } from "./agents.ts";
@@ -10,6 +10,7 @@ import { runInboundBench } from "./inbound.ts";
 import { runSubscriptionsBench } from "./subscriptions.ts";
 import { runSupervisorBench } from "./supervisor.ts";
 import { runApprovalsBench } from "./approvals.ts";
+import { runMediaBench } from "./media.ts";
 
 const benches: Record<string, () => Promise<unknown>> = {
   agents: runAgentsBench,
@@ -20,6 +21,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   subscriptions: runSubscriptionsBench,
   supervisor: runSupervisorBench,
   approvals: runApprovalsBench,
+  media: runMediaBench,
 };
 const only = Deno.args[0];
 if (only && !(only in benches)) {
