@@ -282,7 +282,11 @@ Deno.test("media messages: voice notes, images, documents, failures and reads", 
         assert.deepEqual(sentTo(s, from), ["Certo! Pedido 7788 registrado."]);
         const m = await stored(s, waId);
         assert.equal(m.mediaError, null);
-        assert.equal(await db.messageMediaBytes.count({ where: { messageId: m.id } }), 0, "bytes not kept");
+        // Dropped with the reply's release, which comes right after its send.
+        await waitUntil(
+          () => db.messageMediaBytes.count({ where: { messageId: m.id } }),
+          (kept) => kept === 0,
+        );
       },
     );
 
