@@ -1,5 +1,5 @@
 /**
- * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals|documents]`: every benchmark, or the
+ * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals|documents|media]`: every benchmark, or the
  * one named. Each starts its own throwaway PostgreSQL and writes its figures to bench/results/. Not part of the tests.
  */
 import { runAgentsBench } from "./agents.ts";
@@ -11,6 +11,7 @@ import { runSubscriptionsBench } from "./subscriptions.ts";
 import { runSupervisorBench } from "./supervisor.ts";
 import { runApprovalsBench } from "./approvals.ts";
 import { runDocumentsBench } from "./documents.ts";
+import { runMediaBench } from "./media.ts";
 
 const benches: Record<string, () => Promise<unknown>> = {
   agents: runAgentsBench,
@@ -22,6 +23,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   supervisor: runSupervisorBench,
   approvals: runApprovalsBench,
   documents: runDocumentsBench,
+  media: runMediaBench,
 };
 const only = Deno.args[0];
 if (only && !(only in benches)) {

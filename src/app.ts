@@ -30,6 +30,8 @@ import { firstAttemptsMade, webhookListener } from "./webhooks/listener.ts";
 import { startWhatsAppInboundWorker, whatsappInboundQueue } from "./jobs/workers/whatsapp_inbound.ts";
 import { conversationQueues, startConversationWorkers } from "./jobs/workers/conversations.ts";
 import { replyWindowListener } from "./conversations/pipeline/window.ts";
+import { mediaListener } from "./media/job.ts";
+import { mediaQueue, startMediaWorker } from "./jobs/workers/media.ts";
 import { openAiModel } from "./llm/openai.ts";
 import type { LanguageModel } from "./llm/client.ts";
 import { LiveHub } from "./live/hub.ts";
@@ -106,10 +108,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...approvalQueues,
     whatsappInboundQueue,
     ...conversationQueues,
+    mediaQueue,
   ]);
   const events = new EventBus(() => clock.now());
   events.subscribe(webhookListener(jobs), firstAttemptsMade(db));
   events.subscribe(replyWindowListener({ jobs, clock, config }));
+  events.subscribe(mediaListener(jobs));
   // Subscriptions of every process: NOTIFY in the publishing transaction, one LISTEN here.
   const live = new LiveHub(databaseUrl, logger, { maxQueued: config.live.maxQueuedEvents });
   await live.start();
@@ -137,6 +141,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await startApprovalWorkers(jobs, deps);
     await startWhatsAppInboundWorker(jobs, deps);
     await startConversationWorkers(jobs, deps);
+    await startMediaWorker(jobs, deps);
   }
   if (options.bootstrap !== false) await bootstrapFirstOwner(deps);
 

@@ -74,6 +74,17 @@ const envSchema = z.object({
   GROUPING_MEDIUM_MS: positiveMs.default(5000),
   GROUPING_SLOW_MS: positiveMs.default(10000),
   LLM_TIMEOUT_MS: positiveMs.default(60000),
+  // Media of WhatsApp messages (src/media/): what is fetched, how long it may take, how it is read.
+  TRANSCRIPTION_MODEL: z.string().trim().min(1).default("whisper-1"),
+  TRANSCRIPTION_TIMEOUT_MS: positiveMs.default(60000),
+  MEDIA_WAIT_MS: z.coerce.number().int().min(0).default(30000),
+  MEDIA_FETCH_TIMEOUT_MS: positiveMs.default(30000),
+  MEDIA_MAX_AUDIO_BYTES: z.coerce.number().int().min(1).default(16 * 2 ** 20),
+  MEDIA_MAX_IMAGE_BYTES: z.coerce.number().int().min(1).default(5 * 2 ** 20),
+  MEDIA_MAX_DOCUMENT_BYTES: z.coerce.number().int().min(1).default(20 * 2 ** 20),
+  DOCUMENT_MAX_CHARS: z.coerce.number().int().min(1).default(20000),
+  DOCUMENT_TIMEOUT_MS: positiveMs.default(20000),
+  DOCUMENT_MAX_HEAP_MB: z.coerce.number().int().min(16).default(256),
   REPLY_CLAIM_TTL_MS: positiveMs.optional(),
   // The supervisor's prices in USD per million tokens, and USD -> credits.
   SUPERVISOR_MODEL: optionalString,
@@ -151,6 +162,19 @@ export interface Config {
   groupingMs: { FAST: number; MEDIUM: number; SLOW: number };
   /** One model call (reply pipeline, supervisor) waits at most this long. */
   llmTimeoutMs: number;
+  /** WhatsApp media (src/media/): fetching, transcription and document text. */
+  media: {
+    transcriptionModel: string;
+    transcriptionTimeoutMs: number;
+    /** The reply to a window waits at most this long beyond the window for its media work. */
+    waitMs: number;
+    /** One Graph API call (the media's description, then its bytes) waits at most this long. */
+    fetchTimeoutMs: number;
+    /** Larger files are not downloaded (the message keeps `media.error`). */
+    maxBytes: { AUDIO: number; IMAGE: number; DOCUMENT: number };
+    /** Document text: at most this many characters, this long, this much heap (src/media/documents.ts). */
+    document: { maxChars: number; timeoutMs: number; maxHeapMb: number };
+  };
   /**
    * A reply's claim on its conversation older than this is a dead process': another job takes the
    * conversation over. Default: the longest reply (the model call, four intent calls) plus a minute.
@@ -239,6 +263,22 @@ export function loadConfig(env: Env): Config {
     intentWebhookTimeoutMs: e.INTENT_WEBHOOK_TIMEOUT_MS,
     groupingMs: { FAST: e.GROUPING_FAST_MS, MEDIUM: e.GROUPING_MEDIUM_MS, SLOW: e.GROUPING_SLOW_MS },
     llmTimeoutMs: e.LLM_TIMEOUT_MS,
+    media: {
+      transcriptionModel: e.TRANSCRIPTION_MODEL,
+      transcriptionTimeoutMs: e.TRANSCRIPTION_TIMEOUT_MS,
+      waitMs: e.MEDIA_WAIT_MS,
+      fetchTimeoutMs: e.MEDIA_FETCH_TIMEOUT_MS,
+      maxBytes: {
+        AUDIO: e.MEDIA_MAX_AUDIO_BYTES,
+        IMAGE: e.MEDIA_MAX_IMAGE_BYTES,
+        DOCUMENT: e.MEDIA_MAX_DOCUMENT_BYTES,
+      },
+      document: {
+        maxChars: e.DOCUMENT_MAX_CHARS,
+        timeoutMs: e.DOCUMENT_TIMEOUT_MS,
+        maxHeapMb: e.DOCUMENT_MAX_HEAP_MB,
+      },
+    },
     replyClaimTtlMs: e.REPLY_CLAIM_TTL_MS ?? e.LLM_TIMEOUT_MS + 4 * e.INTENT_WEBHOOK_TIMEOUT_MS + 60_000,
     supervisor: {
       model: e.SUPERVISOR_MODEL ?? e.DEFAULT_MODEL,

@@ -17,6 +17,7 @@ const MESSAGE_KEYS = [
   "error",
   "id",
   "inputTokens",
+  "media",
   "mediaId",
   "mediaMimeType",
   "outputTokens",
@@ -24,6 +25,8 @@ const MESSAGE_KEYS = [
   "sender",
   "senderUserId",
   "status",
+  "text",
+  "transcript",
   "type",
 ];
 

@@ -12,6 +12,7 @@ import { silentLogger } from "../src/shared/logger.ts";
 import { Client, startTestApp, type TestApp, testConfig } from "./_helpers/app.ts";
 import { assertProblem } from "./_helpers/problem.ts";
 import { eventually } from "./_helpers/receiver.ts";
+import { startMediaGraph } from "./_helpers/media.ts";
 import { hubSignature } from "../src/channels/whatsapp/signature.ts";
 import {
   APP_SECRET,
@@ -50,7 +51,9 @@ async function eventTypes(t: TestApp, conversationId?: string): Promise<string[]
 }
 
 Deno.test("inbound WhatsApp: handshake, signatures, every type, dedup, statuses, events", async (t) => {
-  const ta = await startTestApp();
+  // The media messages' files are asked of a Graph stand-in that has none (their media.error says so).
+  const graph = startMediaGraph();
+  const ta = await startTestApp({ WHATSAPP_GRAPH_URL: graph.url });
   const db = ta.app.deps.db;
   try {
     const { owner } = await ta.seed.workspace();
@@ -176,6 +179,10 @@ Deno.test("inbound WhatsApp: handshake, signatures, every type, dedup, statuses,
       }
       jobs += cases.length;
       await jobsDone(ta, jobs);
+      // The media messages are announced (message.received) once their media work ended.
+      await eventually(async () =>
+        (await db.message.count({ where: { mediaPending: true } })) === 0 || undefined
+      );
       const messages = await db.message.findMany({ orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
       assert.equal(messages.length, cases.length);
       for (const [i, [, , expected]] of cases.entries()) {
@@ -290,6 +297,7 @@ Deno.test("inbound WhatsApp: handshake, signatures, every type, dedup, statuses,
     });
   } finally {
     await ta.close();
+    await graph.close();
   }
 });
 

@@ -83,6 +83,7 @@ export async function replaceAgent(
       splitMessages: data.splitMessages ?? FLAG_DEFAULTS.splitMessages,
       enabledEmoji: data.enabledEmoji ?? FLAG_DEFAULTS.enabledEmoji,
       signMessages: data.signMessages ?? FLAG_DEFAULTS.signMessages,
+      enabledVision: data.enabledVision ?? FLAG_DEFAULTS.enabledVision,
       messageGroupingTime: data.messageGroupingTime ?? FLAG_DEFAULTS.messageGroupingTime,
       maxDailyMessages: data.maxDailyMessages ?? FLAG_DEFAULTS.maxDailyMessages,
       autoCloseMinutes: data.autoCloseMinutes ?? FLAG_DEFAULTS.autoCloseMinutes,

@@ -63,6 +63,10 @@ export const agentView = defineView({
     splitMessages: { type: "Boolean" },
     enabledEmoji: { type: "Boolean" },
     signMessages: { type: "Boolean" },
+    enabledVision: {
+      type: "Boolean",
+      description: "Images reach the model as images (and IMAGE intents can fire); off: their caption only.",
+    },
     messageGroupingTime: { type: MessageGroupingTime },
     maxDailyMessages: { type: "Int", nullable: true },
     autoCloseMinutes: { type: "Int" },

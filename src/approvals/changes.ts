@@ -176,6 +176,7 @@ async function wholeAgent(ctx: ActorContext, agentId: string) {
     splitMessages: a.splitMessages,
     enabledEmoji: a.enabledEmoji,
     signMessages: a.signMessages,
+    enabledVision: a.enabledVision,
     messageGroupingTime: a.messageGroupingTime,
     maxDailyMessages: a.maxDailyMessages,
     autoCloseMinutes: a.autoCloseMinutes,

@@ -36,11 +36,19 @@ export interface PromptIntent {
 export interface PromptMessage {
   sender: "CUSTOMER" | "AI" | "HUMAN" | "SYSTEM";
   content: string;
+  /** An image the model sees after the message's text (a data: URL), when the agent has vision. */
+  image?: { url: string };
 }
+
+/** A part of a user message with images: its text and its images, in order. */
+export type ContentPart = { type: "text"; text: string } | { type: "image"; url: string };
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
+  /** The text (of a message with images, its text parts alone). */
   content: string;
+  /** A user message with images: what the model gets instead of `content`. */
+  parts?: ContentPart[];
 }
 
 export interface ReplyPrompt {
@@ -149,10 +157,36 @@ function merged(messages: ChatMessage[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const m of messages) {
     const last = out.at(-1);
-    if (last && last.role === m.role) last.content += `\n${m.content}`;
-    else out.push({ ...m });
+    if (last && last.role === m.role) {
+      if (last.parts || m.parts) {
+        last.parts = joinedParts([
+          ...(last.parts ?? [{ type: "text", text: last.content }]),
+          ...(m.parts ?? [{ type: "text", text: m.content }]),
+        ]);
+      }
+      last.content += `\n${m.content}`;
+    } else out.push({ ...m });
   }
   return out;
+}
+
+/** Adjacent text parts as one (lines joined). */
+function joinedParts(parts: ContentPart[]): ContentPart[] {
+  const out: ContentPart[] = [];
+  for (const p of parts) {
+    const last = out.at(-1);
+    if (p.type === "text" && last?.type === "text") last.text += `\n${p.text}`;
+    else out.push({ ...p });
+  }
+  return out;
+}
+
+/** The window's messages as parts: each one's text, then its image when it has one. */
+function pendingParts(pending: readonly PromptMessage[]): ContentPart[] {
+  return joinedParts(pending.flatMap((m): ContentPart[] => [
+    ...(m.content ? [{ type: "text" as const, text: m.content }] : []),
+    ...(m.image ? [{ type: "image" as const, url: m.image.url }] : []),
+  ]));
 }
 
 /** The window's customer messages as one text, newest kept when over `max` characters. */
@@ -174,10 +208,12 @@ export function buildReplyPrompt(input: ReplyPromptInput): ReplyPrompt {
     limits.historyChars ?? HISTORY_MAX_CHARS,
   );
   const latest = pendingText(input.pending, limits.pendingChars ?? PENDING_MAX_CHARS);
+  // Images go as parts of the window's user message, after the text of their own message.
+  const parts = input.pending.some((m) => m.image) ? pendingParts(input.pending) : null;
   const messages = merged([
     { role: "system", content: systemMessage(input) },
     ...history,
-    ...(latest ? [{ role: "user" as const, content: latest }] : []),
+    ...(latest || parts ? [{ role: "user" as const, content: latest, ...(parts ? { parts } : {}) }] : []),
   ]);
   const prompt: ReplyPrompt = { model: input.agent.model, messages };
   if (input.agent.temperature !== null) prompt.temperature = input.agent.temperature;

@@ -33,19 +33,52 @@ export const messageSelect = {
   error: true,
   mediaId: true,
   mediaMimeType: true,
+  mediaSize: true,
+  mediaFileName: true,
+  mediaError: true,
+  transcript: true,
+  text: true,
   payload: true,
   inputTokens: true,
   outputTokens: true,
   createdAt: true,
 } as const satisfies Prisma.MessageSelect;
 type MessageRow = Prisma.MessageGetPayload<{ select: typeof messageSelect }>;
-/** A message as the Message view names its fields (`sender` is stored as senderKind). */
-export type MessageView = Omit<MessageRow, "senderKind"> & { sender: MessageRow["senderKind"] };
+
+/** A message's media as the Message view shows it (null for messages without media). */
+export interface MessageMedia {
+  id: string;
+  /** GET /api/messages/{id}/media */
+  url: string;
+  mimeType: string | null;
+  size: number | null;
+  fileName: string | null;
+  error: string | null;
+}
+
+/**
+ * A message as the Message view names its fields (`sender` is stored as senderKind; `media`
+ * gathers the media columns).
+ */
+export type MessageView =
+  & Omit<MessageRow, "senderKind" | "mediaSize" | "mediaFileName" | "mediaError">
+  & { sender: MessageRow["senderKind"]; media: MessageMedia | null };
 
 export function messageViewOf(row: MessageRow): MessageView {
-  const { senderKind, ...rest } = row;
-  return { ...rest, sender: senderKind };
+  const { senderKind, mediaSize, mediaFileName, mediaError, ...rest } = row;
+  const media = row.mediaId === null ? null : {
+    id: row.mediaId,
+    url: `/api/messages/${row.id}/media`,
+    mimeType: row.mediaMimeType,
+    size: mediaSize,
+    fileName: mediaFileName,
+    error: mediaError,
+  };
+  return { ...rest, sender: senderKind, media };
 }
+
+/** Message types whose WhatsApp media is fetched and understood (src/media/). */
+const MEDIA_TYPES: ReadonlySet<string> = new Set(["AUDIO", "IMAGE", "DOCUMENT"]);
 
 /** The channel a message arrived on. */
 export interface ChannelRef {
@@ -63,6 +96,9 @@ export interface CustomerMessage {
   content: string;
   mediaId?: string | null;
   mediaMimeType?: string | null;
+  /** A document's file name, an image's or document's caption. */
+  mediaFileName?: string | null;
+  mediaCaption?: string | null;
   payload?: Prisma.InputJsonValue | null;
 }
 
@@ -107,6 +143,8 @@ async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage
   // round trip. The unique index (channelId, externalId) stays the backstop of the dedup.
   const conversationId = newId();
   const media = { id: m.mediaId ?? null, mimeType: m.mediaMimeType ?? null };
+  // A media message waits for its media job (src/media/job.ts); its message.received follows it.
+  const mediaPending = media.id !== null && MEDIA_TYPES.has(m.type);
   const payload = m.payload == null ? null : JSON.stringify(m.payload);
   // Every time is the app clock's (injected in tests), as for the conversation's times and the replies.
   const [row] = await tx.$queryRaw<Array<MessageRow & { stored: boolean; open: string | null }>>`
@@ -125,14 +163,17 @@ async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage
         FROM found, (SELECT ${now}::timestamptz AS now) t WHERE NOT stored AND open IS NULL
     ), inserted AS (
       INSERT INTO "Message" (id, "conversationId", "channelId", direction, "senderKind", type, content, "mediaId",
-                             "mediaMimeType", payload, status, "externalId", "createdAt", "updatedAt")
+                             "mediaMimeType", "mediaFileName", "mediaCaption", "mediaPending", payload, status,
+                             "externalId", "createdAt", "updatedAt")
       SELECT ${newId()}::text, COALESCE(open, ${conversationId}::text), ${channel.id}::text, 'INBOUND', 'CUSTOMER',
              ${m.type}::"MessageType", ${m.content}::text, ${media.id}::text, ${media.mimeType}::text,
+             ${m.mediaFileName ?? null}::text, ${m.mediaCaption ?? null}::text, ${mediaPending}::boolean,
              ${payload}::jsonb, 'RECEIVED', ${m.externalId}::text, t.now, t.now
         FROM found, (SELECT ${now}::timestamptz AS now) t WHERE NOT stored
       ON CONFLICT ("channelId", "externalId") DO NOTHING
       RETURNING id, "conversationId", "senderKind", "senderUserId", type, content, status, error, "mediaId",
-                "mediaMimeType", payload, "inputTokens", "outputTokens", "createdAt"
+                "mediaMimeType", "mediaSize", "mediaFileName", "mediaError", transcript, text, payload,
+                "inputTokens", "outputTokens", "createdAt"
     ), touched AS (
       UPDATE "Conversation" SET "lastMessageAt" = ${now}, "lastContactMessageAt" = ${now}, "updatedAt" = ${now}
        WHERE id = (SELECT open FROM found) AND EXISTS (SELECT 1 FROM inserted)
@@ -150,9 +191,9 @@ async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage
   };
   await deps.events.publishAll(tx, [
     ...(open ? [] : [{ ...base, type: "conversation.opened" as const, data: {} }]),
-    {
+    mediaPending ? { ...base, type: "message.media_pending" as const, data: { messageId: message.id } } : {
       ...base,
-      type: "message.received",
+      type: "message.received" as const,
       data: {
         message: {
           id: message.id,

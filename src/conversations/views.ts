@@ -1,5 +1,5 @@
 /** The readable types of src/conversations: conversations, their messages and contacts (see shared/view.ts). */
-import { defineView, enumType } from "../shared/view.ts";
+import { defineView, enumType, type JsonObjectType } from "../shared/view.ts";
 import { channelView } from "../channels/views.ts";
 
 export const ConversationStatus = enumType(
@@ -16,8 +16,31 @@ export const MessageStatus = enumType(
 export const MessageContentType = enumType(
   "MessageContentType",
   ["TEXT", "AUDIO", "IMAGE", "DOCUMENT", "LOCATION", "OTHER"],
-  "What a message carries; media are kept as their channel ids and mime types.",
+  "What a message carries; a media message's file is described by `media`.",
 );
+
+/** A media message's file (docs/behaviour.md "Media"). */
+export const MessageMediaType: JsonObjectType = {
+  name: "MessageMedia",
+  description: "The file of an AUDIO, IMAGE or DOCUMENT message (and of OTHER media such as stickers); " +
+    "its bytes are served by GET /api/messages/{messageId}/media.",
+  fields: {
+    id: { type: "String", description: "The channel's media id." },
+    url: {
+      type: "String",
+      description: "Where the file is served: GET this path of the API (with the reader's credentials).",
+    },
+    mimeType: { type: "String", nullable: true },
+    size: { type: "Int", nullable: true, description: "Bytes, once the channel described the file." },
+    fileName: { type: "String", nullable: true, description: "A document's name as the customer sent it." },
+    error: {
+      type: "String",
+      nullable: true,
+      description:
+        "Why the file could not be fetched or understood (it is missing, too large, not transcribed...).",
+    },
+  },
+};
 
 export const contactView = defineView({
   name: "Contact",
@@ -50,6 +73,21 @@ export const messageView = defineView({
     error: { type: "JSON", nullable: true },
     mediaId: { type: "String", nullable: true },
     mediaMimeType: { type: "String", nullable: true },
+    media: {
+      type: MessageMediaType,
+      nullable: true,
+      sql: (t) =>
+        `CASE WHEN ${t}."mediaId" IS NULL THEN NULL ELSE jsonb_build_object('id', ${t}."mediaId", ` +
+        `'url', '/api/messages/' || ${t}.id || '/media', ` +
+        `'mimeType', ${t}."mediaMimeType", 'size', ${t}."mediaSize", 'fileName', ${t}."mediaFileName", ` +
+        `'error', ${t}."mediaError") END`,
+    },
+    transcript: { type: "String", nullable: true, description: "An AUDIO message's transcript." },
+    text: {
+      type: "String",
+      nullable: true,
+      description: "A DOCUMENT's text (PDF, DOCX), at most DOCUMENT_MAX_CHARS characters.",
+    },
     payload: {
       type: "JSON",
       nullable: true,

@@ -76,7 +76,12 @@ function jsonObjectRef(type: JsonObjectType): AnyRef {
       Object.fromEntries(
         Object.entries(type.fields).map(([name, f]) => [
           name,
-          t.field({ type: f.type, description: f.description, resolve: byResponseKey }),
+          t.field({
+            type: f.type,
+            nullable: f.nullable ?? false,
+            description: f.description,
+            resolve: byResponseKey,
+          }),
         ]),
       ),
   });

@@ -3,7 +3,8 @@
  * - `complete`: the reply pipeline's one chat completion, the text and its token usage, so the
  *   caller can hand the conversation to a human with the reason;
  * - `converse`: the supervisor's tool-calling completion, the text, the tool calls the model asked
- *   for and the usage with cached prompt tokens.
+ *   for and the usage with cached prompt tokens;
+ * - `transcribe`: a voice note's text (src/media/).
  */
 import type { ReplyPrompt } from "../conversations/prompt.ts";
 
@@ -57,7 +58,22 @@ export type ToolCompletion =
   /** `kind`: "unavailable" (no key), "timeout", "error" (HTTP, network, or an answer without a choice). */
   | { ok: false; kind: "unavailable" | "timeout" | "error"; message: string };
 
+/** An audio file to transcribe; `fileName`'s extension must be one the endpoint accepts (media/transcription.ts). */
+export interface TranscriptionRequest {
+  model: string;
+  bytes: Uint8Array;
+  fileName: string;
+  mimeType: string;
+}
+
+export type Transcription =
+  | { ok: true; text: string }
+  /** `kind`: "unavailable" (no key), "timeout", "error" (HTTP or network). */
+  | { ok: false; kind: "unavailable" | "timeout" | "error"; message: string };
+
 export interface LanguageModel {
   complete(prompt: ReplyPrompt, options: { timeoutMs: number }): Promise<Completion>;
   converse(request: ConverseRequest, options: { timeoutMs: number }): Promise<ToolCompletion>;
+  /** Speech to text (`POST /audio/transcriptions`). */
+  transcribe(request: TranscriptionRequest, options: { timeoutMs: number }): Promise<Transcription>;
 }

@@ -2,11 +2,20 @@
  * The LanguageModel over any OpenAI-compatible endpoint (npm `openai`): `OPENAI_API_KEY`,
  * `OPENAI_BASE_URL`. No key: every call answers "unavailable" without a request.
  */
-import OpenAI from "openai";
+import OpenAI, { toFile } from "openai";
 import { Agent, fetch as undiciFetch } from "undici";
 import { POOL_OPTIONS } from "../shared/outbound_http.ts";
+import type { ReplyPrompt } from "../conversations/prompt.ts";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import type { ChatMessage, Completion, LanguageModel, ToolCall, ToolCompletion, Usage } from "./client.ts";
+import type {
+  ChatMessage,
+  Completion,
+  LanguageModel,
+  ToolCall,
+  ToolCompletion,
+  Transcription,
+  Usage,
+} from "./client.ts";
 
 export function openAiModel(options: { apiKey?: string; baseUrl?: string }): LanguageModel {
   const client = options.apiKey
@@ -17,7 +26,7 @@ export function openAiModel(options: { apiKey?: string; baseUrl?: string }): Lan
       maxRetries: 0,
       // Deno's fetch re-sends a request whose reused connection was reset or closed before the
       // answer; undici never re-sends, so each call made is one request sent.
-      fetch: undiciFetch as unknown as typeof globalThis.fetch,
+      fetch: fetchWithForms,
       fetchOptions: { dispatcher: new Agent(POOL_OPTIONS) } as Record<string, unknown>,
     })
     : null;
@@ -28,7 +37,7 @@ export function openAiModel(options: { apiKey?: string; baseUrl?: string }): Lan
         const answer = await client.chat.completions.create(
           {
             model: prompt.model,
-            messages: prompt.messages,
+            messages: prompt.messages.map(withParts),
             ...(prompt.temperature === undefined ? {} : { temperature: prompt.temperature }),
           },
           { timeout: timeoutMs },
@@ -88,7 +97,62 @@ export function openAiModel(options: { apiKey?: string; baseUrl?: string }): Lan
         return failure(error, timeoutMs);
       }
     },
+
+    async transcribe(request, { timeoutMs }): Promise<Transcription> {
+      if (!client) return { ok: false, kind: "unavailable", message: "no OPENAI_API_KEY" };
+      try {
+        const file = await toFile(request.bytes, request.fileName, { type: request.mimeType });
+        const answer = await client.audio.transcriptions.create(
+          { model: request.model, file, response_format: "json" },
+          { timeout: timeoutMs },
+        );
+        const text = typeof answer?.text === "string" ? answer.text : null;
+        if (text === null) return { ok: false, kind: "error", message: "the answer has no text" };
+        return { ok: true, text };
+      } catch (error) {
+        // The endpoint's own message (`Unsupported file format ...`), without the status the client puts before it.
+        if (error instanceof OpenAI.APIError && error.status) {
+          const detail = (error.error as { message?: unknown } | undefined)?.message;
+          const text = typeof detail === "string" ? detail : error.message;
+          return { ok: false, kind: "error", message: `HTTP ${error.status}: ${text.slice(0, 300)}` };
+        }
+        return failure(error, timeoutMs);
+      }
+    },
   };
+}
+
+/**
+ * undici's fetch, also for the transcription's multipart upload: the client builds the platform's
+ * FormData, which undici cannot encode, so it is encoded by the platform's Response first. `Response`
+ * tells the client's upload check which Response class encodes its forms.
+ */
+const fetchWithForms = Object.assign(
+  async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    if (init?.body instanceof FormData) {
+      const encoded = new Response(init.body);
+      const headers = new Headers(init.headers);
+      headers.set("content-type", encoded.headers.get("content-type")!);
+      init = { ...init, headers, body: new Uint8Array(await encoded.arrayBuffer()) };
+    }
+    return await (undiciFetch as unknown as typeof globalThis.fetch)(input, init);
+  },
+  { Response },
+) as typeof globalThis.fetch;
+
+/** A reply prompt's message as the endpoint takes it: its parts (text and images) when it has them. */
+function withParts(m: ReplyPrompt["messages"][number]): ChatCompletionMessageParam {
+  if (m.role === "user" && m.parts?.length) {
+    return {
+      role: "user",
+      content: m.parts.map((p) =>
+        p.type === "text"
+          ? { type: "text" as const, text: p.text }
+          : { type: "image_url" as const, image_url: { url: p.url } }
+      ),
+    };
+  }
+  return { role: m.role, content: m.content };
 }
 
 function failure(

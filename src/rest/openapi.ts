@@ -62,6 +62,8 @@ export interface ExtraRoute {
   /** The 200 answer: a media type and its schema. */
   content: Record<string, { schema: JsonSchema }>;
   errors?: readonly string[];
+  /** Called with the API's credentials and `x-workspace-id` (default: no credentials). */
+  secured?: { action: string };
 }
 
 /** The routes of the app that are not capabilities: the health check and this document itself. */
@@ -109,6 +111,23 @@ export const NON_CAPABILITY_ROUTES: readonly ExtraRoute[] = [
   },
   {
     method: "GET",
+    path: "/api/messages/{messageId}/media",
+    operationId: "messageMedia",
+    summary:
+      "The file of a media message (`media` of the Message), streamed from the WhatsApp Graph API on demand with its " +
+      "mime type; any reader of the workspace. 404 MEDIA_GONE when WhatsApp no longer has it, 502 MEDIA_UNAVAILABLE " +
+      "when the Graph API fails.",
+    tag: "conversations",
+    secured: { action: "workspace:read" },
+    content: {
+      "application/octet-stream": {
+        schema: { type: "string", contentMediaType: "application/octet-stream" },
+      },
+    },
+    errors: ["BadRequest", "Unauthorized", "Forbidden", "NotFound", "BadGateway"],
+  },
+  {
+    method: "GET",
     path: "/api/docs",
     operationId: "apiReference",
     summary: "A reference page rendering this document (Swagger UI, served from this server).",
@@ -142,6 +161,7 @@ const PROBLEM_RESPONSES: Record<string, { status: string; description: string }>
     status: "429",
     description: "Too many attempts; wait `Retry-After` seconds.",
   },
+  BadGateway: { status: "502", description: "A service this call depends on failed; try again." },
   Unavailable: { status: "503", description: "The database does not answer." },
   Error: {
     status: "default",
@@ -228,7 +248,20 @@ export function openApiDocument(
       operationId: route.operationId,
       summary: route.summary,
       tags: [route.tag],
-      security: [],
+      ...(route.secured
+        ? {
+          description: `Requires \`${route.secured.action}\`.`,
+          parameters: [
+            ...pathParams(route.path).map((name) => ({
+              name,
+              in: "path",
+              required: true,
+              schema: { type: "string" },
+            })),
+            ref("WorkspaceId", "parameters"),
+          ],
+        }
+        : { security: [] }),
       responses: {
         "200": { description: "OK", content: route.content },
         ...Object.fromEntries(
@@ -500,10 +533,10 @@ class Generator {
     }
     return this.register(type.name, type, () => {
       const properties = Object.fromEntries(
-        Object.entries(type.fields).map(([k, f]) => [
-          k,
-          f.description ? { ...SCALARS[f.type], description: f.description } : SCALARS[f.type],
-        ]),
+        Object.entries(type.fields).map(([k, f]) => {
+          const s = f.nullable ? nullable(SCALARS[f.type]) : SCALARS[f.type];
+          return [k, f.description ? { ...s, description: f.description } : s];
+        }),
       );
       return {
         type: "object",

@@ -125,6 +125,15 @@ export const ERROR_CODES = {
     status: 503,
     meaning: "The supervisor has no language model configured (`OPENAI_API_KEY`); the message was stored.",
   },
+  MEDIA_GONE: {
+    status: 404,
+    meaning:
+      "`GET /api/messages/{messageId}/media`: WhatsApp no longer has the file (media expire after some weeks).",
+  },
+  MEDIA_UNAVAILABLE: {
+    status: 502,
+    meaning: "`GET /api/messages/{messageId}/media`: the WhatsApp Graph API failed or timed out; try again.",
+  },
   SUPERVISOR_MODEL_ERROR: {
     status: 502,
     meaning: "The supervisor's language model failed or timed out; the message was stored, send it again.",

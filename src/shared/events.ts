@@ -25,9 +25,16 @@ export type EventType =
 /**
  * The webhook event types, plus `webhook.test`, which only ever targets one webhook, and
  * `conversation.released` (HUMAN back to OPEN; data `{}`) and the approval events (data
- * `{ approvalId }`), which only live subscriptions follow: webhooks deliver only the subscribable types.
+ * `{ approvalId }`), which only live subscriptions follow, and `message.media_pending` (a media
+ * message stored, data `{ messageId }`: its grouping window starts, its media job is queued; its
+ * `message.received` follows once the media work ended): webhooks deliver only the subscribable types.
  */
-export type DomainEventType = EventType | "webhook.test" | "conversation.released" | ApprovalEventType;
+export type DomainEventType =
+  | EventType
+  | "webhook.test"
+  | "conversation.released"
+  | "message.media_pending"
+  | ApprovalEventType;
 
 /** An approval was created, approved (executed), rejected, expired or failed (src/approvals/events.ts). */
 export type ApprovalEventType =
@@ -46,6 +53,11 @@ export interface DomainEvent {
   data: Record<string, unknown>;
   /** Only for `webhook.test`: the one webhook to send it to. */
   webhookId?: string;
+  /**
+   * Only for `message.received` of a media message, published when its media work ended: its
+   * grouping window started when it was stored (`message.media_pending`), so it does not restart.
+   */
+  afterMedia?: boolean;
 }
 
 /** A published event as listeners see it: with the id the bus gave it and the time it happened. */

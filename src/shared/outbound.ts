@@ -17,6 +17,7 @@ import {
 } from "./outbound_http.ts";
 
 export type { OutboundInit, OutboundResponse } from "./outbound_http.ts";
+export { BodyTooLarge } from "./outbound_http.ts";
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 

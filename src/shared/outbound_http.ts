@@ -25,8 +25,23 @@ export interface OutboundResponse {
   headers: Headers;
   /** The body as text, read to the end. */
   text(): Promise<string>;
+  /**
+   * The body as bytes, read to the end; rejects with BodyTooLarge (and closes the connection) as
+   * soon as more than `maxBytes` arrived.
+   */
+  bytes(options: { maxBytes: number }): Promise<Uint8Array>;
+  /** The body as a stream (the media endpoint passes a file on without holding it). */
+  stream(): ReadableStream<Uint8Array>;
   /** Drops the body unread (drained in the background; closes the connection when it is long). */
   discard(): void;
+}
+
+/** A body longer than the caller's limit: it was not read further. */
+export class BodyTooLarge extends Error {
+  override name = "BodyTooLarge";
+  constructor(readonly maxBytes: number) {
+    super(`the body is over ${maxBytes} bytes`);
+  }
 }
 
 /** A dropped body longer than this is not drained: its connection is closed instead. */
@@ -93,6 +108,26 @@ export async function pinnedRequest(
     status: res.statusCode,
     headers: responseHeaders,
     text: () => res.body.text(),
+    async bytes({ maxBytes }) {
+      const chunks: Uint8Array[] = [];
+      let length = 0;
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+        length += chunk.length;
+        if (length > maxBytes) {
+          res.body.destroy();
+          throw new BodyTooLarge(maxBytes);
+        }
+        chunks.push(chunk);
+      }
+      const out = new Uint8Array(length);
+      let at = 0;
+      for (const chunk of chunks) {
+        out.set(chunk, at);
+        at += chunk.length;
+      }
+      return out;
+    },
+    stream: () => ReadableStream.from(res.body as AsyncIterable<Uint8Array>),
     discard: () => {
       // Drained, so the connection goes back to its pool; a long body is cut off instead.
       res.body.dump({ limit: MAX_DRAINED_BYTES }).catch(() => {});

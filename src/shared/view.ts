@@ -33,7 +33,7 @@ export function enumType<const V extends string>(
 export interface JsonObjectType {
   name: string;
   description?: string;
-  fields: Record<string, { type: Scalar; description?: string }>;
+  fields: Record<string, { type: Scalar; nullable?: boolean; description?: string }>;
 }
 
 export interface FieldSpec {

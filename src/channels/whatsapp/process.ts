@@ -90,6 +90,8 @@ async function store(deps: Deps, channel: InboundChannel, parsed: InboundParse):
         content: m.content,
         mediaId: m.media?.id ?? null,
         mediaMimeType: m.media?.mimeType ?? null,
+        mediaFileName: m.media?.filename ?? null,
+        mediaCaption: m.media?.caption ?? null,
         payload: payloadOf(m),
       });
       // Logged once, when stored (a resent post stores nothing again).

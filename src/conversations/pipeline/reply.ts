@@ -6,11 +6,14 @@
  * in an UPDATE that only one process wins; the messages a reply answers are the ones read by the
  * claim's own statement (those committed before it), and they are marked answered when it is
  * stored, so a message that arrives meanwhile is answered by the next reply (its own window job,
- * or the follow-up enqueued on release).
+ * or the follow-up enqueued on release). A window with media still being fetched or understood
+ * (src/media/job.ts) is not claimed until that work ends (its job queues the reply) or
+ * MEDIA_WAIT_MS have passed since the window closed: a voice note is answered from its transcript.
  */
 import type { Deps } from "../../context.ts";
 import { fireIntent } from "../../intents/fire.ts";
-import { buildReplyPrompt, type PromptIntent, type PromptMessage } from "../prompt.ts";
+import { buildReplyPrompt, PENDING_MAX_CHARS, type PromptIntent, type PromptMessage } from "../prompt.ts";
+import { modelText, type UnderstoodMessage, understoodType } from "../../media/understanding.ts";
 import { intentsForTypes, parseIntentTags, replaceTags, SKIPPING_INTENT } from "../intent_tags.ts";
 import { callIntentWebhook } from "../intent_call.ts";
 import { openUrlSecrets } from "../../shared/url_secrets.ts";
@@ -21,6 +24,7 @@ import { transferToHuman } from "../handoff.ts";
 import { scheduleTimers, type TimerState } from "../timers.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { REPLY_QUEUE, type ReplyJob } from "./window.ts";
+import { Buffer } from "node:buffer";
 
 /** The summary of a transfer when the model is not configured, fails, times out or answers nothing. */
 export const MODEL_UNAVAILABLE = "language model unavailable";
@@ -63,6 +67,15 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
     // (retried, or the follow-up below). Not due: a newer message moved the window (its job answers).
     if (!due(row.dueAt)) return;
     if (!stale(row.heldSince)) return await retryWhenStale(deps, id, row.heldSince!);
+    if (row.mediaPending) {
+      // The media job queues the reply when it ends; this one comes back when the wait runs out.
+      const afterMs = row.dueAt!.getTime() + deps.config.media.waitMs - claimedAt.getTime();
+      await deps.jobs.enqueueLater(REPLY_QUEUE, [{
+        data: { conversationId: id } satisfies ReplyJob,
+        afterMs: Math.max(0, afterMs) + STALE_MARGIN_MS,
+      }]);
+      return;
+    }
     // Due and free before, yet not claimed: what changed since (a claim, or a message moving the
     // window) committed after the statement began, so only a read of its own sees it (rare).
     const current = await deps.db.conversation.findUnique({
@@ -107,6 +120,10 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
         SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER'
            AND m."answeredAt" IS NULL AND m.id <> ALL(${answered}::text[])) AS pending`;
     await sent?.after();
+    // Images kept for this reply (src/media/job.ts) are not kept beyond it.
+    if (done.images.length) {
+      await deps.db.messageMediaBytes.deleteMany({ where: { messageId: { in: done.images } } });
+    }
   } catch (error) {
     // The writes apart, the claim first: the conversation stays answerable whatever failed here.
     deps.logger.error("reply release failed; releasing step by step", { conversationId: id, error });
@@ -197,9 +214,9 @@ interface Loaded extends Conv {
     enabledReminder: boolean;
   };
   intents: StoredIntent[];
-  pending: Array<{ id: string; type: string; content: string }>;
+  pending: PendingMessage[];
   /** The latest messages before the window, oldest first; customer messages not yet handled are not history. */
-  history: Array<{ id: string; sender: PromptMessage["sender"]; content: string }>;
+  history: Array<UnderstoodMessage & { id: string; sender: PromptMessage["sender"] }>;
   /** The agent's AI messages to this contact in the claim's UTC day (null: the agent has no daily limit). */
   sentToday: number | null;
 }
@@ -207,8 +224,30 @@ interface Loaded extends Conv {
 /** Messages of history read for the prompt (prompt.ts bounds what it uses of them). */
 const HISTORY_MESSAGES = 60;
 
-/** The claim's outcome with the conversation as it was before it (null: no such conversation). */
-type ClaimRow = Loaded & { claimed: boolean; dueAt: Date | null; heldSince: Date | null };
+/** A customer message of the window, with what its media work found (src/media/understanding.ts). */
+type PendingMessage = UnderstoodMessage & {
+  id: string;
+  media: (UnderstoodMessage["media"] & { mimeType: string | null }) | null;
+};
+
+/**
+ * The claim's outcome with the conversation as it was before it (null: no such conversation);
+ * `mediaPending` (read only when the claim failed): media of the window are still being understood.
+ */
+type ClaimRow = Loaded & {
+  claimed: boolean;
+  dueAt: Date | null;
+  heldSince: Date | null;
+  mediaPending: boolean | null;
+};
+
+/** The media part of a message row as the reply reads it (null for messages without media work). */
+const mediaJson = (m: string) =>
+  Prisma.raw(
+    `CASE WHEN ${m}."mediaId" IS NOT NULL AND ${m}.type IN ('AUDIO', 'IMAGE', 'DOCUMENT') THEN json_build_object(` +
+      `'pending', ${m}."mediaPending", 'error', ${m}."mediaError", 'fileName', ${m}."mediaFileName", ` +
+      `'caption', ${m}."mediaCaption", 'mimeType', ${m}."mediaMimeType") END`,
+  );
 
 /**
  * Claims the conversation and reads what its reply needs, in one statement. One statement is one
@@ -223,6 +262,8 @@ type ClaimRow = Loaded & { claimed: boolean; dueAt: Date | null; heldSince: Date
  */
 async function claimAndLoad(deps: Deps, id: string, claimedAt: Date): Promise<ClaimRow | null> {
   const staleBefore = new Date(claimedAt.getTime() - claimStaleMs(deps));
+  // A window whose media work is not done is claimed once the wait for it has run out.
+  const mediaWaitedSince = new Date(claimedAt.getTime() - deps.config.media.waitMs);
   // The daily limit: the agent's AI messages to this contact in the current UTC day, against maxDailyMessages.
   const day = utcDay(claimedAt);
   const [row] = await deps.db.$queryRaw<ClaimRow[]>`
@@ -230,8 +271,12 @@ async function claimAndLoad(deps: Deps, id: string, claimedAt: Date): Promise<Cl
       UPDATE "Conversation" SET "replyClaimedAt" = ${claimedAt}
        WHERE id = ${id} AND "replyDueAt" <= ${claimedAt}
          AND ("replyClaimedAt" IS NULL OR "replyClaimedAt" < ${staleBefore})
+         AND ("replyDueAt" <= ${mediaWaitedSince} OR NOT EXISTS (
+               SELECT 1 FROM "Message" m WHERE m."conversationId" = ${id} AND m."mediaPending"))
       RETURNING id, status)
     SELECT cl.id IS NOT NULL AS claimed, c."replyDueAt" AS "dueAt", c."replyClaimedAt" AS "heldSince",
+           CASE WHEN cl.id IS NULL THEN EXISTS (
+             SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."mediaPending") END AS "mediaPending",
            c.id, c."workspaceId", c."agentId", COALESCE(cl.status, c.status)::text AS status, c."channelId",
            ch.type::text AS "channelType",
            json_build_object('id', ct.id, 'name', ct.name) AS contact, ct."externalId" AS "contactExternalId",
@@ -240,7 +285,7 @@ async function claimAndLoad(deps: Deps, id: string, claimedAt: Date): Promise<Cl
              'enabledHumanTransfer', a."enabledHumanTransfer", 'splitMessages', a."splitMessages",
              'enabledEmoji', a."enabledEmoji", 'signMessages', a."signMessages",
              'maxDailyMessages', a."maxDailyMessages", 'autoCloseMinutes', a."autoCloseMinutes",
-             'enabledReminder', a."enabledReminder") AS agent,
+             'enabledReminder', a."enabledReminder", 'enabledVision', a."enabledVision") AS agent,
            CASE WHEN cl.id IS NOT NULL THEN
            (SELECT COALESCE(json_agg(json_build_object('name', i.name, 'tag', i.tag, 'description', i.description,
                      'requiredFields', i."requiredFields", 'triggerOnTypes', i."triggerOnTypes"::text[],
@@ -248,14 +293,18 @@ async function claimAndLoad(deps: Deps, id: string, claimedAt: Date): Promise<Cl
                      ORDER BY i."createdAt", i.id), '[]')
               FROM "Intent" i WHERE i."agentId" = a.id) END AS intents,
            CASE WHEN cl.id IS NOT NULL THEN
-           (SELECT COALESCE(json_agg(json_build_object('id', m.id, 'type', m.type, 'content', m.content)
+           (SELECT COALESCE(json_agg(json_build_object('id', m.id, 'type', m.type, 'content', m.content,
+                     'media', ${mediaJson("m")}, 'transcript', m.transcript, 'text', m.text)
                      ORDER BY m."createdAt", m.id), '[]')
               FROM "Message" m
              WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL) END AS pending,
            CASE WHEN cl.id IS NOT NULL THEN
-           (SELECT COALESCE(json_agg(json_build_object('id', h.id, 'sender', h."senderKind", 'content', h.content)
+           (SELECT COALESCE(json_agg(json_build_object('id', h.id, 'sender', h."senderKind", 'content', h.content,
+                     'type', h.type, 'media', ${mediaJson("h")}, 'transcript', h.transcript, 'text', NULL)
                      ORDER BY h."createdAt", h.id), '[]')
-              FROM (SELECT m.id, m."senderKind", m.content, m."createdAt" FROM "Message" m
+              FROM (SELECT m.id, m."senderKind", m.content, m."createdAt", m.type, m."mediaId", m."mediaPending",
+                           m."mediaError", m."mediaFileName", m."mediaCaption", m."mediaMimeType", m.transcript
+                      FROM "Message" m
                      WHERE m."conversationId" = c.id AND NOT (m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL)
                      ORDER BY m."createdAt" DESC, m.id DESC LIMIT ${HISTORY_MESSAGES}) h) END AS history,
            CASE WHEN cl.id IS NOT NULL AND a."maxDailyMessages" IS NOT NULL THEN
@@ -283,13 +332,16 @@ interface Done {
   sent: SendOutcome | null;
   /** The messages it handled without storing anything (a silent reply). */
   answered: string[];
+  /** Its IMAGE messages, whose kept bytes go once it is released. */
+  images: string[];
 }
 
 /** Answers the claimed conversation. */
 async function reply(deps: Deps, conv: Loaded): Promise<Done> {
   const { id, pending } = conv;
-  if (!pending.length) return { sent: null, answered: [] };
+  if (!pending.length) return { sent: null, answered: [], images: [] };
   const ids = pending.map((m) => m.id);
+  const images = pending.filter((m) => m.type === "IMAGE" && m.media).map((m) => m.id);
   const { agent } = conv;
   const log = { conversationId: id, agentId: agent.id };
 
@@ -299,12 +351,12 @@ async function reply(deps: Deps, conv: Loaded): Promise<Done> {
     if (agent.maxDailyMessages !== null && !mayReplyToday(conv.sentToday ?? 0, agent.maxDailyMessages)) {
       deps.logger.info("daily message limit reached; no reply", log);
     } else {
-      plan = await generate(deps, conv, pending);
+      plan = await generate(deps, conv, pending, await shownImages(deps, conv, pending));
     }
   }
 
   // Nothing to store: the messages are marked handled with the claim's release.
-  if (!plan.parts.length && !plan.transfer) return { sent: null, answered: ids };
+  if (!plan.parts.length && !plan.transfer) return { sent: null, answered: ids, images };
   const sent = await deps.db.$transaction(async (tx): Promise<Array<{ id: string; content: string }>> => {
     const now = deps.clock.now();
     // One statement: the messages marked answered, the conversation's times moved, and the reply
@@ -361,7 +413,31 @@ async function reply(deps: Deps, conv: Loaded): Promise<Done> {
     channelType: conv.channelType,
     to: conv.contactExternalId,
   }, sent);
-  return { sent: last, answered: [] };
+  return { sent: last, answered: [], images };
+}
+
+/**
+ * The window's images the model sees (the agent has vision, the media job kept them), as data:
+ * URLs by message id. One read, only for windows with such images.
+ */
+async function shownImages(
+  deps: Deps,
+  conv: Loaded,
+  pending: PendingMessage[],
+): Promise<Map<string, string>> {
+  const wanted = conv.agent.enabledVision
+    ? pending.filter((m) => m.type === "IMAGE" && m.media && !m.media.pending && m.media.error === null)
+    : [];
+  if (!wanted.length) return new Map();
+  const rows = await deps.db.messageMediaBytes.findMany({
+    where: { messageId: { in: wanted.map((m) => m.id) } },
+    select: { messageId: true, bytes: true },
+  });
+  const mime = new Map(wanted.map((m) => [m.id, m.media!.mimeType?.split(";")[0].trim() || "image/jpeg"]));
+  return new Map(rows.map((r) => [
+    r.messageId,
+    `data:${mime.get(r.messageId)};base64,${Buffer.from(r.bytes).toString("base64")}`,
+  ]));
 }
 
 /** What generate() needs of the conversation reply() loaded. */
@@ -383,6 +459,7 @@ interface Conv {
     splitMessages: boolean;
     enabledEmoji: boolean;
     signMessages: boolean;
+    enabledVision: boolean;
   };
 }
 
@@ -396,7 +473,8 @@ interface StoredIntent extends PromptIntent {
 async function generate(
   deps: Deps,
   conv: Conv & { intents: StoredIntent[]; history: Loaded["history"] },
-  pending: Array<{ id: string; type: string; content: string }>,
+  pending: PendingMessage[],
+  images: Map<string, string>,
 ): Promise<Plan> {
   const { agent } = conv;
   const log = { conversationId: conv.id, agentId: agent.id };
@@ -404,16 +482,28 @@ async function generate(
   // The latest messages before the window; customer messages newer than the claim are not history.
   const history: PromptMessage[] = conv.history.filter((m) => !pendingIds.has(m.id)).map((m) => ({
     sender: m.sender,
-    content: m.content,
+    content: modelText(m, { inWindow: false }),
   }));
-  const intents: StoredIntent[] = intentsForTypes(conv.intents, pending.map((m) => m.type));
+  // A media message triggers intents of its type once understood (a transcript, a seen image, a read document).
+  const types = pending.map((m) => understoodType(m, { imageShown: images.has(m.id) }));
+  const intents: StoredIntent[] = intentsForTypes(conv.intents, types.filter((t) => t !== null));
+  // A document's text comes on top of what the window's messages may hold.
+  const documents = pending.some((m) => m.type === "DOCUMENT" && m.text !== null);
   const prompt = buildReplyPrompt({
     agent,
     intents,
     history,
-    pending: pending.map((m) => ({ sender: "CUSTOMER", content: m.content })),
+    pending: pending.map((m) => {
+      const image = images.get(m.id);
+      return {
+        sender: "CUSTOMER",
+        content: modelText(m, { inWindow: true, imageShown: image !== undefined }),
+        ...(image ? { image: { url: image } } : {}),
+      };
+    }),
     contactName: conv.contact.name,
     now: deps.clock.now(),
+    limits: documents ? { pendingChars: PENDING_MAX_CHARS + deps.config.media.document.maxChars } : undefined,
   });
   const completion = await deps.llm.complete(prompt, { timeoutMs: deps.config.llmTimeoutMs });
   if (!completion.ok) {

@@ -1,5 +1,6 @@
 /**
- * The grouping window (docs/behaviour.md "Replies"): a listener on `message.received`, run inside
+ * The grouping window (docs/behaviour.md "Replies"): a listener on `message.received` (and on
+ * `message.media_pending`, a media message stored, whose `message.received` comes later), run inside
  * the transaction that stored the customer message, moves the conversation's `replyDueAt` to now +
  * the agent's messageGroupingTime (operator settings GROUPING_*_MS) and enqueues a reply job for
  * that time. Each message restarts the window; the jobs of earlier messages find the due time moved
@@ -42,9 +43,10 @@ export function replyWindowListener(deps: Pick<Deps, "jobs" | "clock" | "config"
     statement(events) {
       const ids = [
         ...new Set(
-          events.filter((e) => e.type === "message.received" && e.conversationId).map((e) =>
-            e.conversationId!
-          ),
+          events.filter((e) =>
+            ((e.type === "message.received" && !e.afterMedia) || e.type === "message.media_pending") &&
+            e.conversationId
+          ).map((e) => e.conversationId!),
         ),
       ];
       if (!ids.length) return undefined;

@@ -1,0 +1,247 @@
+/**
+ * The media job of one WhatsApp media message (docs/behaviour.md "Media"): enqueued in the
+ * transaction that stored the message (the `message.media_pending` event), never inside Meta's
+ * request. It asks the Graph API for the file, checks its size against its type's limit, downloads
+ * it (sha256 checked) when something reads it, and understands it: a voice note is transcribed, a
+ * PDF or DOCX gets its text, an image is kept for the reply when the agent has vision (bytes are
+ * otherwise never kept). Then, in one transaction, the message gets its media fields (or
+ * `media.error`), `message.received` is published with them, and the reply is queued when its
+ * window has closed meanwhile (the reply waits for this, at most MEDIA_WAIT_MS).
+ *
+ * Graph failures that may pass later are tried again (3 attempts, 1 s then 4 s apart, each a job of
+ * its own); everything else ends the work with its error, so the customer is answered anyway. The
+ * job is durable: a process killed between download and reply leaves it (or its backstop) queued,
+ * and a restart runs it again; it acts once (the message's `mediaPending`).
+ */
+import type { Deps } from "../context.ts";
+import type { EventListener } from "../shared/events.ts";
+import type { JobQueue } from "../shared/jobs.ts";
+import { transaction } from "../db/transaction.ts";
+import { REPLY_QUEUE, type ReplyJob } from "../conversations/pipeline/window.ts";
+import { describeMedia, downloadMedia, type MediaFailure, tooLarge } from "./graph_media.ts";
+import { bareMimeType, transcribe } from "./transcription.ts";
+import { extractDocumentText, isExtractable } from "./documents.ts";
+
+export const MEDIA_QUEUE = "message-media";
+
+export interface MediaJob {
+  messageId: string;
+  /** 1 for the first attempt. */
+  attempt?: number;
+}
+
+/** Waits before the 2nd and 3rd attempt after a Graph failure that may pass (the house schedule). */
+const RETRY_DELAYS_MS = [1000, 4000];
+
+/** The media types whose files are fetched. */
+export type MediaType = "AUDIO" | "IMAGE" | "DOCUMENT";
+export const MEDIA_TYPES: ReadonlySet<string> = new Set<MediaType>(["AUDIO", "IMAGE", "DOCUMENT"]);
+
+/**
+ * The event listener: each `message.media_pending` (a media message just stored) gets its job in
+ * the same transaction, run by this process once it commits (the job stays as the backstop).
+ */
+export function mediaListener(jobs: JobQueue): EventListener {
+  return {
+    async after(tx, events) {
+      const jobsData = events.filter((e) => e.type === "message.media_pending").map((e) =>
+        ({ messageId: e.data.messageId as string, attempt: 1 }) satisfies MediaJob
+      );
+      if (jobsData.length) await jobs.enqueue(tx, MEDIA_QUEUE, jobsData, { runHere: true });
+    },
+  };
+}
+
+interface MessageRow {
+  id: string;
+  type: MediaType;
+  content: string;
+  conversationId: string;
+  channelId: string;
+  workspaceId: string;
+  agentId: string;
+  mediaId: string;
+  mediaMimeType: string | null;
+  mediaFileName: string | null;
+  mediaPending: boolean;
+  createdAt: Date;
+  enabledVision: boolean;
+}
+
+/** What the work found out; `retry` when a Graph failure may pass on another attempt. */
+interface Outcome {
+  mimeType: string | null;
+  size: number | null;
+  sha256: string | null;
+  error: string | null;
+  transcript: string | null;
+  text: string | null;
+  /** An image kept for the reply (vision on). */
+  imageBytes: Uint8Array | null;
+  retry: boolean;
+}
+
+/** Runs one media job (see the module comment). */
+export async function runMediaJob(deps: Deps, job: MediaJob): Promise<void> {
+  const [row] = await deps.db.$queryRaw<MessageRow[]>`
+    SELECT m.id, m.type::text AS type, m.content, m."conversationId", m."channelId", c."workspaceId",
+           c."agentId", m."mediaId", m."mediaMimeType", m."mediaFileName", m."mediaPending", m."createdAt",
+           a."enabledVision"
+      FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId" JOIN "Agent" a ON a.id = c."agentId"
+     WHERE m.id = ${job.messageId}`;
+  // Gone (deleted with its agent), or done already (a job run twice).
+  if (!row || !row.mediaPending) return;
+  const attempt = job.attempt ?? 1;
+  const outcome = await understand(deps, row);
+  if (outcome.retry && attempt <= RETRY_DELAYS_MS.length) {
+    deps.logger.info("media fetch failed; trying again", {
+      messageId: row.id,
+      attempt,
+      error: outcome.error,
+    });
+    await deps.jobs.enqueueLater(MEDIA_QUEUE, [{
+      data: { messageId: row.id, attempt: attempt + 1 } satisfies MediaJob,
+      afterMs: RETRY_DELAYS_MS[attempt - 1],
+    }]);
+    return;
+  }
+  if (outcome.error) {
+    deps.logger.warn("media not understood", { messageId: row.id, type: row.type, error: outcome.error });
+  }
+  await finish(deps, row, outcome);
+}
+
+const empty = (): Outcome => ({
+  mimeType: null,
+  size: null,
+  sha256: null,
+  error: null,
+  transcript: null,
+  text: null,
+  imageBytes: null,
+  retry: false,
+});
+
+function graphError(outcome: Outcome, error: MediaFailure): Outcome {
+  return { ...outcome, error: error.message, retry: error.retryable };
+}
+
+async function understand(deps: Deps, row: MessageRow): Promise<Outcome> {
+  let outcome = empty();
+  const channel = await deps.channels.whatsapp(row.channelId);
+  const accessToken = channel?.secrets.accessToken;
+  if (!accessToken) return { ...outcome, error: "the channel has no access token" };
+  const request = (url: string, init: Parameters<Deps["outbound"]["request"]>[1]) =>
+    deps.outbound.request(url, init);
+  const { media } = deps.config;
+  const timing = { timeoutMs: media.fetchTimeoutMs };
+
+  const described = await describeMedia(request, {
+    graphUrl: deps.config.whatsappGraphUrl,
+    mediaId: row.mediaId,
+    accessToken,
+  }, timing);
+  if (!described.ok) return graphError(outcome, described.error);
+  const mimeType = described.media.mimeType ?? row.mediaMimeType;
+  outcome = { ...outcome, mimeType, size: described.media.size, sha256: described.media.sha256 };
+  const maxBytes = media.maxBytes[row.type];
+  if (described.media.size !== null && described.media.size > maxBytes) {
+    return { ...outcome, error: tooLarge(described.media.size, maxBytes).message };
+  }
+
+  // Only what something reads is downloaded: voice notes, PDF and DOCX, images the model sees.
+  const reads = row.type === "AUDIO" ||
+    (row.type === "IMAGE" && row.enabledVision) ||
+    (row.type === "DOCUMENT" && isExtractable(bareMimeType(mimeType), row.mediaFileName));
+  if (!reads) return outcome;
+  const downloaded = await downloadMedia(request, {
+    url: described.media.url,
+    accessToken,
+    sha256: described.media.sha256,
+    maxBytes,
+  }, timing);
+  if (!downloaded.ok) return graphError(outcome, downloaded.error);
+  const bytes = downloaded.bytes;
+  outcome = { ...outcome, size: outcome.size ?? bytes.length };
+
+  switch (row.type) {
+    case "AUDIO": {
+      const heard = await transcribe(deps.llm, { bytes, mimeType }, {
+        model: media.transcriptionModel,
+        timeoutMs: media.transcriptionTimeoutMs,
+      });
+      return heard.ok ? { ...outcome, transcript: heard.transcript } : { ...outcome, error: heard.error };
+    }
+    case "IMAGE":
+      return { ...outcome, imageBytes: bytes };
+    case "DOCUMENT": {
+      const read = await extractDocumentText(
+        { bytes, mimeType: bareMimeType(mimeType), fileName: row.mediaFileName },
+        media.document,
+      );
+      return read.ok
+        ? { ...outcome, text: read.text }
+        : { ...outcome, error: `text not read: ${read.error}` };
+    }
+  }
+}
+
+/**
+ * One transaction: the message's media fields, the image kept for the reply, `message.received`
+ * with what was understood, and the reply job when the window closed while this ran and no other
+ * media of the conversation is pending (otherwise the window's job, or the last media job, queues it).
+ */
+async function finish(deps: Deps, row: MessageRow, o: Outcome): Promise<void> {
+  const now = deps.clock.now();
+  await transaction(deps.db, async (tx) => {
+    const [updated] = await tx.$queryRaw<Array<{ replyDueAt: Date | null; othersPending: boolean }>>`
+      WITH done AS (
+        UPDATE "Message" SET "mediaPending" = false, "mediaMimeType" = COALESCE(${o.mimeType}, "mediaMimeType"),
+               "mediaSize" = ${o.size}, "mediaSha256" = ${o.sha256}, "mediaError" = ${o.error},
+               transcript = ${o.transcript}, text = ${o.text}, "updatedAt" = ${now}
+         WHERE id = ${row.id} AND "mediaPending"
+        RETURNING id)
+      SELECT c."replyDueAt",
+             EXISTS (SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."mediaPending"
+                        AND m.id <> ${row.id}) AS "othersPending"
+        FROM "Conversation" c, done WHERE c.id = ${row.conversationId}`;
+    // Done by another run meanwhile.
+    if (!updated) return;
+    if (o.imageBytes) {
+      await tx.messageMediaBytes.create({
+        data: { messageId: row.id, bytes: new Uint8Array(o.imageBytes), createdAt: now },
+      });
+    }
+    await deps.events.publish(tx, {
+      type: "message.received",
+      workspaceId: row.workspaceId,
+      agentId: row.agentId,
+      conversationId: row.conversationId,
+      // Its grouping window started when it was stored (message.media_pending).
+      afterMedia: true,
+      data: {
+        message: {
+          id: row.id,
+          type: row.type,
+          content: row.content,
+          createdAt: row.createdAt.toISOString(),
+          media: {
+            id: row.mediaId,
+            mimeType: o.mimeType,
+            size: o.size,
+            fileName: row.mediaFileName,
+            error: o.error,
+          },
+          transcript: o.transcript,
+          text: o.text,
+        },
+      },
+    });
+    if (updated.replyDueAt && updated.replyDueAt <= now && !updated.othersPending) {
+      await deps.jobs.enqueue(tx, REPLY_QUEUE, [{ conversationId: row.conversationId } satisfies ReplyJob], {
+        runHere: true,
+      });
+    }
+  });
+  deps.jobs.committed();
+}
