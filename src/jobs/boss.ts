@@ -29,6 +29,20 @@ const RUN_HERE_LIMIT = 16;
 /** A queue and its options, created (or brought up to date) when the boss starts. */
 export type QueueSpec = Queue & { name: string };
 
+/**
+ * Moves the waiting jobs of queue $1 under the keys $2 to the due times $3 (ISO text) where those
+ * are earlier. Its WHERE matches the queue's unique index for the 'short' policy, and the keys are
+ * matched with `= ANY` as well so that the index finds the rows: joined to the unnest alone,
+ * PostgreSQL read every waiting job of the queue (one per open conversation for the timers).
+ * Unchanged rows are not rewritten.
+ */
+export const BRING_FORWARD_SQL = `UPDATE ${BOSS_SCHEMA}.job j
+    SET start_after = v.at::timestamptz
+   FROM unnest($2::text[], $3::text[]) AS v(key, at)
+  WHERE j.name = $1 AND COALESCE(j.singleton_key, '') = ANY($2::text[])
+    AND COALESCE(j.singleton_key, '') = v.key AND j.state = 'created' AND j.policy = 'short'
+    AND v.at::timestamptz < j.start_after`;
+
 export interface BossOptions {
   /** Connections of pg-boss' own pool (fetch, complete, maintenance), besides the LISTEN one. */
   max?: number;
@@ -183,19 +197,19 @@ export class Jobs implements JobQueue {
         { db: fromPrisma(tx), returnId: anyKeyed },
       ) ?? [],
     );
-    const keyed = items.flatMap((i, k) =>
-      i.singletonKey && !inserted.has(ids[k]) ? [{ key: i.singletonKey, at: dueAt[k] }] : []
-    );
+    // Per key not inserted, the earliest of its due times.
+    const earliest = new Map<string, Date>();
+    items.forEach((i, k) => {
+      if (!i.singletonKey || inserted.has(ids[k])) return;
+      const at = earliest.get(i.singletonKey);
+      if (!at || dueAt[k] < at) earliest.set(i.singletonKey, dueAt[k]);
+    });
+    const keyed = [...earliest].map(([key, at]) => ({ key, at }));
     if (keyed.length) {
-      // The insert kept the job already waiting under the key (the queue's unique index, which this
-      // statement's WHERE matches): it runs at the earlier of the two times, so a due time moved
-      // forward is not missed.
+      // The insert kept the job already waiting under the key: it runs at the earlier of the two
+      // times, so a due time moved forward is not missed.
       await tx.$executeRawUnsafe(
-        `UPDATE ${BOSS_SCHEMA}.job j
-            SET start_after = LEAST(j.start_after, v.at::timestamptz)
-           FROM unnest($2::text[], $3::text[]) AS v(key, at)
-          WHERE j.name = $1 AND COALESCE(j.singleton_key, '') = v.key AND j.state = 'created'
-            AND j.policy = 'short'`,
+        BRING_FORWARD_SQL,
         queue,
         keyed.map((k) => k.key),
         keyed.map((k) => k.at.toISOString()),
