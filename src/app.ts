@@ -115,7 +115,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   events.subscribe(replyWindowListener({ jobs, clock, config }));
   events.subscribe(mediaListener(jobs));
   // Subscriptions of every process: NOTIFY in the publishing transaction, one LISTEN here.
-  const live = new LiveHub(databaseUrl, logger, { maxQueued: config.live.maxQueuedEvents });
+  const live = new LiveHub<Deps>(databaseUrl, logger, { maxQueued: config.live.maxQueuedEvents });
   await live.start();
   events.subscribe(live.listener());
   const channels = new ChannelCache(db, secrets, databaseUrl, logger);

@@ -29,7 +29,7 @@ export interface Deps {
   /** The language model of the reply pipeline (llm/openai.ts). */
   llm: LanguageModel;
   /** Live events of every process of the database, for subscriptions (live/hub.ts). */
-  live: LiveHub;
+  live: LiveHub<Deps>;
   /** This process' WhatsApp channels with their opened secrets, forgotten on change (channels/cache.ts). */
   channels: ChannelCache;
 }

@@ -2,12 +2,22 @@
  * Turns a request's credentials into a Principal, then into an Actor for one workspace. The same
  * code serves REST, GraphQL over HTTP and GraphQL over WebSocket.
  */
-import type { Deps } from "../context.ts";
+import type { Db } from "../db/client.ts";
+import type { Clock } from "../shared/clock.ts";
+import type { Logger } from "../shared/logger.ts";
 import { AppError, forbidden, unauthorized } from "../shared/errors.ts";
 import { sha256Hex } from "../shared/crypto.ts";
 import { idSchema } from "../shared/validation.ts";
-import { verifyUserJwt } from "./jwt.ts";
+import { type JwtKeys, verifyUserJwt } from "./jwt.ts";
 import type { Actor, Principal, Role } from "./actor.ts";
+
+/** What reading a credential needs of the app's dependencies (src/context.ts's Deps has it all). */
+export interface CredentialDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  jwt: JwtKeys;
+}
 
 /** API token values start with this, so they are recognisable in logs and secret scanners. */
 export const API_TOKEN_PREFIX = "sbt_";
@@ -20,7 +30,7 @@ const LAST_USED_RESOLUTION_MS = 60_000;
  * not its session: `authenticate` and `actorFor` do that.
  */
 export async function readCredential(
-  deps: Deps,
+  deps: CredentialDeps,
   authorization: string | null | undefined,
 ): Promise<Principal> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
@@ -54,7 +64,7 @@ export const sessionEnded = () =>
  * 401 unless the JWT's session is live: not revoked, its user not deleted (expiry was checked with
  * the JWT's `exp`).
  */
-async function requireLiveSession(deps: Deps, principal: { userId: string; sessionId: string }) {
+async function requireLiveSession(deps: CredentialDeps, principal: { userId: string; sessionId: string }) {
   const session = await deps.db.session.findFirst({
     where: { id: principal.sessionId, userId: principal.userId, revokedAt: null },
     select: { id: true },
@@ -63,7 +73,10 @@ async function requireLiveSession(deps: Deps, principal: { userId: string; sessi
 }
 
 /** The bearer credential as a Principal; 401 when missing, malformed, expired or revoked. */
-export async function authenticate(deps: Deps, authorization: string | null | undefined): Promise<Principal> {
+export async function authenticate(
+  deps: CredentialDeps,
+  authorization: string | null | undefined,
+): Promise<Principal> {
   const principal = await readCredential(deps, authorization);
   if (principal.kind === "user") await requireLiveSession(deps, principal);
   return principal;
@@ -75,7 +88,7 @@ export async function authenticate(deps: Deps, authorization: string | null | un
  * 401 before a missing x-workspace-id answers 400.
  */
 export async function authenticateActor(
-  deps: Deps,
+  deps: CredentialDeps,
   authorization: string | null | undefined,
   workspaceId: () => string,
 ): Promise<Actor> {
@@ -101,7 +114,11 @@ export function requireWorkspaceHeader(value: string | null | undefined): string
  * The principal acting in `workspaceId`; 403 when it is not a member there. For a login JWT the
  * session is checked again here (401), in the same statement as the membership.
  */
-export async function actorFor(deps: Deps, principal: Principal, workspaceId: string): Promise<Actor> {
+export async function actorFor(
+  deps: CredentialDeps,
+  principal: Principal,
+  workspaceId: string,
+): Promise<Actor> {
   if (principal.kind === "token") {
     if (principal.workspaceId !== workspaceId) {
       throw forbidden("This API token belongs to another workspace.");

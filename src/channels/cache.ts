@@ -16,7 +16,7 @@ import pg from "pg";
 import type { Db, Tx } from "../db/client.ts";
 import type { Logger } from "../shared/logger.ts";
 import type { SecretBox } from "../shared/secret_box.ts";
-import type { ChannelSecrets } from "./schemas.ts";
+import type { ChannelSecrets } from "./whatsapp_config.ts";
 
 /** The NOTIFY channel of channel changes (payload: the channel id). */
 export const CHANNELS_CHANGED = "switchboard_channels";

@@ -11,7 +11,8 @@ import { QUEUED_TRANSACTION } from "../db/transaction.ts";
 import { assertId } from "../shared/validation.ts";
 import { dbAppError } from "../shared/db_errors.ts";
 import { findAgentOr404 } from "../agents/service.ts";
-import type { ChannelSecrets, createChannelSchema, updateChannelSchema } from "./schemas.ts";
+import type { createChannelSchema, updateChannelSchema } from "./schemas.ts";
+import type { ChannelSecrets } from "./whatsapp_config.ts";
 import { announceChannelChange } from "./cache.ts";
 
 /** Every stored column of the Channel view (inboundUrl is computed; credentials never). */

@@ -1,55 +1,18 @@
 /**
- * Human handoff (docs/behaviour.md "Channels and conversations"): the transfer used by the reply
- * pipeline (tag, escalation, model unavailable) and the four operations of a person: take over,
- * reply, release, close. Every change is one transaction with its events; the state checks are in
- * the UPDATE's WHERE, so two people (or a person and the pipeline) racing change it once.
+ * Human handoff (docs/behaviour.md "Channels and conversations"): the four operations of a person:
+ * take over, reply, release, close. Every change is one transaction with its events; the state
+ * checks are in the UPDATE's WHERE, so two people (or a person and the pipeline) racing change it
+ * once. The transfer and the close themselves are in ./transitions.ts, shared with the reply
+ * pipeline and the timers.
  */
 import { z } from "zod";
-import type { ActorContext, Deps } from "../context.ts";
-import type { Tx } from "../db/client.ts";
+import type { ActorContext } from "../context.ts";
 import { AppError } from "../shared/errors.ts";
 import { restRow } from "../reads/rest.ts";
 import { conversationView } from "./views.ts";
 import { sendsCommitted, storeOutgoing } from "./outbound.ts";
 import { scheduleTimers } from "./timers.ts";
-
-export type HumanReason = "TAG" | "ESCALATION" | "MANUAL";
-
-export interface ConversationRef {
-  id: string;
-  workspaceId: string;
-  agentId: string;
-}
-
-/**
- * Inside `tx`: OPEN → HUMAN with the reason and summary, and `human.transferred`
- * `{ transferSummary, reason }`. Returns false (and changes nothing) when it was not OPEN.
- */
-export async function transferToHuman(
-  deps: Pick<Deps, "events">,
-  tx: Tx,
-  conversation: ConversationRef,
-  transfer: { reason: HumanReason; summary: string; userId?: string | null },
-): Promise<boolean> {
-  const changed = await tx.conversation.updateMany({
-    where: { id: conversation.id, status: "OPEN" },
-    data: {
-      status: "HUMAN",
-      humanReason: transfer.reason,
-      transferSummary: transfer.summary,
-      assignedUserId: transfer.userId ?? null,
-    },
-  });
-  if (changed.count !== 1) return false;
-  await deps.events.publish(tx, {
-    type: "human.transferred",
-    workspaceId: conversation.workspaceId,
-    agentId: conversation.agentId,
-    conversationId: conversation.id,
-    data: { transferSummary: transfer.summary, reason: transfer.reason },
-  });
-  return true;
-}
+import { closeConversation, transferToHuman } from "./transitions.ts";
 
 export const humanReplySchema = z.object({
   content: z.string().trim().min(1).max(4096).describe(
@@ -178,27 +141,4 @@ export async function close(ctx: ActorContext, id: string): Promise<Record<strin
     if (!closedNow) throw closed();
   });
   return await answer(ctx, id);
-}
-
-/** Inside `tx`: → CLOSED with `conversation.closed { reason }`; false when it already was. */
-export async function closeConversation(
-  deps: Pick<Deps, "events" | "clock">,
-  tx: Tx,
-  conversation: ConversationRef,
-  reason: "MANUAL" | "INACTIVITY",
-  where: { lastMessageAt?: Date } = {},
-): Promise<boolean> {
-  const changed = await tx.conversation.updateMany({
-    where: { id: conversation.id, status: { not: "CLOSED" }, ...where },
-    data: { status: "CLOSED", closeReason: reason, closedAt: deps.clock.now(), replyDueAt: null },
-  });
-  if (changed.count !== 1) return false;
-  await deps.events.publish(tx, {
-    type: "conversation.closed",
-    workspaceId: conversation.workspaceId,
-    agentId: conversation.agentId,
-    conversationId: conversation.id,
-    data: { reason },
-  });
-  return true;
 }

@@ -15,7 +15,7 @@ import type { Tx } from "../db/client.ts";
 import { autoCloseDueAt, isDue, reminderDueAt } from "./timing.ts";
 import { shapeReply } from "./shaping.ts";
 import { sendCommitted, storeOutgoing } from "./outbound.ts";
-import { closeConversation } from "./handoff.ts";
+import { closeConversation } from "./transitions.ts";
 
 export const CONVERSATION_TIMER_QUEUE = "conversation-timer";
 

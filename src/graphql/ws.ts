@@ -18,7 +18,7 @@
 import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer } from "graphql-ws";
 import { type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
-import type { Deps } from "../context.ts";
+import type { ActorContext, Deps } from "../context.ts";
 import type { GraphQLContext } from "./context.ts";
 import { authenticateActor, requireWorkspaceHeader } from "../auth/authenticate.ts";
 import { AppError, forbidden } from "../shared/errors.ts";
@@ -48,7 +48,7 @@ interface Extra {
   /** Writes a message to the socket while it is open. */
   send(data: string): void;
   /** The credential of connection_init, kept current per event until the socket closes. */
-  credential?: CredentialHandle;
+  credential?: CredentialHandle<ActorContext>;
   /** The authorization counted against LIVE_MAX_SOCKETS_PER_CREDENTIAL. */
   counted?: string;
   closed: boolean;
@@ -70,7 +70,7 @@ function rootKey(args: ExecutionArgs): string {
  * What a member of a shared execution gets instead of the next result: its credential's refusal,
  * or FORBIDDEN when its role is no longer the one the execution reads with. Null: the result.
  */
-function refusalOf(standing: Standing, role: string, path: string): ExecutionResult | null {
+function refusalOf(standing: Standing<ActorContext>, role: string, path: string): ExecutionResult | null {
   const error = standing.refused ??
     (standing.ctx.actor.role !== role
       ? forbidden("Your role in this workspace changed; subscribe again.")
@@ -153,7 +153,7 @@ export function createWebSocketHandler(
       // graphql-ws's own loop.
       const head = `{"id":${JSON.stringify(operation.id)},"type":"next","payload":`;
       // A standing is replaced when it changes: one already let through needs no second look.
-      let passed: Standing | undefined;
+      let passed: Standing<ActorContext> | undefined;
       return shared.subscribe(key, start, {
         gate: () => {
           const standing = credential.standing;
@@ -170,7 +170,7 @@ export function createWebSocketHandler(
       const authorization = text(params.authorization ?? params.Authorization);
       const workspaceId = text(params["x-workspace-id"]);
       const extra = ctx.extra;
-      let credential: CredentialHandle;
+      let credential: CredentialHandle<ActorContext>;
       try {
         const actor = await authenticateActor(deps, authorization, () => requireWorkspaceHeader(workspaceId));
         credential = await deps.live.credentials.track(deps, authorization, actor.workspaceId, actor);

@@ -5,34 +5,41 @@
  * signature is verified once, when its holder connects or subscribes; its expiry, its session's
  * revocation, its user's membership and role are read again for each event. A refusal is final.
  */
-import type { ActorContext, Deps } from "../context.ts";
 import type { Principal, Role } from "../auth/actor.ts";
 import type { Actor } from "../auth/actor.ts";
-import { actorFor, readCredential, sessionEnded } from "../auth/authenticate.ts";
+import { actorFor, type CredentialDeps, readCredential, sessionEnded } from "../auth/authenticate.ts";
 import { AppError, forbidden, unauthorized } from "../shared/errors.ts";
 import type { Logger } from "../shared/logger.ts";
 
-/** Where a credential stands as of the latest event of its workspace. */
-export type Standing = { ctx: ActorContext; refused?: undefined } | { ctx?: undefined; refused: AppError };
+/** The app's dependencies `D` with the actor of a credential: an ActorContext for src/context.ts's Deps. */
+export type WithActor<D> = D & { actor: Actor };
 
-export interface CredentialHandle {
-  readonly standing: Standing;
+/** Where a credential stands as of the latest event of its workspace; `C`: the context it acts with. */
+export type Standing<C> = { ctx: C; refused?: undefined } | { ctx?: undefined; refused: AppError };
+
+export interface CredentialHandle<C> {
+  readonly standing: Standing<C>;
   /** Stops tracking (the socket closed, the subscription ended); once per handle. */
   release(): void;
 }
 
-interface Entry {
+interface Entry<C> {
   principal: Principal;
-  standing: Standing;
+  standing: Standing<C>;
   refs: number;
 }
 
-export class LiveCredentials {
+/**
+ * The tracked credentials of one process. `D`: the app's dependencies, handed back with each
+ * credential's actor. A type parameter (src/context.ts's Deps in the app): Deps holds the hub that
+ * holds these, so naming it here would make the two modules import each other.
+ */
+export class LiveCredentials<D extends CredentialDeps> {
   /** Workspace id → authorization header value → entry. */
-  readonly #byWorkspace = new Map<string, Map<string, Entry>>();
+  readonly #byWorkspace = new Map<string, Map<string, Entry<WithActor<D>>>>();
   /** A check under way per workspace; `again` when an event arrived while it ran. */
   readonly #checking = new Map<string, { again: boolean; done: Promise<void> }>();
-  #deps: Deps | undefined;
+  #deps: D | undefined;
 
   constructor(private readonly logger: Logger) {}
 
@@ -41,14 +48,14 @@ export class LiveCredentials {
    * then kept current by `refresh`. `actor`: the caller already resolved it just now.
    */
   async track(
-    deps: Deps,
+    deps: D,
     authorization: string | null,
     workspaceId: string,
     actor?: Actor,
-  ): Promise<CredentialHandle> {
+  ): Promise<CredentialHandle<WithActor<D>>> {
     this.#deps = deps;
     const principal = await readCredential(deps, authorization);
-    const ctx: ActorContext = { ...deps, actor: actor ?? await actorFor(deps, principal, workspaceId) };
+    const ctx: WithActor<D> = { ...deps, actor: actor ?? await actorFor(deps, principal, workspaceId) };
     let entries = this.#byWorkspace.get(workspaceId);
     if (!entries) this.#byWorkspace.set(workspaceId, entries = new Map());
     const key = authorization!;
@@ -111,8 +118,8 @@ export class LiveCredentials {
     const db = this.#deps?.db;
     if (!entries || !db) return;
     // One pass: the entries of each session and token, and the sessions as the statement takes them.
-    const sessions = new Map<string, Entry[]>();
-    const tokens = new Map<string, Entry[]>();
+    const sessions = new Map<string, Entry<WithActor<D>>[]>();
+    const tokens = new Map<string, Entry<WithActor<D>>[]>();
     const asked: Array<{ id: string; userId: string; role: Role }> = [];
     for (const entry of entries.values()) {
       if (entry.standing.refused) continue;

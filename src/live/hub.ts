@@ -13,6 +13,7 @@ import type { DomainEventType, EventListener } from "../shared/events.ts";
 import type { Logger } from "../shared/logger.ts";
 import { SharedSubscriptions } from "./shared_subscriptions.ts";
 import { LiveCredentials } from "./credentials.ts";
+import type { CredentialDeps } from "../auth/authenticate.ts";
 import { AppError } from "../shared/errors.ts";
 
 /** The NOTIFY channel of live events. */
@@ -52,12 +53,16 @@ const RECONNECT_MAX_MS = 5_000;
 
 type Deliver = (event: LiveEvent) => void;
 
-export class LiveHub {
+/**
+ * The live events of this process' subscribers. `D`: the app's dependencies (src/context.ts's Deps),
+ * which its credentials hand back with each subscriber's actor (./credentials.ts).
+ */
+export class LiveHub<D extends CredentialDeps> {
   readonly #byWorkspace = new Map<string, Set<Deliver>>();
   /** Identical graphql-ws subscriptions of this process, run once (./shared_subscriptions.ts). */
   readonly shared = new SharedSubscriptions();
   /** The credentials of local subscribers and sockets, checked again before each event. */
-  readonly credentials: LiveCredentials;
+  readonly credentials: LiveCredentials<D>;
   /** Events are handed out in the order they arrived (commit order), each after its check. */
   #order: Promise<void> = Promise.resolve();
   /** Ends each open stream (at stop, so SSE responses and sockets complete). */

@@ -20,7 +20,7 @@ import { openUrlSecrets } from "../../shared/url_secrets.ts";
 import { shapeReply } from "../shaping.ts";
 import { mayReplyToday, utcDay } from "../timing.ts";
 import { recordOutcome, sendCommittedButLast, type SendOutcome, storeOutgoing } from "../outbound.ts";
-import { transferToHuman } from "../handoff.ts";
+import { transferToHuman } from "../transitions.ts";
 import { scheduleTimers, type TimerState } from "../timers.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { REPLY_QUEUE, type ReplyJob } from "./window.ts";
