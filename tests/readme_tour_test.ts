@@ -225,6 +225,14 @@ const SHELLS = ["bash", "zsh"].filter((shell) =>
 );
 if (!SHELLS.includes("zsh")) console.warn("zsh is not installed: the tour runs in bash only");
 
+/** What the stand-ins hear in the tour's voice note, and the text of its PDF. */
+const TRANSCRIPT = "Hi, I would like to book an appointment on March 14. My name is Sheena Nelson.";
+const REFERRAL = "Referral for Sheena Nelson: dermatology, March 14.";
+
+/** A pattern of these whole lines, one after the other, exactly. */
+const lines = (...texts: string[]) =>
+  new RegExp(`^${texts.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("\n")}$`, "m");
+
 /** What each client block prints, as the README says. */
 const EXPECTED: RegExp[][] = [
   [/^logged in, workspace \w{8,}$/m],
@@ -235,6 +243,17 @@ const EXPECTED: RegExp[][] = [
     /^CUSTOMER: Hi there$/m,
     /^AI: .*Order A-1001 ships tomorrow/m,
     /^HUMAN: Hi Sheena/m,
+  ],
+  [/^true\n\["AUDIO"\]\n(webhook answered 200\n){3}$/m],
+  [
+    lines(
+      `AUDIO: ${TRANSCRIPT} (audio/ogg; codecs=opus, 17 bytes)`,
+      "TEXT: One moment. Sheena Nelson, you are booked for March 14 at 10:00.",
+      "IMAGE: [image] Is this rash serious? (image/png, 70 bytes)",
+      "TEXT: I can see your photo: a 1x1 PNG image.",
+      `DOCUMENT: ${REFERRAL} (application/pdf, 625 bytes)`,
+      `TEXT: I read referral.pdf: "${REFERRAL}"`,
+    ),
   ],
   [
     /^MANAGER\nhttps:\/\/hooks\.example\.com\/sent\nI proposed it \(approval \w+\); it waits for your approval\.\n0\.675\nPENDING$/m,
@@ -327,6 +346,35 @@ for (const shell of SHELLS) {
       );
       assert.ok(sent.some((l) => l.includes("Hi Sheena, Maria here")), "the human's reply went to WhatsApp");
 
+      // The media part: the files fetched with the channel's token, the voice note uploaded under a
+      // name the endpoint takes, the AUDIO intent called with what was heard, the answers sent.
+      const logged = (who: string) =>
+        standins.stdout.text.split("\n").filter((l) => l.startsWith(`[${who}] {`))
+          .map((l) => JSON.parse(l.slice(who.length + 3)));
+      assert.deepEqual(logged("graph").filter((l) => l.mimeType).map((l) => l.path), [
+        "/voice-1",
+        "/files/voice-1",
+        "/photo-1",
+        "/files/photo-1",
+        "/referral-1",
+        "/files/referral-1",
+      ]);
+      assert.deepEqual(logged("model").filter((l) => l.transcribing), [
+        { transcribing: "voice-note.ogg", type: "audio/ogg", bytes: 17, model: "whisper-1" },
+      ]);
+      const booked = logged("intent").filter((l) => l.intentName === "Agendar Consulta");
+      assert.deepEqual(booked.map((l) => l.fields), [{ date: "March 14", name: "Sheena Nelson" }]);
+      assert.equal(booked[0].context.contactName, "Sheena");
+      assert.deepEqual(logged("graph").filter((l) => l.path === "/1001/messages").slice(-3), [
+        {
+          path: "/1001/messages",
+          to: "16505551234",
+          text: "One moment. Sheena Nelson, you are booked for March 14 at 10:00.",
+        },
+        { path: "/1001/messages", to: "16505551234", text: "I can see your photo: a 1x1 PNG image." },
+        { path: "/1001/messages", to: "16505551234", text: `I read referral.pdf: "${REFERRAL}"` },
+      ]);
+
       // Terminal 4: the feeds named in the README (the conversations one first, then approvals).
       const feeds = children.filter((c) => c !== standins && c !== server && c !== sh);
       assert.equal(feeds.length, 2, "two feeds were opened");
@@ -335,6 +383,12 @@ for (const shell of SHELLS) {
         assert.ok(feeds[0].stdout.text.includes(`"type":"${type}"`), `${type} in:\n${feeds[0].stdout.text}`);
       }
       assert.ok(feeds[0].stdout.text.includes('"status":"HUMAN"'));
+      for (const type of ["AUDIO", "IMAGE", "DOCUMENT"]) {
+        assert.ok(
+          feeds[0].stdout.text.includes(`"sender":"CUSTOMER","type":"${type}"`),
+          `${type} message added`,
+        );
+      }
       await feeds[1].stop();
       const approvals = [...feeds[1].stdout.text.matchAll(/"type":"([A-Z]+)"/g)].map((m) => m[1]);
       assert.deepEqual(approvals, ["APPROVED", "CREATED", "REJECTED"], feeds[1].stdout.text);

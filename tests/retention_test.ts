@@ -1,14 +1,18 @@
 /**
- * Retention: events and their deliveries older than RETENTION_DAYS are
- * removed by an hourly pg-boss schedule; an agent's events go with the agent.
+ * Retention: events and their deliveries older than RETENTION_DAYS, and image bytes kept for a
+ * reply that never used them older than MEDIA_BYTES_MAX_AGE_MS, are removed by an hourly pg-boss
+ * schedule; an agent's events go with the agent.
  */
 import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
 import { ManualClock } from "./_helpers/clock.ts";
 import { publish } from "./_helpers/events.ts";
+import { customerMessage, seedChannel } from "./_helpers/conversations.ts";
 import type { Jobs } from "../src/jobs/boss.ts";
 import {
+  MEDIA_BYTES_MAX_AGE_MS,
   removeExpired,
+  removeStaleMediaBytes,
   RETENTION_CRON,
   RETENTION_QUEUE,
   STALE_SENDS_CRON,
@@ -65,6 +69,55 @@ Deno.test("retention removes the events older than the cut-off with their delive
     const deliveries = await db.webhookDelivery.findMany({ select: { eventId: true } });
     assert.deepEqual(deliveries.map((d) => d.eventId).sort(), [edge, fresh].sort());
     assert.equal(await db.deliveryAttempt.count(), 0);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("retention removes image bytes kept for a reply once a day old, and keeps younger ones and their messages", async () => {
+  const t0 = new Date("2026-01-01T00:00:00.000Z");
+  const clock = new ManualClock(t0);
+  const t = await startTestApp({}, { workers: false, clock });
+  try {
+    const db = t.app.deps.db;
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client, { enabledVision: true });
+    const channel = await seedChannel(t.app, workspaceId, agent.id);
+    assert.equal(MEDIA_BYTES_MAX_AGE_MS, DAY);
+    /** An image from its own customer, stored `offsetMs` after t0 with its bytes kept for the reply. */
+    const image = async (offsetMs: number, n: number) => {
+      clock.set(new Date(t0.getTime() + offsetMs));
+      const { messageId } = await customerMessage(t.app, {
+        workspaceId,
+        agentId: agent.id,
+        channelId: channel.id,
+        contact: { externalId: `551190000000${n}`, name: `Customer ${n}` },
+        type: "IMAGE",
+        content: "[image]",
+      });
+      await db.messageMediaBytes.create({
+        data: { messageId, bytes: new Uint8Array([n]), createdAt: clock.now() },
+      });
+      return messageId;
+    };
+    const old1 = await image(0, 1);
+    const old2 = await image(3600 * 1000, 2);
+    const edge = await image(2 * 3600 * 1000, 3);
+    const fresh = await image(25 * 3600 * 1000, 4);
+
+    // A day before now is exactly `edge`: older rows go, `edge` stays. Two runs at once, one row
+    // per statement, remove each row once between them.
+    const now = new Date(t0.getTime() + 2 * 3600 * 1000 + DAY);
+    const runs = await Promise.all([removeStaleMediaBytes(db, now, 1), removeStaleMediaBytes(db, now, 1)]);
+    assert.equal(runs[0] + runs[1], 2);
+    assert.equal(await removeStaleMediaBytes(db, now), 0);
+    const kept = await db.messageMediaBytes.findMany({
+      select: { messageId: true },
+      orderBy: { createdAt: "asc" },
+    });
+    assert.deepEqual(kept.map((r) => r.messageId), [edge, fresh]);
+    // The messages stay: only the bytes no reply used go.
+    assert.equal(await db.message.count({ where: { id: { in: [old1, old2, edge, fresh] } } }), 4);
   } finally {
     await t.close();
   }

@@ -1,7 +1,7 @@
 /**
  * Periodic upkeep on pg-boss schedules (cron, one-minute resolution; the instance runs with
- * `schedule: true`): retention removes events and their deliveries older than RETENTION_DAYS, the
- * stale sweep ends deliveries whose job was lost (webhooks/abandon.ts), and the stale-send sweep
+ * `schedule: true`): retention removes events and their deliveries older than RETENTION_DAYS, and
+ * image bytes kept for a reply that never handled them (MEDIA_BYTES_MAX_AGE_MS), the stale sweep ends deliveries whose job was lost (webhooks/abandon.ts), and the stale-send sweep
  * queues outgoing messages whose sender died before settling them (conversations/outbound.ts). pg-boss files each
  * occurrence under a singleton slot, so several processes make one job per slot; both jobs are
  * idempotent besides (a second run finds nothing to do), and batched with SKIP LOCKED so that two
@@ -80,6 +80,36 @@ export async function removeExpired(db: Db, now: Date, days: number, batchSize =
   }
 }
 
+/**
+ * How long an image's bytes, kept by its media job for the vision reply (src/media/job.ts), may
+ * outlive that reply's never coming: one day. The reply deletes them when it handles the message,
+ * normally seconds after they were stored (its window plus at most MEDIA_WAIT_MS); rows left over
+ * are of messages no reply will show (vision switched off meanwhile, the conversation closed, or
+ * held by a person). A day is far beyond any wait of a reply under way (a model outage, a stale
+ * claim taken over); a conversation a person gives back after it is answered from the caption.
+ */
+export const MEDIA_BYTES_MAX_AGE_MS = 24 * 3600 * 1000;
+
+/**
+ * Removes the kept image bytes stored before `now` - MEDIA_BYTES_MAX_AGE_MS, `batchSize` rows per
+ * statement (each may hold megabytes); rows another run holds are skipped. Returns how many went.
+ * The table holds only images waiting for their reply, so it is scanned without an index.
+ */
+export async function removeStaleMediaBytes(db: Db, now: Date, batchSize = 100): Promise<number> {
+  const cutoff = new Date(now.getTime() - MEDIA_BYTES_MAX_AGE_MS);
+  let removed = 0;
+  for (;;) {
+    const count = await db.$executeRaw`
+      WITH doomed AS (
+        SELECT "messageId" FROM "MessageMediaBytes" WHERE "createdAt" < ${cutoff}
+         LIMIT ${batchSize} FOR UPDATE SKIP LOCKED
+      )
+      DELETE FROM "MessageMediaBytes" b USING doomed WHERE b."messageId" = doomed."messageId"`;
+    removed += count;
+    if (count < batchSize) return removed;
+  }
+}
+
 export interface MaintenanceDeps {
   db: Db;
   clock: Clock;
@@ -97,8 +127,11 @@ export async function startMaintenanceWorkers(
   await jobs.boss.schedule(STALE_SWEEP_QUEUE, STALE_SWEEP_CRON);
   await jobs.boss.schedule(STALE_SENDS_QUEUE, STALE_SENDS_CRON);
   await jobs.work(RETENTION_QUEUE, { pollingIntervalSeconds: 30 }, async () => {
-    const removed = await removeExpired(deps.db, deps.clock.now(), options.retentionDays);
+    const now = deps.clock.now();
+    const removed = await removeExpired(deps.db, now, options.retentionDays);
     if (removed.events) deps.logger.info("retention removed old events", { ...removed });
+    const images = await removeStaleMediaBytes(deps.db, now);
+    if (images) deps.logger.info("retention removed image bytes no reply used", { images });
   });
   await jobs.work(STALE_SWEEP_QUEUE, { pollingIntervalSeconds: 30 }, async () => {
     const ended = await sweepStaleDeliveries(deps.db, deps.clock.now());
