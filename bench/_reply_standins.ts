@@ -1,9 +1,9 @@
 /**
  * The stand-ins of a reply, for the inbound and media benches, in the bench process: the model
  * (OpenAI-compatible chat completions answering "Yes, ref <token>." for each `tok:<token>:` of the
- * call's last message, at once or after `modelDelayMs`, and recording its own time per token) and the Graph API's messages
- * endpoint (recording when each token's reply arrived). Times are epoch ms (performance.timeOrigin
- * based), the poster's clock.
+ * call's last message, at once or after `modelDelayMs`, and recording its own time per token) and
+ * the Graph API's messages endpoint (recording when each token's reply arrived). Times are epoch ms
+ * (performance.timeOrigin based), the poster's clock.
  */
 
 export const epochMs = () => performance.timeOrigin + performance.now();

@@ -7,8 +7,9 @@
  * BENCH_DURATION_MS. Stand-ins on 127.0.0.1 in this process, each timing itself per message token:
  * the Graph API (media description, the file: a small Ogg-like payload with its sha256, and the
  * sends), the transcription endpoint (OpenAI-compatible multipart; answers at once, or after
- * BENCH_TRANSCRIBE_MS) and the model (at once, or after BENCH_MODEL_MS). The token rides in the media id, the file, the transcript and
- * the model's answer, so every stand-in's call is tied to its note.
+ * BENCH_TRANSCRIBE_MS) and the model (at once, or after BENCH_MODEL_MS). The token rides in the
+ * media id, the file, the transcript and the model's answer, so every stand-in's call is tied to
+ * its note.
  *
  * Per voice note, the platform's own time = the reply's arrival at the Graph stand-in − the 200 of
  * the post − the window − the stand-ins' own time (description + file + transcription + model, as
@@ -16,8 +17,8 @@
  * (the baseline: the same definition without the media work; the order alternates), and the report
  * gives the ratio voice/text of the platform p50 and p99 per round, since the machine is shared
  * and noisy. Also the 200's p50/p99, conversations/s, lost notes, SQL statements per note
- * (pg_stat_statements), CPU ms per note of the server and of PostgreSQL, pg-boss' wait and run of
- * each queue, and the gaps between the stand-ins' calls (where the platform's time goes).
+ * (pg_stat_statements), CPU ms per note of the server, of PostgreSQL and of the stand-ins, pg-boss'
+ * wait and run of each queue, and the gaps between the stand-ins' calls (where the time goes).
  * BENCH_STATEMENTS=1 prints the statements of each round, BENCH_PG_LOG=<file> PostgreSQL's log.
  * Writes bench/results/media.md. Not part of the tests.
  */
@@ -164,6 +165,8 @@ interface Run {
   gaps: Record<string, [number, number]>;
   serverCpuMs: number;
   postgresCpuMs: number;
+  /** This process' (the stand-ins'), per message. */
+  standinCpuMs: number;
 }
 
 const pct = (xs: number[], p: number) => {
@@ -237,7 +240,7 @@ export async function runMediaBench(): Promise<void> {
       // The server's CPU profile since the previous run is dropped: this run's is written after it.
       if (profileTo) await takeProfile(server, null);
       const since = await resetStatements(stats);
-      const cpu0 = { server: cpuTimeMs(server.pid), pg: postgresCpuMs(dataDir) };
+      const cpu0 = { server: cpuTimeMs(server.pid), pg: postgresCpuMs(dataDir), here: cpuTimeMs(Deno.pid) };
       const r: LoadOut = await postOpenLoop({
         url: inboundUrl,
         rate: RATE,
@@ -249,7 +252,7 @@ export async function runMediaBench(): Promise<void> {
       });
       const tokens = Object.keys(r.accepted);
       await standins.waitForGraph(tokens, DRAIN_TIMEOUT_MS);
-      const cpu1 = { server: cpuTimeMs(server.pid), pg: postgresCpuMs(dataDir) };
+      const cpu1 = { server: cpuTimeMs(server.pid), pg: postgresCpuMs(dataDir), here: cpuTimeMs(Deno.pid) };
       if (profileTo) await takeProfile(server, `${profileTo}.${run}.cpuprofile`);
       const top = await statementsRun(stats);
       const hops = await hopTimings(stats, since, HOP_QUEUES);
@@ -304,6 +307,7 @@ export async function runMediaBench(): Promise<void> {
         ),
         serverCpuMs: (cpu1.server - cpu0.server) / tokens.length,
         postgresCpuMs: (cpu1.pg - cpu0.pg) / tokens.length,
+        standinCpuMs: (cpu1.here - cpu0.here) / tokens.length,
       };
     };
 
@@ -319,7 +323,7 @@ export async function runMediaBench(): Promise<void> {
         } conv/s; lost ${r.lost}; ` +
           `media errors ${r.mediaErrors}; ${r.statements.toFixed(1)} statements/msg; cpu/msg server ${
             r.serverCpuMs.toFixed(1)
-          } ms, pg ${r.postgresCpuMs.toFixed(1)} ms; ` +
+          } ms, pg ${r.postgresCpuMs.toFixed(1)} ms, stand-ins ${r.standinCpuMs.toFixed(1)} ms; ` +
           Object.entries(r.gaps).map(([g, [p50, p99]]) => `${g} ${ms(p50, 1)}/${ms(p99, 1)}`).join(", ") +
           "; " +
           HOP_QUEUES.filter((q) => r.hops[q]).map((q) => {
@@ -357,7 +361,9 @@ export async function runMediaBench(): Promise<void> {
         f(r.inboundP99, 2)
       } | ${f(r.platformP50)} / ${f(r.platformP99)} / ${f(r.platformMax)} | ${f(r.standinP50)} | ${
         f(r.conversationsPerSecond)
-      } | ${r.lost} | ${f(r.statements)} | ${f(r.serverCpuMs)} / ${f(r.postgresCpuMs)} |`;
+      } | ${r.lost} | ${f(r.statements)} | ${f(r.serverCpuMs)} / ${f(r.postgresCpuMs)} / ${
+        f(r.standinCpuMs)
+      } |`;
     const roundRows = rounds.flatMap((p, i) => [row(i, p.voice), row(i, p.text)]).join("\n");
     const ratioRows = rounds.map((_, i) => `| ${i + 1} | ${f(p50Ratios[i], 2)}x | ${f(p99Ratios[i], 2)}x |`)
       .join(
@@ -410,7 +416,7 @@ definition, without the media work; the order alternates). The ratios of the sam
 machine is shared. SQL statements and CPU are all the round's: the reply jobs that a voice note's window queues
 for when MEDIA_WAIT_MS runs out (no-ops by then) run 30 s later, in a later round.
 
-| round | messages | inbound 200 p50 / p99 ms | platform p50 / p99 / max ms | stand-ins' own p50 ms | conv/s | lost | SQL statements / msg | CPU ms per msg: server / PostgreSQL |
+| round | messages | inbound 200 p50 / p99 ms | platform p50 / p99 / max ms | stand-ins' own p50 ms | conv/s | lost | SQL statements / msg | CPU ms per msg: server / PostgreSQL / stand-ins |
 |---|---|---|---|---|---|---|---|---|
 ${roundRows}
 
