@@ -1,6 +1,11 @@
 /** Shared benchmark seeding: a user owning a new workspace, and the actor context to act as them. */
 import type { ActorContext, Deps } from "../src/context.ts";
 import { createUser, createWorkspaceFor } from "../src/workspaces/mod.ts";
+import { buildApp } from "../src/app.ts";
+import { loadConfig } from "../src/config.ts";
+import { silentLogger } from "../src/shared/logger.ts";
+import { createAgent } from "../src/agents/mod.ts";
+import { createChannel } from "../src/channels/service.ts";
 
 /**
  * The environment of every benchmark's app on `databaseUrl`: with DATABASE_URL set, JWT_SECRET and
@@ -30,4 +35,33 @@ export async function seedOwner(deps: Deps, email: string): Promise<ActorContext
       label: "bench",
     },
   };
+}
+
+/**
+ * Seeds, with an app on `env` that runs no workers and is stopped after: a workspace owned by
+ * `email`, an agent Ana answering FAST, and its WhatsApp channel of `phoneNumberId` signed with
+ * `appSecret`. The channel's id (its webhook is `/webhooks/whatsapp/<id>`).
+ */
+export async function seedWhatsAppChannel(
+  env: Record<string, string>,
+  opts: { email: string; phoneNumberId: string; appSecret: string },
+): Promise<string> {
+  const seeder = await buildApp(loadConfig(env), { bootstrap: false, logger: silentLogger, workers: false });
+  try {
+    const ctx = await seedOwner(seeder.deps, opts.email);
+    const agent = await createAgent(ctx, { name: "Ana", jobName: "Bench Co", messageGroupingTime: "FAST" });
+    const channel = await createChannel(ctx, agent.id, {
+      type: "WHATSAPP",
+      label: "Bench",
+      config: {
+        phoneNumberId: opts.phoneNumberId,
+        accessToken: "bench-token",
+        appSecret: opts.appSecret,
+        verifyToken: "bench-verify",
+      },
+    });
+    return channel.id;
+  } finally {
+    await seeder.stop();
+  }
 }

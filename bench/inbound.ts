@@ -18,17 +18,25 @@
  * (checkpoints, autovacuum), to tell where a tail comes from. Writes
  * bench/results/inbound.md (BENCH_SPLIT=1: inbound-split.md). Not part of the tests.
  */
-import { ensureDatabase, freePort, startEmbeddedPostgres } from "../src/db/embedded.ts";
+import { ensureDatabase, freePort } from "../src/db/embedded.ts";
 import { applyMigrations } from "../src/db/migrate.ts";
-import { buildApp } from "../src/app.ts";
-import { loadConfig } from "../src/config.ts";
-import { type Logger, silentLogger } from "../src/shared/logger.ts";
-import { createAgent } from "../src/agents/mod.ts";
-import { createChannel } from "../src/channels/service.ts";
 import { cpuTimeMs } from "./_cpu.ts";
-import { benchEnv, seedOwner } from "./_seed.ts";
-import pg_ from "pg";
+import { benchEnv, seedWhatsAppChannel } from "./_seed.ts";
+import type pg_ from "pg";
 import { denoScript, spawnReady } from "./_spawn.ts";
+import { type LoadOut, postOpenLoop } from "./_poster.ts";
+import { ReplyStandins } from "./_reply_standins.ts";
+import {
+  type Hop,
+  hopTimings,
+  openStats,
+  postgresCpuMs,
+  printStatements,
+  resetStatements,
+  startStatsPostgres,
+  statementCount,
+  statementsRun,
+} from "./_pg_stats.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 5000);
@@ -44,101 +52,11 @@ const RESULTS = Deno.env.get("BENCH_SPLIT") === "1"
 const APP_SECRET = "bench-app-secret";
 const PHONE_NUMBER_ID = "106540352242922";
 
-const epochMs = () => performance.timeOrigin + performance.now();
-const TOKEN = /tok:([\w-]+):/g;
-const REF = /ref ([\w-]+)/g;
-
-/** What the stand-ins saw, per message token. */
-const modelSeen = new Map<string, { in: number; out: number }>();
-const graphSeen = new Map<string, number>();
-let graphWaiter: (() => void) | undefined;
-
-/** OpenAI-compatible chat completions answering at once: "ref <token>" for each message of the call. */
-async function modelStandIn(req: Request): Promise<Response> {
-  const t0 = epochMs();
-  const body = await req.json();
-  const last = String(body.messages?.at(-1)?.content ?? "");
-  const tokens = [...last.matchAll(TOKEN)].map((m) => m[1]);
-  const answer = Response.json({
-    id: "chatcmpl-bench",
-    object: "chat.completion",
-    created: 1,
-    model: body.model,
-    choices: [{
-      index: 0,
-      message: { role: "assistant", content: tokens.map((t) => `Yes, ref ${t}.`).join(" ") || "Yes." },
-      finish_reason: "stop",
-    }],
-    usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
-  });
-  const t1 = epochMs();
-  for (const t of tokens) modelSeen.set(t, { in: t0, out: t1 });
-  return answer;
-}
-
-/** The Graph API's messages endpoint: records when each token's reply arrived, answers a wamid. */
-async function graphStandIn(req: Request): Promise<Response> {
-  const at = epochMs();
-  const body = await req.json();
-  for (const m of String(body.text?.body ?? "").matchAll(REF)) graphSeen.set(m[1], at);
-  graphWaiter?.();
-  return Response.json({
-    messaging_product: "whatsapp",
-    contacts: [{ input: body.to, wa_id: body.to }],
-    messages: [{ id: `wamid.out-${crypto.randomUUID()}` }],
-  });
-}
-
-async function waitForGraph(tokens: string[]): Promise<void> {
-  const deadline = Date.now() + DRAIN_TIMEOUT_MS;
-  while (tokens.some((t) => !graphSeen.has(t)) && Date.now() < deadline) {
-    await new Promise<void>((resolve) => {
-      graphWaiter = resolve;
-      setTimeout(resolve, 200);
-    });
-  }
-  graphWaiter = undefined;
-}
-
-/** CPU ms of the postmaster's children (backends, WAL writer, ...) of the cluster in `dataDir`. */
-function postgresCpuMs(dataDir: string): number {
-  const postmaster = Number(Deno.readTextFileSync(`${dataDir}/postmaster.pid`).split("\n")[0]);
-  let total = cpuTimeMs(postmaster);
-  for (const entry of Deno.readDirSync("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === postmaster) total += cpuTimeMs(Number(entry.name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total;
-}
+/** The model and Graph stand-ins, and what they saw per message token. */
+const standins = new ReplyStandins();
 
 /** The jobs of one conversation, in order: store the post, reply, send. */
 const HOP_QUEUES = ["whatsapp-inbound", "conversation-reply", "message-send"];
-
-interface Hop {
-  /** Share of the jobs run by the process that enqueued them (never fetched: Jobs.enqueueAndRun, runHere). */
-  here: number;
-  /** Fetched jobs only (null: none). */
-  waitP50: number | null;
-  waitP99: number | null;
-  runP50: number;
-  runP99: number;
-}
-
-interface LoadOut {
-  requests: number;
-  errors: number;
-  p50: number;
-  p99: number;
-  firstSentAt: number;
-  lastAcceptedAt: number;
-  accepted: Record<string, number>;
-}
 
 interface Run {
   rate: number;
@@ -172,49 +90,21 @@ const startScript = (script: string, env: Record<string, string>) => spawnReady(
 /** BENCH_PG_LOG=<file>: PostgreSQL's log (checkpoints, autovacuum) goes there, to explain stalls. */
 const pgLogTo = Deno.env.get("BENCH_PG_LOG");
 
-function fileLogger(path: string): Logger {
-  const write = (line: unknown) => Deno.writeTextFileSync(path, `${String(line)}\n`, { append: true });
-  return {
-    ...silentLogger,
-    debug: (_m, fields) => write(fields?.line),
-    error: (_m, fields) => write(fields?.error),
-  };
-}
-
 export async function runInboundBench(): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "switchboard-bench-" });
   await Deno.chmod(dir, 0o755);
   const dataDir = `${dir}/data`;
-  const pg = await startEmbeddedPostgres({
-    dir: dataDir,
-    database: "postgres",
-    persistent: false,
-    settings: [
-      "shared_preload_libraries=pg_stat_statements",
-      "pg_stat_statements.track=all",
-      ...(pgLogTo
-        ? [
-          "log_checkpoints=on",
-          "log_autovacuum_min_duration=0",
-          "log_min_duration_statement=30",
-          "log_line_prefix=%m ",
-        ]
-        : []),
-    ],
-    ...(pgLogTo ? { logger: fileLogger(pgLogTo) } : {}),
-  });
+  const pg = await startStatsPostgres(dataDir, pgLogTo);
   const children: Deno.ChildProcess[] = [];
   let statsClient: pg_.Client | undefined;
-  const model = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, modelStandIn);
-  const graph = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, graphStandIn);
+  const model = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, standins.model);
+  const graph = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, standins.graphSend);
   try {
     await ensureDatabase(pg.adminUrl, "bench");
     const databaseUrl = pg.adminUrl.replace(/\/postgres$/, "/bench");
     await applyMigrations(databaseUrl);
-    const stats = new pg_.Client({ connectionString: databaseUrl });
+    const stats = await openStats(databaseUrl);
     statsClient = stats;
-    await stats.connect();
-    await stats.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
     const env = {
       ...benchEnv(databaseUrl),
       APP_ENV: "production",
@@ -227,24 +117,13 @@ export async function runInboundBench(): Promise<void> {
       WHATSAPP_GRAPH_URL: `http://127.0.0.1:${graph.addr.port}/v21.0`,
     };
 
-    const seeder = await buildApp(loadConfig(env), {
-      bootstrap: false,
-      logger: silentLogger,
-      workers: false,
-    });
-    const ctx = await seedOwner(seeder.deps, "bench@example.test");
-    const agent = await createAgent(ctx, { name: "Ana", jobName: "Bench Co", messageGroupingTime: "FAST" });
-    const channel = await createChannel(ctx, agent.id, {
-      type: "WHATSAPP",
-      label: "Bench",
-      config: {
+    const channel = {
+      id: await seedWhatsAppChannel(env, {
+        email: "bench@example.test",
         phoneNumberId: PHONE_NUMBER_ID,
-        accessToken: "bench-token",
         appSecret: APP_SECRET,
-        verifyToken: "bench-verify",
-      },
-    });
-    await seeder.stop();
+      }),
+    };
 
     const port = freePort();
     const profile = Deno.env.get("BENCH_CPU_PROFILE");
@@ -268,78 +147,36 @@ export async function runInboundBench(): Promise<void> {
     const barePort = Number(bare.line.match(/ready (\d+)/)![1]);
     const inboundUrl = `http://127.0.0.1:${port}/webhooks/whatsapp/${channel.id}`;
 
-    const post = async (url: string, rate: number, run: string, inbound: boolean): Promise<LoadOut> => {
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "-A",
-          "bench/load_rate.ts",
-          JSON.stringify({
-            url,
-            rate,
-            durationMs: DURATION_MS,
-            run,
-            ...(inbound ? { inbound: { appSecret: APP_SECRET, phoneNumberId: PHONE_NUMBER_ID } } : {}),
-          }),
-        ],
-        stdout: "piped",
-        stderr: "inherit",
-      }).output();
-      const r = JSON.parse(new TextDecoder().decode(out.stdout)) as LoadOut;
-      if (r.errors) throw new Error(`${run}: ${r.errors} failed requests`);
-      return r;
-    };
+    const post = (url: string, rate: number, run: string, inbound: boolean): Promise<LoadOut> =>
+      postOpenLoop({
+        url,
+        rate,
+        durationMs: DURATION_MS,
+        run,
+        ...(inbound ? { inbound: { appSecret: APP_SECRET, phoneNumberId: PHONE_NUMBER_ID } } : {}),
+      });
 
     const inboundRun = async (rate: number, run: string): Promise<Run> => {
       if (pgLogTo) console.error(`${new Date().toISOString()} start ${run}`);
-      await stats.query("SELECT pg_stat_statements_reset()");
-      const { rows: [{ since }] } = await stats.query<{ since: Date }>("SELECT now() AS since");
+      const since = await resetStatements(stats);
       const cpu0 = { server: serverCpuMs(), pg: postgresCpuMs(dataDir) };
       const r = await post(inboundUrl, rate, run, true);
       const tokens = Object.keys(r.accepted);
-      await waitForGraph(tokens);
+      await standins.waitForGraph(tokens, DRAIN_TIMEOUT_MS);
       const cpu1 = { server: serverCpuMs(), pg: postgresCpuMs(dataDir) };
-      const { rows: top } = await stats.query<{ calls: string; ms: number; query: string }>(
-        `SELECT calls::text, total_exec_time AS ms, query FROM pg_stat_statements
-          WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
-      );
-      const statements = top.reduce((n, s) => n + Number(s.calls), 0) / tokens.length;
-      // Where the time goes, by the database's clock: each hop's wait for a worker (due → fetched)
-      // and its run (fetched → completed; for a job run where it was enqueued, never fetched:
-      // enqueued → completed), p50 / p99 in ms, for the jobs of this run.
-      const { rows: hopRows } = await stats.query<Hop & { queue: string }>(
-        `SELECT name AS queue, avg((started_on IS NULL)::int)::float8 AS here,
-                percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM started_on - start_after)) * 1000
-                  AS "waitP50",
-                percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM started_on - start_after)) * 1000
-                  AS "waitP99",
-                percentile_cont(0.5) WITHIN GROUP (
-                  ORDER BY extract(epoch FROM completed_on - COALESCE(started_on, created_on))) * 1000 AS "runP50",
-                percentile_cont(0.99) WITHIN GROUP (
-                  ORDER BY extract(epoch FROM completed_on - COALESCE(started_on, created_on))) * 1000 AS "runP99"
-           FROM pgboss.job
-          WHERE created_on >= $1 AND state = 'completed' AND name = ANY($2)
-          GROUP BY name`,
-        [since, HOP_QUEUES],
-      );
-      const hops = Object.fromEntries(hopRows.map(({ queue, ...h }) => [queue, h]));
-      if (Deno.env.get("BENCH_STATEMENTS")) {
-        for (const s of top.slice(0, 40)) {
-          console.error(
-            `${(Number(s.calls) / tokens.length).toFixed(2)}/conv ${
-              (s.ms / tokens.length).toFixed(3)
-            } ms/conv  ${s.query.replace(/\s+/g, " ").slice(0, 160)}`,
-          );
-        }
-      }
+      const top = await statementsRun(stats);
+      const statements = statementCount(top) / tokens.length;
+      // Where the time goes, by the database's clock: each hop's wait for a worker and its run.
+      const hops = await hopTimings(stats, since, HOP_QUEUES);
+      printStatements(top, tokens.length, "conv");
       const platform: number[] = [];
       // BENCH_SAMPLES=<prefix>: each message's [accepted ms since the run's first post, platform ms].
       const samples: Array<[number, number]> = [];
       let lastGraph = 0;
       for (const t of tokens) {
-        const at = graphSeen.get(t);
+        const at = standins.graphSeen.get(t);
         if (at === undefined) continue;
-        const m = modelSeen.get(t);
+        const m = standins.modelSeen.get(t);
         const modelMs = m ? m.out - m.in : 0;
         platform.push(at - r.accepted[t] - WINDOW_MS - modelMs);
         samples.push([r.accepted[t] - r.firstSentAt, at - r.accepted[t] - WINDOW_MS - modelMs]);

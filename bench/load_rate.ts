@@ -1,53 +1,38 @@
 /**
- * An open-loop load generator for the inbound benchmark: `rate` requests per second for
- * `durationMs`, each sent on schedule whatever the earlier ones are doing (as Meta does), run as its
- * own process. With `inbound`, each request is a signed WhatsApp text message of a NEW sender (a new
- * conversation), whose text carries a token (`<run>-<i>`) the model and Graph stand-ins read back;
- * without, a POST of the same bytes to `url` (the bare-handler baseline). Prints one JSON line:
- * requests, errors, p50, p99 (ms) and, per token, the epoch ms (performance.timeOrigin based, the
- * same clock as the stand-ins') at which its 200 arrived.
+ * The poster process of the inbound and media benchmarks (bench/_poster.ts starts it): `rate`
+ * requests per second for `durationMs`, each sent on schedule whatever the earlier ones are doing
+ * (as Meta does). With `inbound`, each request is a signed WhatsApp message (bench/_meta.ts: a text,
+ * or with `kind` "voice" a voice note) of a NEW sender (a new conversation), carrying a token
+ * (`<run>-<i>`) the stand-ins read back; without, a POST of the same bytes to `url` (the
+ * bare-handler baseline). Senders are `55` + `senders` (4 digits; by default the run's last digits)
+ * + i. Prints one JSON line: requests, errors, p50, p99 (ms) and, per token, the epoch ms
+ * (performance.timeOrigin based, the same clock as the stand-ins') at which its 200 arrived.
  */
-import { hubSignature } from "../src/channels/whatsapp/signature.ts";
+import { type MessageKind, metaMessageBody, postHeaders } from "./_meta.ts";
 
-interface RateOptions {
+export interface RateOptions {
   url: string;
   rate: number;
   durationMs: number;
   run: string;
   inbound?: { appSecret: string; phoneNumberId: string };
+  kind?: MessageKind;
+  senders?: string;
 }
 
 const opts = JSON.parse(Deno.args[0]) as RateOptions;
 const epochMs = () => performance.timeOrigin + performance.now();
+const senders = (opts.senders ?? opts.run.replace(/\D/g, "").slice(-4)).padStart(4, "0");
 
 /** A new sender per message: every message opens its own conversation. */
-function message(token: string, i: number): string {
-  const from = `55${opts.run.replace(/\D/g, "").slice(-4).padStart(4, "0")}${String(i).padStart(7, "0")}`;
-  return JSON.stringify({
-    object: "whatsapp_business_account",
-    entry: [{
-      id: "102290129340398",
-      changes: [{
-        field: "messages",
-        value: {
-          messaging_product: "whatsapp",
-          metadata: {
-            display_phone_number: "15550783881",
-            phone_number_id: opts.inbound?.phoneNumberId ?? "",
-          },
-          contacts: [{ profile: { name: `Customer ${i}` }, wa_id: from }],
-          messages: [{
-            from,
-            id: `wamid.${token}`,
-            timestamp: "1749416383",
-            type: "text",
-            text: { body: `tok:${token}: does it come in another color?` },
-          }],
-        },
-      }],
-    }],
+const message = (token: string, i: number) =>
+  metaMessageBody({
+    phoneNumberId: opts.inbound?.phoneNumberId ?? "",
+    from: `55${senders}${String(i).padStart(7, "0")}`,
+    i,
+    token,
+    kind: opts.kind,
   });
-}
 
 const latencies: number[] = [];
 const accepted: Record<string, number> = {};
@@ -61,8 +46,7 @@ for (let i = 0; i < total; i++) {
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   const token = `${opts.run}-${i}`;
   const body = message(token, i);
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  if (opts.inbound) headers["x-hub-signature-256"] = hubSignature(body, opts.inbound.appSecret);
+  const headers = postHeaders(body, opts.inbound?.appSecret);
   const t0 = performance.now();
   inflight.push(
     fetch(opts.url, { method: "POST", body, headers }).then(async (res) => {

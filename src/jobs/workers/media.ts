@@ -20,7 +20,17 @@ export const mediaQueue: QueueSpec = {
 export async function startMediaWorker(jobs: Jobs, deps: Deps): Promise<void> {
   await jobs.work<MediaJob>(
     MEDIA_QUEUE,
-    { localConcurrency: 4, batchSize: 1, notifyPollingIntervalSeconds: 2, pollingIntervalSeconds: 2 },
+    {
+      // A media job mostly waits (the Graph calls, seconds of transcription), so as many run at once
+      // as run here (Jobs' RUN_HERE_LIMIT): the jobs left to the workers when that many are under
+      // way (a burst of voice notes) are not throttled to a few at a time behind them.
+      localConcurrency: 16,
+      batchSize: 1,
+      // NOTIFY and this process' timers wake the workers; the polls are only the backstop, as few
+      // per second over the 16 workers as over the 4 there were.
+      notifyPollingIntervalSeconds: 8,
+      pollingIntervalSeconds: 2,
+    },
     async (batch) => {
       for (const job of batch) {
         try {
