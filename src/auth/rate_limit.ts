@@ -5,37 +5,21 @@
  */
 import type { Deps } from "../context.ts";
 import { RateLimitedError } from "../shared/errors.ts";
+import type { RowOf } from "../db/statement.ts";
+import { rateLimitHit } from "./sql.ts";
 
 /** Failed password checks per email (login, invite acceptance, password change) per window. */
 export const EMAIL_FAILURES = { limit: 10, windowMs: 15 * 60_000 };
 /** Attempts per client address (login and invite acceptance, any outcome) per window. */
 export const ADDRESS_ATTEMPTS = { limit: 100, windowMs: 60_000 };
 
-interface Counter {
-  count: number;
-  windowEnd: Date;
-}
+type Counter = RowOf<typeof rateLimitHit.columns>;
 
-/**
- * Counts one hit on `key` and returns the count in the current window. One statement: the upsert
- * is atomic across processes, and up to 100 expired rows of other keys are deleted on the way (SKIP LOCKED,
- * so concurrent hits never wait on each other's cleanup).
- */
+/** Counts one hit on `key` and returns the count in the current window (./sql.ts). */
 async function hit(deps: Deps, key: string, windowMs: number): Promise<Counter> {
   const now = deps.clock.now();
   const end = new Date(now.getTime() + windowMs);
-  const [row] = await deps.db.$queryRaw<Counter[]>`
-    WITH expired AS (
-      DELETE FROM "RateLimit" WHERE "key" IN (
-        SELECT "key" FROM "RateLimit" WHERE "windowEnd" <= ${now} AND "key" <> ${key}
-        LIMIT 100 FOR UPDATE SKIP LOCKED
-      )
-    )
-    INSERT INTO "RateLimit" ("key", "count", "windowEnd") VALUES (${key}, 1, ${end})
-    ON CONFLICT ("key") DO UPDATE SET
-      "count" = CASE WHEN "RateLimit"."windowEnd" <= ${now} THEN 1 ELSE "RateLimit"."count" + 1 END,
-      "windowEnd" = CASE WHEN "RateLimit"."windowEnd" <= ${now} THEN ${end} ELSE "RateLimit"."windowEnd" END
-    RETURNING "count", "windowEnd"`;
+  const [row] = await rateLimitHit.rows(deps.db, { key, now, end });
   return row;
 }
 

@@ -16,6 +16,17 @@ import { sendText } from "../channels/whatsapp/graph_api.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import { newId } from "../shared/ids.ts";
 import { dbAppError } from "../shared/db_errors.ts";
+import {
+  claimSend,
+  insertOutgoing,
+  insertOutgoingGuarded,
+  markFailed,
+  markSent,
+  markSentWithoutId,
+  type OutgoingColumns,
+  staleSends,
+  startSend,
+} from "./sql.ts";
 
 export const MESSAGE_SEND_QUEUE = "message-send";
 /** Sends of one message, the first included, when each failure is retryable. */
@@ -73,29 +84,27 @@ export async function storeOutgoing<G = never>(
     claimed: options.direct && m.channelType === "WHATSAPP" ? now : null,
   }));
   const col = <T>(pick: (r: (typeof rows)[number]) => T) => rows.map(pick);
-  const insert = Prisma.sql`
-    INSERT INTO "Message" (id, "conversationId", "channelId", direction, "senderKind", "senderUserId", type, content,
-                           status, "sendClaimedAt", "inputTokens", "outputTokens", "createdAt", "updatedAt")
-    SELECT v.id, v.conversation, v.channel, 'OUTBOUND', v.sender::"SenderKind", v.author, 'TEXT', v.content,
-           v.status::"MessageStatus", v.claimed, v.input, v.output, v.at, v.at
-      FROM unnest(${col((r) => r.id)}::text[], ${col((r) => r.conversationId)}::text[],
-                  ${col((r) => r.channelId)}::text[], ${col((r) => r.sender)}::text[],
-                  ${col((r) => r.senderUserId ?? null)}::text[], ${col((r) => r.content)}::text[],
-                  ${col((r) => r.status)}::text[], ${
-    col((r) => r.claimed?.toISOString() ?? null)
-  }::timestamptz[],
-                  ${col((r) => r.inputTokens ?? null)}::int[], ${col((r) => r.outputTokens ?? null)}::int[],
-                  ${col((r) => r.createdAt.toISOString())}::timestamptz[])
-           AS v(id, conversation, channel, sender, author, content, status, claimed, input, output, at)`;
+  const columns: OutgoingColumns = {
+    ids: col((r) => r.id),
+    conversationIds: col((r) => r.conversationId),
+    channelIds: col((r) => r.channelId),
+    senders: col((r) => r.sender),
+    senderUserIds: col((r) => r.senderUserId ?? null),
+    contents: col((r) => r.content),
+    statuses: col((r) => r.status),
+    claimedAt: col((r) => r.claimed?.toISOString() ?? null),
+    inputTokens: col((r) => r.inputTokens ?? null),
+    outputTokens: col((r) => r.outputTokens ?? null),
+    createdAt: col((r) => r.createdAt.toISOString()),
+  };
   let guarded: G | null = null;
   if (options.guard) {
-    const [row] = await tx.$queryRaw<Array<{ guarded: G | null }>>`
-      WITH ${options.guard}, stored AS (${insert} WHERE EXISTS (SELECT 1 FROM guard) RETURNING id)
-      SELECT (SELECT row_to_json(guard) FROM guard) AS guarded`;
-    guarded = row?.guarded ?? null;
+    const [row] = await insertOutgoingGuarded.rows(tx, { guard: options.guard, messages: columns });
+    // The caller's guard decides the shape of its row.
+    guarded = (row?.guarded ?? null) as G | null;
     if (guarded === null) return { stored: [], guarded };
   } else if (rows.length) {
-    await tx.$executeRaw(insert);
+    await insertOutgoing.run(tx, columns);
   }
   if (!rows.length) return { stored: [], guarded };
   // The parts' events as one batch: one statement for all of them (src/shared/events.ts).
@@ -132,19 +141,7 @@ export async function sweepStaleSends(deps: Pick<Deps, "db" | "jobs">, now: Date
   const staleBefore = new Date(now.getTime() - SEND_CLAIM_STALE_MS);
   // The partial index "Message_pending_send_claim_idx" holds only claimed PENDING messages. A call
   // is judged by when it began (the parts of a reply are sent one after the other).
-  const stale = await deps.db.$queryRaw<Array<{ id: string }>>`
-    WITH stale AS (
-      SELECT id, "sendStartedAt" IS NOT NULL AS started FROM "Message"
-       WHERE status = 'PENDING' AND "sendClaimedAt" IS NOT NULL AND "sendClaimedAt" <= ${staleBefore}
-         AND ("sendStartedAt" IS NULL OR "sendStartedAt" <= ${staleBefore})
-       ORDER BY "sendClaimedAt" LIMIT ${SWEEP_BATCH}
-         FOR UPDATE SKIP LOCKED
-    ), unconfirmed AS (
-      UPDATE "Message" m SET status = 'UNCONFIRMED', "sendClaimedAt" = NULL, "sendStartedAt" = NULL,
-             "updatedAt" = ${now}
-        FROM stale WHERE m.id = stale.id AND stale.started
-    )
-    SELECT id FROM stale WHERE NOT started`;
+  const stale = await staleSends.rows(deps.db, { staleBefore, now, limit: SWEEP_BATCH });
   await deps.jobs.enqueueLater(
     MESSAGE_SEND_QUEUE,
     stale.map(({ id }) => ({ data: { messageId: id, attempt: 1 } satisfies SendJob, afterMs: 0 })),
@@ -203,9 +200,7 @@ export async function sendCommittedButLast(
       outcome = null;
       // Still this writer's (a send job takes over a claim only when stale and never a call
       // begun): the call begins now, so after a crash it is not sent again.
-      const started = await deps.db.$executeRaw`
-        UPDATE "Message" SET "sendStartedAt" = ${deps.clock.now()}
-         WHERE id = ${m.id} AND status = 'PENDING' AND "sendClaimedAt" IS NOT NULL AND "sendStartedAt" IS NULL`;
+      const started = await startSend.run(deps.db, { now: deps.clock.now(), id: m.id });
       if (started !== 1) continue;
       outcome = await attempt(deps, { ...m, to: target.to }, channel, { messageId: m.id, attempt: 1 });
     }
@@ -270,24 +265,12 @@ export async function sendMessage(deps: SendDeps, job: SendJob): Promise<void> {
   const now = deps.clock.now();
   const stale = new Date(now.getTime() - SEND_CLAIM_STALE_MS);
   // Attempt 1 needs PENDING; a retry continues a FAILED one it was scheduled for.
-  const [message] = await deps.db.$queryRaw<
-    Array<{
-      id: string;
-      content: string;
-      channel: { type: string; phoneNumberId: string | null; credentials: string | null };
-      to: string;
-    }>
-  >`
-    UPDATE "Message" m SET "sendClaimedAt" = ${now}, "sendStartedAt" = ${now}
-      FROM "Channel" ch, "Conversation" c, "Contact" ct
-     WHERE m.id = ${job.messageId}
-       AND ch.id = m."channelId" AND c.id = m."conversationId" AND ct.id = c."contactId"
-       AND (m.status = 'PENDING' OR (${job.attempt > 1} AND m.status = 'FAILED'))
-       AND (m."sendClaimedAt" IS NULL OR m."sendClaimedAt" <= ${stale}) AND m."sendStartedAt" IS NULL
-    RETURNING m.id, m.content,
-           json_build_object('type', ch.type, 'phoneNumberId', ch."phoneNumberId", 'credentials', ch.credentials)
-             AS channel,
-           ct."externalId" AS "to"`;
+  const [message] = await claimSend.rows(deps.db, {
+    now,
+    messageId: job.messageId,
+    retry: job.attempt > 1,
+    stale,
+  });
   if (!message) return await unclaimed(deps, job, now);
   const { channel } = message;
   if (channel.type !== "WHATSAPP") {
@@ -337,28 +320,17 @@ async function attempt(
     };
   const now = deps.clock.now();
   if (result.ok) {
-    const sent = (externalId: Prisma.Sql) =>
-      Prisma.sql`
-        UPDATE "Message" m SET status = 'SENT', "externalId" = ${externalId}, error = NULL,
-               "sendClaimedAt" = NULL, "sendStartedAt" = NULL, "updatedAt" = ${now}
-         WHERE m.id = ${message.id}`;
-    const wamid = result.waMessageId;
     return {
       // A retry that got through clears the earlier attempt's error. A wamid another message of
       // the channel already holds (the channel repeated one) is not kept: the send still happened.
-      update: sent(Prisma.sql`(SELECT ${wamid}::text WHERE NOT EXISTS (
-          SELECT 1 FROM "Message" o WHERE o."channelId" = m."channelId" AND o."externalId" = ${wamid}
-             AND o.id <> m.id))`),
-      fallback: sent(Prisma.sql`NULL`),
+      update: markSent.sql({ id: message.id, now, wamid: result.waMessageId }),
+      fallback: markSentWithoutId.sql({ id: message.id, now }),
       after: () => Promise.resolve(),
     };
   }
   const retry = result.error.retryable && job.attempt < SEND_ATTEMPTS;
   const error = { ...result.error, attempt: job.attempt, willRetry: retry };
-  const failed = Prisma.sql`
-      UPDATE "Message" SET status = 'FAILED', error = ${JSON.stringify(error)}::jsonb,
-             "sendClaimedAt" = NULL, "sendStartedAt" = NULL, "updatedAt" = ${now}
-       WHERE id = ${message.id}`;
+  const failed = markFailed.sql({ id: message.id, now, error: JSON.stringify(error) });
   return {
     update: failed,
     fallback: failed,

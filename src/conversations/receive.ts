@@ -20,6 +20,7 @@ import type { MessageStatus, MessageType } from "../generated/prisma/enums.ts";
 import { notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
 import type { apiMessageSchema } from "../channels/schemas.ts";
+import { storeCustomerMessage, upsertContact } from "./sql.ts";
 
 /** Every stored column of the Message view (its `sender` is the senderKind column). */
 export const messageSelect = {
@@ -130,13 +131,13 @@ async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage
   const now = deps.clock.now();
   const name = m.contact.name?.trim() || null;
   // The upsert always takes the contact's row lock (DO UPDATE), even when the name is unchanged.
-  const [contact] = await tx.$queryRaw<Array<{ id: string }>>`
-    INSERT INTO "Contact" (id, "workspaceId", "externalId", name, "createdAt")
-    VALUES (${newId()}, ${channel.workspaceId}, ${m.contact.externalId},
-            ${name ?? m.contact.externalId}, ${now})
-    ON CONFLICT ("workspaceId", "externalId")
-    DO UPDATE SET name = COALESCE(${name}::text, "Contact".name)
-    RETURNING id`;
+  const [contact] = await upsertContact.rows(tx, {
+    id: newId(),
+    workspaceId: channel.workspaceId,
+    externalId: m.contact.externalId,
+    name,
+    now,
+  });
   // After the lock, in a statement of its own (so its snapshot sees what the lock waited for): whether
   // the message is stored already, the contact's OPEN or HUMAN conversation, and, when the message
   // is new, the conversation opened for it (when there is none) and the message itself, in one
@@ -147,42 +148,28 @@ async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage
   const mediaPending = media.id !== null && MEDIA_TYPES.has(m.type);
   const payload = m.payload == null ? null : JSON.stringify(m.payload);
   // Every time is the app clock's (injected in tests), as for the conversation's times and the replies.
-  const [row] = await tx.$queryRaw<Array<MessageRow & { stored: boolean; open: string | null }>>`
-    WITH found AS (
-      SELECT (${m.externalId}::text IS NOT NULL AND EXISTS (
-                SELECT 1 FROM "Message" WHERE "channelId" = ${channel.id} AND "externalId" = ${m.externalId}::text
-              )) AS stored,
-             (SELECT id FROM "Conversation"
-               WHERE "channelId" = ${channel.id} AND "contactId" = ${contact.id} AND status IN ('OPEN', 'HUMAN')
-               ORDER BY "createdAt" DESC, id DESC LIMIT 1) AS open
-    ), opened AS (
-      INSERT INTO "Conversation" (id, "workspaceId", "agentId", "channelId", "contactId", status, "openedAt",
-                                  "lastMessageAt", "lastContactMessageAt", "createdAt", "updatedAt")
-      SELECT ${conversationId}::text, ${channel.workspaceId}::text, ${channel.agentId}::text, ${channel.id}::text,
-             ${contact.id}::text, 'OPEN', t.now, t.now, t.now, t.now, t.now
-        FROM found, (SELECT ${now}::timestamptz AS now) t WHERE NOT stored AND open IS NULL
-    ), inserted AS (
-      INSERT INTO "Message" (id, "conversationId", "channelId", direction, "senderKind", type, content, "mediaId",
-                             "mediaMimeType", "mediaFileName", "mediaCaption", "mediaPending", payload, status,
-                             "externalId", "createdAt", "updatedAt")
-      SELECT ${newId()}::text, COALESCE(open, ${conversationId}::text), ${channel.id}::text, 'INBOUND', 'CUSTOMER',
-             ${m.type}::"MessageType", ${m.content}::text, ${media.id}::text, ${media.mimeType}::text,
-             ${m.mediaFileName ?? null}::text, ${m.mediaCaption ?? null}::text, ${mediaPending}::boolean,
-             ${payload}::jsonb, 'RECEIVED', ${m.externalId}::text, t.now, t.now
-        FROM found, (SELECT ${now}::timestamptz AS now) t WHERE NOT stored
-      ON CONFLICT ("channelId", "externalId") DO NOTHING
-      RETURNING id, "conversationId", "senderKind", "senderUserId", type, content, status, error, "mediaId",
-                "mediaMimeType", "mediaSize", "mediaFileName", "mediaError", transcript, text, payload,
-                "inputTokens", "outputTokens", "createdAt"
-    ), touched AS (
-      UPDATE "Conversation" SET "lastMessageAt" = ${now}, "lastContactMessageAt" = ${now}, "updatedAt" = ${now}
-       WHERE id = (SELECT open FROM found) AND EXISTS (SELECT 1 FROM inserted)
-    )
-    SELECT f.stored, f.open, i.* FROM found f LEFT JOIN inserted i ON true`;
+  const [row] = await storeCustomerMessage.rows(tx, {
+    channelId: channel.id,
+    externalId: m.externalId,
+    contactId: contact.id,
+    conversationId,
+    workspaceId: channel.workspaceId,
+    agentId: channel.agentId,
+    now,
+    messageId: newId(),
+    type: m.type,
+    content: m.content,
+    mediaId: media.id,
+    mediaMimeType: media.mimeType,
+    mediaFileName: m.mediaFileName ?? null,
+    mediaCaption: m.mediaCaption ?? null,
+    mediaPending,
+    payload,
+  });
   // Stored already (seen after the lock, or by the unique index): nothing of this call is kept.
-  if (!row.id) throw new AlreadyStored();
-  const open = row.open;
-  const { stored: _stored, open: _open, ...message } = row;
+  const { stored: _stored, open, id, ...rest } = row;
+  if (!id) throw new AlreadyStored();
+  const message = { id, ...rest };
 
   const base = {
     workspaceId: channel.workspaceId,

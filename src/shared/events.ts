@@ -10,8 +10,9 @@
  * unaware of each other: each names its CTEs with its own prefix, and no share can see what another
  * writes (one statement, one snapshot).
  */
-import { Prisma } from "../generated/prisma/client.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
 import type { Tx } from "../db/client.ts";
+import { publishBatch } from "./events_sql.ts";
 
 /** The event types a webhook can subscribe to, named as the API names them (the webhooks registry lists the same). */
 export type EventType =
@@ -138,9 +139,7 @@ export class EventBus {
     const sent = shares.filter((share) => share !== undefined);
     const values: unknown[] = [];
     if (sent.length) {
-      const [row] = await tx.$queryRaw<Array<{ results: unknown[] }>>`
-        WITH ${Prisma.join(sent.map((share) => share.ctes), ", ")}
-        SELECT json_build_array(${Prisma.join(sent.map((share) => share.result), ", ")}) AS results`;
+      const [row] = await publishBatch.rows(tx, { shares: sent });
       values.push(...row.results);
     }
     for (const [i, listener] of listeners.entries()) {

@@ -12,8 +12,8 @@
  */
 import type { Deps } from "../../context.ts";
 import { fireIntent } from "../../intents/fire.ts";
-import { buildReplyPrompt, PENDING_MAX_CHARS, type PromptIntent, type PromptMessage } from "../prompt.ts";
-import { modelText, type UnderstoodMessage, understoodType } from "../../media/understanding.ts";
+import { buildReplyPrompt, PENDING_MAX_CHARS, type PromptMessage } from "../prompt.ts";
+import { modelText, understoodType } from "../../media/understanding.ts";
 import { intentsForTypes, parseIntentTags, replaceTags, SKIPPING_INTENT } from "../intent_tags.ts";
 import { callIntentWebhook } from "../intent_call.ts";
 import { openUrlSecrets } from "../../shared/url_secrets.ts";
@@ -21,8 +21,17 @@ import { shapeReply } from "../shaping.ts";
 import { mayReplyToday, utcDay } from "../timing.ts";
 import { recordOutcome, sendCommittedButLast, type SendOutcome, storeOutgoing } from "../outbound.ts";
 import { transferToHuman } from "../transitions.ts";
-import { scheduleTimers, type TimerState } from "../timers.ts";
-import { Prisma } from "../../generated/prisma/client.ts";
+import { scheduleTimers } from "../timers.ts";
+import type { RowOf } from "../../db/statement.ts";
+import {
+  claimConversation,
+  type GuardedTimes,
+  type PendingMessage,
+  releaseClaim,
+  replyGuard,
+  type ReplyIntent,
+  unansweredConversations,
+} from "../sql.ts";
 import { REPLY_QUEUE, type ReplyJob } from "./window.ts";
 import { Buffer } from "node:buffer";
 
@@ -89,7 +98,8 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
   }
   let done: Done;
   try {
-    done = await reply(deps, row);
+    // A won claim read them (its CASEs).
+    done = await reply(deps, row as Loaded);
   } catch (error) {
     // pg-boss retries the job; a crashed process' claim goes stale instead.
     await release(deps, id, claimedAt);
@@ -102,23 +112,16 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
   // message's own job comes back when the claim would be stale, and the reply sweep finds the rest.
   const { sent, answered } = done;
   const now = deps.clock.now();
-  const writes = [
-    ...sent ? [Prisma.sql`sent AS (${sent.update})`] : [],
-    ...answered.length
-      ? [Prisma.sql`answered AS (
-          UPDATE "Message" SET "answeredAt" = ${now}, "updatedAt" = ${now} WHERE id = ANY(${answered}::text[]))`]
-      : [],
-  ];
   // The statement's reads do not see its own writes: the messages it marks answered are left out.
   let next: { due: Date | null; pending: boolean } | undefined;
   try {
-    [next] = await deps.db.$queryRaw<Array<{ due: Date | null; pending: boolean }>>`
-      ${writes.length ? Prisma.sql`WITH ${Prisma.join(writes, ", ")}` : Prisma.empty}
-      UPDATE "Conversation" c SET "replyClaimedAt" = NULL
-       WHERE c.id = ${id} AND c."replyClaimedAt" = ${claimedAt}
-      RETURNING c."replyDueAt" AS due, c.status = 'OPEN' AND EXISTS (
-        SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER'
-           AND m."answeredAt" IS NULL AND m.id <> ALL(${answered}::text[])) AS pending`;
+    [next] = await releaseClaim.rows(deps.db, {
+      id,
+      claimedAt,
+      now,
+      answered,
+      sent: sent ? sent.update : null,
+    });
     await sent?.after();
     // Images kept for this reply (src/media/job.ts) are not kept beyond it.
     if (done.images.length) {
@@ -174,14 +177,7 @@ export async function sweepUnanswered(
   const ttl = claimStaleMs(deps);
   const overdue = new Date(now.getTime() - SWEEP_GRACE_MS);
   // The partial index "Message_unanswered_idx" holds only customer messages not handled yet.
-  const rows = await deps.db.$queryRaw<Array<{ id: string; at: Date }>>`
-    SELECT c.id, GREATEST(c."replyDueAt", c."replyClaimedAt" + ${ttl} * interval '1 millisecond') AS at
-      FROM "Conversation" c
-     WHERE c.id IN (SELECT m."conversationId" FROM "Message" m
-                     WHERE m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL)
-       AND c.status <> 'CLOSED' AND c."replyDueAt" IS NOT NULL
-       AND (c."replyClaimedAt" IS NOT NULL OR c."replyDueAt" <= ${overdue})
-     ORDER BY c."replyDueAt" LIMIT ${SWEEP_BATCH}`;
+  const rows = await unansweredConversations.rows(deps.db, { ttlMs: ttl, overdue, limit: SWEEP_BATCH });
   await deps.jobs.enqueueLater(
     REPLY_QUEUE,
     rows.map((r) => ({
@@ -198,56 +194,24 @@ interface Plan {
   usage: { inputTokens: number; outputTokens: number } | null;
 }
 
-/**
- * What a reply needs, read with the claim (Prisma would read each relation apart): the
- * conversation, its channel, contact, agent and intents, the customer messages not yet handled, and
- * the history before them.
- */
-interface Loaded extends Conv {
-  status: string;
-  channelId: string;
-  channelType: string;
-  agent: Conv["agent"] & {
-    status: string;
-    maxDailyMessages: number | null;
-    autoCloseMinutes: number;
-    enabledReminder: boolean;
-  };
-  intents: StoredIntent[];
-  pending: PendingMessage[];
-  /** The latest messages before the window, oldest first; customer messages not yet handled are not history. */
-  history: Array<UnderstoodMessage & { id: string; sender: PromptMessage["sender"] }>;
-  /** The agent's AI messages to this contact in the claim's UTC day (null: the agent has no daily limit). */
-  sentToday: number | null;
-}
-
 /** Messages of history read for the prompt (prompt.ts bounds what it uses of them). */
 const HISTORY_MESSAGES = 60;
 
-/** A customer message of the window, with what its media work found (src/media/understanding.ts). */
-type PendingMessage = UnderstoodMessage & {
-  id: string;
-  media: (UnderstoodMessage["media"] & { mimeType: string | null }) | null;
-};
+/**
+ * The claim's outcome with the conversation as it was before it (null: no such conversation):
+ * the conversation, its channel, contact and agent (read with the claim: Prisma would read each
+ * relation apart); `mediaPending` (read only when the claim failed): media of the window are still
+ * being understood.
+ */
+type ClaimRow = RowOf<typeof claimConversation.columns>;
 
 /**
- * The claim's outcome with the conversation as it was before it (null: no such conversation);
- * `mediaPending` (read only when the claim failed): media of the window are still being understood.
+ * What a reply needs: a won claim's row, which also holds the agent's intents, the customer
+ * messages not yet handled, the history before them (the latest messages, oldest first; customer
+ * messages not yet handled are not history), and the agent's AI messages to this contact in the
+ * claim's UTC day (null: the agent has no daily limit).
  */
-type ClaimRow = Loaded & {
-  claimed: boolean;
-  dueAt: Date | null;
-  heldSince: Date | null;
-  mediaPending: boolean | null;
-};
-
-/** The media part of a message row as the reply reads it (null for messages without media work). */
-const mediaJson = (m: string) =>
-  Prisma.raw(
-    `CASE WHEN ${m}."mediaId" IS NOT NULL AND ${m}.type IN ('AUDIO', 'IMAGE', 'DOCUMENT') THEN json_build_object(` +
-      `'pending', ${m}."mediaPending", 'error', ${m}."mediaError", 'fileName', ${m}."mediaFileName", ` +
-      `'caption', ${m}."mediaCaption", 'mimeType', ${m}."mediaMimeType") END`,
-  );
+type Loaded = ClaimRow & { [K in "intents" | "pending" | "history"]: NonNullable<ClaimRow[K]> };
 
 /**
  * Claims the conversation and reads what its reply needs, in one statement. One statement is one
@@ -266,65 +230,17 @@ async function claimAndLoad(deps: Deps, id: string, claimedAt: Date): Promise<Cl
   const mediaWaitedSince = new Date(claimedAt.getTime() - deps.config.media.waitMs);
   // The daily limit: the agent's AI messages to this contact in the current UTC day, against maxDailyMessages.
   const day = utcDay(claimedAt);
-  const [row] = await deps.db.$queryRaw<ClaimRow[]>`
-    WITH claimed AS (
-      UPDATE "Conversation" SET "replyClaimedAt" = ${claimedAt}
-       WHERE id = ${id} AND "replyDueAt" <= ${claimedAt}
-         AND ("replyClaimedAt" IS NULL OR "replyClaimedAt" < ${staleBefore})
-         AND ("replyDueAt" <= ${mediaWaitedSince} OR NOT EXISTS (
-               SELECT 1 FROM "Message" m WHERE m."conversationId" = ${id} AND m."mediaPending"))
-      RETURNING id, status)
-    SELECT cl.id IS NOT NULL AS claimed, c."replyDueAt" AS "dueAt", c."replyClaimedAt" AS "heldSince",
-           CASE WHEN cl.id IS NULL THEN EXISTS (
-             SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."mediaPending") END AS "mediaPending",
-           c.id, c."workspaceId", c."agentId", COALESCE(cl.status, c.status)::text AS status, c."channelId",
-           ch.type::text AS "channelType",
-           json_build_object('id', ct.id, 'name', ct.name) AS contact, ct."externalId" AS "contactExternalId",
-           json_build_object('id', a.id, 'name', a.name, 'status', a.status, 'systemPrompt', a."systemPrompt",
-             'trainingContext', a."trainingContext", 'model', a.model, 'temperature', a.temperature,
-             'enabledHumanTransfer', a."enabledHumanTransfer", 'splitMessages', a."splitMessages",
-             'enabledEmoji', a."enabledEmoji", 'signMessages', a."signMessages",
-             'maxDailyMessages', a."maxDailyMessages", 'autoCloseMinutes', a."autoCloseMinutes",
-             'enabledReminder', a."enabledReminder", 'enabledVision', a."enabledVision") AS agent,
-           CASE WHEN cl.id IS NOT NULL THEN
-           (SELECT COALESCE(json_agg(json_build_object('name', i.name, 'tag', i.tag, 'description', i.description,
-                     'requiredFields', i."requiredFields", 'triggerOnTypes', i."triggerOnTypes"::text[],
-                     'webhookUrl', i."webhookUrl", 'webhookMethod', i."webhookMethod")
-                     ORDER BY i."createdAt", i.id), '[]')
-              FROM "Intent" i WHERE i."agentId" = a.id) END AS intents,
-           CASE WHEN cl.id IS NOT NULL THEN
-           (SELECT COALESCE(json_agg(json_build_object('id', m.id, 'type', m.type, 'content', m.content,
-                     'media', ${mediaJson("m")}, 'transcript', m.transcript, 'text', m.text)
-                     ORDER BY m."createdAt", m.id), '[]')
-              FROM "Message" m
-             WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL) END AS pending,
-           CASE WHEN cl.id IS NOT NULL THEN
-           (SELECT COALESCE(json_agg(json_build_object('id', h.id, 'sender', h."senderKind", 'content', h.content,
-                     'type', h.type, 'media', ${mediaJson("h")}, 'transcript', h.transcript, 'text', NULL)
-                     ORDER BY h."createdAt", h.id), '[]')
-              FROM (SELECT m.id, m."senderKind", m.content, m."createdAt", m.type, m."mediaId", m."mediaPending",
-                           m."mediaError", m."mediaFileName", m."mediaCaption", m."mediaMimeType", m.transcript
-                      FROM "Message" m
-                     WHERE m."conversationId" = c.id AND NOT (m."senderKind" = 'CUSTOMER' AND m."answeredAt" IS NULL)
-                     ORDER BY m."createdAt" DESC, m.id DESC LIMIT ${HISTORY_MESSAGES}) h) END AS history,
-           CASE WHEN cl.id IS NOT NULL AND a."maxDailyMessages" IS NOT NULL THEN
-           (SELECT count(*)::int FROM "Message" m JOIN "Conversation" mc ON mc.id = m."conversationId"
-             WHERE m."senderKind" = 'AI' AND m."createdAt" >= ${day.start} AND m."createdAt" < ${day.end}
-               AND mc."agentId" = c."agentId" AND mc."contactId" = c."contactId") END AS "sentToday"
-      FROM "Conversation" c
-      LEFT JOIN claimed cl ON cl.id = c.id
-      JOIN "Channel" ch ON ch.id = c."channelId"
-      JOIN "Contact" ct ON ct.id = c."contactId"
-      JOIN "Agent" a ON a.id = c."agentId"
-     WHERE c.id = ${id}`;
+  const [row] = await claimConversation.rows(deps.db, {
+    id,
+    claimedAt,
+    staleBefore,
+    mediaWaitedSince,
+    dayStart: day.start,
+    dayEnd: day.end,
+    historyMessages: HISTORY_MESSAGES,
+  });
   return row ?? null;
 }
-
-/** The conversation's times, as the reply's statement returns them. */
-type TimesRow = Pick<
-  TimerState,
-  "lastMessageAt" | "lastContactMessageAt" | "lastAgentMessageAt" | "reminderSentAt"
->;
 
 /** What a reply leaves to the claim's release to write. */
 interface Done {
@@ -362,10 +278,7 @@ async function reply(deps: Deps, conv: Loaded): Promise<Done> {
     // One statement: the messages marked answered, the conversation's times moved, and the reply
     // stored, unless the conversation was taken over or closed while the model was thinking (a
     // person has it now, nothing is sent).
-    const times = plan.parts.length
-      ? Prisma.sql`"lastMessageAt" = ${now}, "lastAgentMessageAt" = ${now},`
-      : Prisma.empty;
-    const { stored, guarded: open } = await storeOutgoing<Record<keyof TimesRow, string | null>>(
+    const { stored, guarded: open } = await storeOutgoing<GuardedTimes>(
       deps,
       tx,
       now,
@@ -383,12 +296,7 @@ async function reply(deps: Deps, conv: Loaded): Promise<Done> {
       })),
       {
         direct: true,
-        guard: Prisma.sql`answered AS (
-            UPDATE "Message" SET "answeredAt" = ${now}, "updatedAt" = ${now} WHERE id = ANY(${ids}::text[])),
-          guard AS (
-            UPDATE "Conversation" SET ${times} "updatedAt" = ${now}
-             WHERE id = ${id} AND status = 'OPEN'
-            RETURNING "lastMessageAt", "lastContactMessageAt", "lastAgentMessageAt", "reminderSentAt")`,
+        guard: replyGuard({ now, ids, id, times: plan.parts.length > 0 }),
       },
     );
     if (!open) return [];
@@ -463,16 +371,10 @@ interface Conv {
   };
 }
 
-interface StoredIntent extends PromptIntent {
-  triggerOnTypes: string[];
-  webhookUrl: string;
-  webhookMethod: string;
-}
-
 /** The model call and what its tags say: the parts to send and a transfer, if any. */
 async function generate(
   deps: Deps,
-  conv: Conv & { intents: StoredIntent[]; history: Loaded["history"] },
+  conv: Conv & { intents: ReplyIntent[]; history: Loaded["history"] },
   pending: PendingMessage[],
   images: Map<string, string>,
 ): Promise<Plan> {
@@ -486,7 +388,7 @@ async function generate(
   }));
   // A media message triggers intents of its type once understood (a transcript, a seen image, a read document).
   const types = pending.map((m) => understoodType(m, { imageShown: images.has(m.id) }));
-  const intents: StoredIntent[] = intentsForTypes(conv.intents, types.filter((t) => t !== null));
+  const intents: ReplyIntent[] = intentsForTypes(conv.intents, types.filter((t) => t !== null));
   // A document's text comes on top of what the window's messages may hold.
   const documents = pending.some((m) => m.type === "DOCUMENT" && m.text !== null);
   const prompt = buildReplyPrompt({
