@@ -21,10 +21,14 @@ const WAKE_TIMER_MAX_MS = 60_000;
 const RUN_HERE_BACKSTOP_MS = 30_000;
 
 /**
- * Runs under way here, per queue: beyond it enqueueAndRun leaves new jobs to the workers, and a
- * deferred job whose time comes waits here for a run to end.
+ * Runs under way here, per queue, unless its worker says otherwise (WorkerOptions.runHereLimit):
+ * beyond it enqueueAndRun leaves new jobs to the workers, and a deferred job whose time comes waits
+ * here for a run to end.
  */
 const RUN_HERE_LIMIT = 16;
+
+/** pg-boss' worker options, and how many of the queue's jobs may run here at once. */
+export type WorkerOptions = WorkOptions & { runHereLimit?: number };
 
 /** A queue and its options, created (or brought up to date) when the boss starts. */
 export type QueueSpec = Queue & { name: string };
@@ -68,7 +72,9 @@ export class Jobs implements JobQueue {
   /** Runs started here (enqueueAndRun, runHere) under way, awaited on stop, and their count per queue. */
   readonly #runs = new Set<Promise<void>>();
   readonly #runsPerQueue = new Map<string, number>();
-  /** Jobs due to run here while RUN_HERE_LIMIT runs of their queue were under way, oldest first. */
+  /** Per queue, how many runs here may be under way (RUN_HERE_LIMIT unless its worker says). */
+  readonly #runHereLimits = new Map<string, number>();
+  /** Jobs due to run here while the limit of runs of their queue were under way, oldest first. */
   readonly #waitingRuns = new Map<string, Array<{ id: string; data: object }>>();
   #stopped = false;
 
@@ -234,10 +240,11 @@ export class Jobs implements JobQueue {
    */
   async work<T extends object>(
     queue: string,
-    options: WorkOptions,
+    { runHereLimit, ...options }: WorkerOptions,
     handler: (jobs: Job<T>[]) => Promise<void>,
   ): Promise<void> {
     this.#handlers.set(queue, handler as (jobs: Job<object>[]) => Promise<void>);
+    if (runHereLimit !== undefined) this.#runHereLimits.set(queue, runHereLimit);
     await this.boss.work<T>(queue, options, async (jobs) => {
       const due = Math.max(0, (this.#due.get(queue) ?? 0) - jobs.length);
       this.#due.set(queue, due);
@@ -266,17 +273,21 @@ export class Jobs implements JobQueue {
   /** Whether a job of `queue` due in `delayMs` may be run here rather than fetched by a worker. */
   #canRunHere(queue: string, delayMs: number): boolean {
     return !this.#stopped && this.#handlers.has(queue) && delayMs <= WAKE_TIMER_MAX_MS &&
-      (this.#runsPerQueue.get(queue) ?? 0) < RUN_HERE_LIMIT;
+      (this.#runsPerQueue.get(queue) ?? 0) < this.#runHereLimit(queue);
+  }
+
+  #runHereLimit(queue: string): number {
+    return this.#runHereLimits.get(queue) ?? RUN_HERE_LIMIT;
   }
 
   /**
-   * Runs the job here now, or, with RUN_HERE_LIMIT runs of its queue under way (a burst of windows
+   * Runs the job here now, or, with the limit of runs of its queue under way (a burst of windows
    * closing together), once one of them ends: the runs here never exceed the limit.
    */
   #startRun(queue: string, id: string, data: object): void {
     const handler = this.#handlers.get(queue);
     if (this.#stopped || !handler) return; // the backstop runs it
-    if ((this.#runsPerQueue.get(queue) ?? 0) >= RUN_HERE_LIMIT) {
+    if ((this.#runsPerQueue.get(queue) ?? 0) >= this.#runHereLimit(queue)) {
       const waiting = this.#waitingRuns.get(queue) ?? [];
       waiting.push({ id, data });
       this.#waitingRuns.set(queue, waiting);

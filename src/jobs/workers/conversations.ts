@@ -68,12 +68,15 @@ const OPTIONS = {
 
 /**
  * A reply mostly waits (for the model, seconds with a real one, and the intent calls), so many run
- * at once: with N workers a process answers at most N conversations per model latency. Reply jobs
- * are deferred (the window), so no NOTIFY announces them: the enqueuing process wakes a worker by
- * a timer (Jobs.enqueue) and the polls are only the backstop (another process' or a crash's job).
+ * at once: with N at once a process answers at most N conversations per model latency (64 at 2 s
+ * is 32 conversations a second). Most run where their window closed (runHereLimit); reply jobs are
+ * deferred (the window), so no NOTIFY announces them: the enqueuing process wakes a worker by a
+ * timer (Jobs.enqueue) and the workers' polls are only the backstop (another process' or a crash's
+ * job, a burst beyond the limit).
  */
 const REPLY_OPTIONS = {
   ...OPTIONS,
+  runHereLimit: 64,
   localConcurrency: 8,
   notifyPollingIntervalSeconds: 2,
   pollingIntervalSeconds: 2,
