@@ -249,7 +249,17 @@ Deno.test("media messages: voice notes, images, documents, failures and reads", 
       s.ai.transcripts.set("voice-2", "oi, tudo bem?");
       const from = "5511900000002";
       const chatsBefore = s.ai.chats.length;
-      await post(s, s.vision, "audio", { mime_type: "audio/ogg", sha256: sha(audio), id: "audio-2" }, from);
+      const voice = await post(s, s.vision, "audio", {
+        mime_type: "audio/ogg",
+        sha256: sha(audio),
+        id: "audio-2",
+      }, from);
+      // The customer sent the voice note first: the text is posted once it is stored (two posts are
+      // stored by concurrent jobs, in either order).
+      await waitUntil(
+        () => s.t.app.deps.db.message.findFirst({ where: { externalId: voice } }),
+        (m) => m !== null,
+      );
       const res = await postSigned(
         s.t.anon,
         s.vision.id,
