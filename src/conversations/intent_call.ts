@@ -9,6 +9,7 @@
 import { OutboundRefused } from "../shared/outbound.ts";
 import { unlessAborted } from "../shared/abort.ts";
 import type { OutboundRequest } from "../channels/whatsapp/graph_api.ts";
+import { Deadline } from "../shared/deadline.ts";
 
 /** `context` of the request: the agent and the conversation with its contact, so the receiver can act for the customer. */
 export interface IntentContext {
@@ -71,13 +72,8 @@ export async function callIntentWebhook(
   call: IntentCall,
   options: { timeoutMs: number; signal?: AbortSignal },
 ): Promise<IntentOutcome> {
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new Error(`timed out after ${options.timeoutMs} ms`));
-  }, options.timeoutMs);
-  const signal = options.signal ? AbortSignal.any([controller.signal, options.signal]) : controller.signal;
+  const deadline = new Deadline(options.timeoutMs, options.signal);
+  const signal = deadline.signal;
   const headers = new Headers(call.headers);
   headers.set("content-type", "application/json");
   const { intentName, fields, context } = call.body;
@@ -99,17 +95,17 @@ export async function callIntentWebhook(
     );
     return intentOutcome(res.status, await unlessAborted(res.text(), signal));
   } catch (error) {
-    if (options.signal?.aborted && !timedOut) throw options.signal.reason;
+    if (options.signal?.aborted && !deadline.timedOut) throw options.signal.reason;
     // No answer at all is recorded as HTTP 0.
     if (error instanceof OutboundRefused) {
       return { kind: "escalate", httpStatus: 0, error: `refused: ${error.message}` };
     }
-    if (timedOut) {
+    if (deadline.timedOut) {
       return { kind: "escalate", httpStatus: 0, error: `timed out after ${options.timeoutMs} ms` };
     }
     const text = error instanceof Error ? error.message : String(error);
     return { kind: "escalate", httpStatus: 0, error: oneLine(text) || "connection failed" };
   } finally {
-    clearTimeout(timer);
+    deadline.clear();
   }
 }

@@ -9,6 +9,7 @@ import { BodyTooLarge, OutboundRefused, type OutboundResponse } from "../shared/
 import { classifyGraphError, type OutboundRequest } from "../channels/whatsapp/graph_api.ts";
 import { unlessAborted } from "../shared/abort.ts";
 import { createHash } from "node:crypto";
+import { Deadline } from "../shared/deadline.ts";
 
 /** What the Graph API says of a media id. */
 export interface MediaDescription {
@@ -66,13 +67,8 @@ async function timed<T>(
   options: MediaCallOptions,
   call: (signal: AbortSignal) => Promise<T | { ok: false; error: MediaFailure }>,
 ): Promise<T | { ok: false; error: MediaFailure }> {
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new Error(`timed out after ${options.timeoutMs} ms`));
-  }, options.timeoutMs);
-  const signal = options.signal ? AbortSignal.any([controller.signal, options.signal]) : controller.signal;
+  const deadline = new Deadline(options.timeoutMs, options.signal);
+  const signal = deadline.signal;
   const fail = (message: string, retryable: boolean) => ({
     ok: false as const,
     error: { status: 0, message, retryable, gone: false },
@@ -80,14 +76,14 @@ async function timed<T>(
   try {
     return await unlessAborted(call(signal), signal);
   } catch (error) {
-    if (options.signal?.aborted && !timedOut) throw options.signal.reason;
-    if (timedOut) return fail(`timed out after ${options.timeoutMs} ms`, true);
+    if (options.signal?.aborted && !deadline.timedOut) throw options.signal.reason;
+    if (deadline.timedOut) return fail(`timed out after ${options.timeoutMs} ms`, true);
     if (error instanceof OutboundRefused) return fail(`refused: ${error.message}`, false);
     if (error instanceof BodyTooLarge) return fail(error.message, false);
     const text = error instanceof Error ? error.message : String(error);
     return fail(oneLine(text) || "connection failed", true);
   } finally {
-    clearTimeout(timer);
+    deadline.clear();
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import { type OutboundPolicy, OutboundRefused } from "../shared/outbound.ts";
 import { unlessAborted } from "../shared/abort.ts";
+import { Deadline } from "../shared/deadline.ts";
 
 /** Per attempt: a receiver gets 5 s to answer. */
 export const ATTEMPT_TIMEOUT_MS = 5000;
@@ -155,13 +156,8 @@ export async function sendWebhook(call: WebhookCall, options: SendOptions): Prom
     startedAt,
     durationMs: Math.round(performance.now() - t0),
   });
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new Error(`timed out after ${timeoutMs} ms`));
-  }, timeoutMs);
-  const signal = options.signal ? AbortSignal.any([controller.signal, options.signal]) : controller.signal;
+  const deadline = new Deadline(timeoutMs, options.signal);
+  const signal = deadline.signal;
   try {
     // The outbound client checks the URL again, DNS included, and connects only to the vetted address.
     const { headers, body } = await buildRequest(call, startedAt);
@@ -175,13 +171,15 @@ export async function sendWebhook(call: WebhookCall, options: SendOptions): Prom
     const error = res.status >= 300 && res.status < 400 ? "redirect not followed" : null;
     return done({ ok: false, httpStatus: res.status, error });
   } catch (error) {
-    if (options.signal?.aborted && !timedOut) throw options.signal.reason;
+    if (options.signal?.aborted && !deadline.timedOut) throw options.signal.reason;
     if (error instanceof OutboundRefused) {
       return done({ ok: false, httpStatus: null, error: `refused: ${error.message}` });
     }
-    if (timedOut) return done({ ok: false, httpStatus: null, error: `timed out after ${timeoutMs} ms` });
+    if (deadline.timedOut) {
+      return done({ ok: false, httpStatus: null, error: `timed out after ${timeoutMs} ms` });
+    }
     return done({ ok: false, httpStatus: null, error: describe(error) });
   } finally {
-    clearTimeout(timer);
+    deadline.clear();
   }
 }

@@ -12,6 +12,7 @@
  */
 import { type OutboundInit, OutboundRefused, type OutboundResponse } from "../../shared/outbound.ts";
 import { unlessAborted } from "../../shared/abort.ts";
+import { Deadline } from "../../shared/deadline.ts";
 
 /** The shape of `OutboundPolicy.request` (pass `(url, init) => outbound.request(url, init)`). */
 export type OutboundRequest = (url: string, init: OutboundInit) => Promise<OutboundResponse>;
@@ -115,13 +116,8 @@ export async function sendText(
     });
   }
   const timeoutMs = options.timeoutMs ?? GRAPH_TIMEOUT_MS;
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new Error(`timed out after ${timeoutMs} ms`));
-  }, timeoutMs);
-  const signal = options.signal ? AbortSignal.any([controller.signal, options.signal]) : controller.signal;
+  const deadline = new Deadline(timeoutMs, options.signal);
+  const signal = deadline.signal;
   const url = `${input.graphUrl}/${encodeURIComponent(input.phoneNumberId)}/messages`;
   const headers = new Headers({
     "authorization": `Bearer ${input.accessToken}`,
@@ -151,16 +147,16 @@ export async function sendText(
       retryable: false,
     });
   } catch (error) {
-    if (options.signal?.aborted && !timedOut) throw options.signal.reason;
+    if (options.signal?.aborted && !deadline.timedOut) throw options.signal.reason;
     if (error instanceof OutboundRefused) {
       return fail({ status: 0, code: null, message: `refused: ${error.message}`, retryable: false });
     }
-    if (timedOut) {
+    if (deadline.timedOut) {
       return fail({ status: 0, code: null, message: `timed out after ${timeoutMs} ms`, retryable: true });
     }
     const text = error instanceof Error ? error.message : String(error);
     return fail({ status: 0, code: null, message: oneLine(text) || "connection failed", retryable: true });
   } finally {
-    clearTimeout(timer);
+    deadline.clear();
   }
 }

@@ -28,6 +28,7 @@ import {
   type GuardedTimes,
   type PendingMessage,
   releaseClaim,
+  type ReplyAgent,
   replyGuard,
   type ReplyIntent,
   unansweredConversations,
@@ -356,19 +357,20 @@ interface Conv {
   contact: { id: string; name: string };
   /** The contact's address on its channel: where the replies go, and the contactId receivers see. */
   contactExternalId: string;
-  agent: {
-    id: string;
-    name: string;
-    systemPrompt: string;
-    trainingContext: string | null;
-    model: string;
-    temperature: number | null;
-    enabledHumanTransfer: boolean;
-    splitMessages: boolean;
-    enabledEmoji: boolean;
-    signMessages: boolean;
-    enabledVision: boolean;
-  };
+  agent: Pick<
+    ReplyAgent,
+    | "id"
+    | "name"
+    | "systemPrompt"
+    | "trainingContext"
+    | "model"
+    | "temperature"
+    | "enabledHumanTransfer"
+    | "splitMessages"
+    | "enabledEmoji"
+    | "signMessages"
+    | "enabledVision"
+  >;
 }
 
 /** The model call and what its tags say: the parts to send and a transfer, if any. */
