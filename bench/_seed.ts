@@ -21,6 +21,28 @@ export function benchEnv(databaseUrl: string): Record<string, string> {
   };
 }
 
+/**
+ * The environment of a reply benchmark's server (inbound, media): production mode, every grouping
+ * window at `windowMs`, the model stand-in at `modelUrl` (OpenAI-compatible, with /v1) and the Graph
+ * stand-in at `graphUrl`.
+ */
+export function replyBenchEnv(
+  databaseUrl: string,
+  { windowMs, modelUrl, graphUrl }: { windowMs: number; modelUrl: string; graphUrl: string },
+): Record<string, string> {
+  return {
+    ...benchEnv(databaseUrl),
+    APP_ENV: "production",
+    NODE_ENV: "production",
+    GROUPING_FAST_MS: String(windowMs),
+    GROUPING_MEDIUM_MS: String(windowMs),
+    GROUPING_SLOW_MS: String(windowMs),
+    OPENAI_API_KEY: "bench-key",
+    OPENAI_BASE_URL: modelUrl,
+    WHATSAPP_GRAPH_URL: graphUrl,
+  };
+}
+
 export async function seedOwner(deps: Deps, email: string): Promise<ActorContext> {
   const user = await createUser(deps, { email, password: "bench-password" });
   const ws = await createWorkspaceFor(deps, user.id, "Bench");

@@ -21,7 +21,7 @@
 import { ensureDatabase, freePort } from "../src/db/embedded.ts";
 import { applyMigrations } from "../src/db/migrate.ts";
 import { cpuTimeMs } from "./_cpu.ts";
-import { benchEnv, seedWhatsAppChannel } from "./_seed.ts";
+import { replyBenchEnv, seedWhatsAppChannel } from "./_seed.ts";
 import type pg_ from "pg";
 import { denoScript, spawnReady } from "./_spawn.ts";
 import { type LoadOut, postOpenLoop } from "./_poster.ts";
@@ -105,17 +105,11 @@ export async function runInboundBench(): Promise<void> {
     await applyMigrations(databaseUrl);
     const stats = await openStats(databaseUrl);
     statsClient = stats;
-    const env = {
-      ...benchEnv(databaseUrl),
-      APP_ENV: "production",
-      NODE_ENV: "production",
-      GROUPING_FAST_MS: String(WINDOW_MS),
-      GROUPING_MEDIUM_MS: String(WINDOW_MS),
-      GROUPING_SLOW_MS: String(WINDOW_MS),
-      OPENAI_API_KEY: "bench-key",
-      OPENAI_BASE_URL: `http://127.0.0.1:${model.addr.port}/v1`,
-      WHATSAPP_GRAPH_URL: `http://127.0.0.1:${graph.addr.port}/v21.0`,
-    };
+    const env = replyBenchEnv(databaseUrl, {
+      windowMs: WINDOW_MS,
+      modelUrl: `http://127.0.0.1:${model.addr.port}/v1`,
+      graphUrl: `http://127.0.0.1:${graph.addr.port}/v21.0`,
+    });
 
     const channel = {
       id: await seedWhatsAppChannel(env, {

@@ -25,7 +25,7 @@
 import { ensureDatabase, freePort } from "../src/db/embedded.ts";
 import { applyMigrations } from "../src/db/migrate.ts";
 import { cpuTimeMs } from "./_cpu.ts";
-import { benchEnv, seedWhatsAppChannel } from "./_seed.ts";
+import { replyBenchEnv, seedWhatsAppChannel } from "./_seed.ts";
 import type pg_ from "pg";
 import { denoScript, spawnReady } from "./_spawn.ts";
 import { type LoadOut, postOpenLoop } from "./_poster.ts";
@@ -209,17 +209,11 @@ export async function runMediaBench(): Promise<void> {
     await applyMigrations(databaseUrl);
     const stats = await openStats(databaseUrl);
     statsClient = stats;
-    const env = {
-      ...benchEnv(databaseUrl),
-      APP_ENV: "production",
-      NODE_ENV: "production",
-      GROUPING_FAST_MS: String(WINDOW_MS),
-      GROUPING_MEDIUM_MS: String(WINDOW_MS),
-      GROUPING_SLOW_MS: String(WINDOW_MS),
-      OPENAI_API_KEY: "bench-key",
-      OPENAI_BASE_URL: `http://127.0.0.1:${ai.addr.port}/v1`,
-      WHATSAPP_GRAPH_URL: `${graphBase}/v21.0`,
-    };
+    const env = replyBenchEnv(databaseUrl, {
+      windowMs: WINDOW_MS,
+      modelUrl: `http://127.0.0.1:${ai.addr.port}/v1`,
+      graphUrl: `${graphBase}/v21.0`,
+    });
     const channelId = await seedWhatsAppChannel(env, {
       email: "bench-media@example.test",
       phoneNumberId: PHONE_NUMBER_ID,
