@@ -5,17 +5,8 @@
  */
 import pg_ from "pg";
 import { startEmbeddedPostgres } from "../src/db/embedded.ts";
-import { type Logger, silentLogger } from "../src/shared/logger.ts";
+import { basename, dirname, resolve } from "node:path";
 import { cpuTimeMs } from "./_cpu.ts";
-
-function fileLogger(path: string): Logger {
-  const write = (line: unknown) => Deno.writeTextFileSync(path, `${String(line)}\n`, { append: true });
-  return {
-    ...silentLogger,
-    debug: (_m, fields) => write(fields?.line),
-    error: (_m, fields) => write(fields?.error),
-  };
-}
 
 /**
  * A throwaway cluster in `dataDir` with pg_stat_statements preloaded (tracking nested statements);
@@ -35,10 +26,14 @@ export function startStatsPostgres(dataDir: string, logTo?: string) {
           "log_autovacuum_min_duration=0",
           "log_min_duration_statement=30",
           "log_line_prefix=%m ",
+          // The server's own log file (the embedded cluster's usual one is removed with it).
+          "logging_collector=on",
+          `log_directory=${dirname(resolve(logTo))}`,
+          `log_filename=${basename(logTo)}`,
+          "log_file_mode=0644",
         ]
         : []),
     ],
-    ...(logTo ? { logger: fileLogger(logTo) } : {}),
   });
 }
 
