@@ -460,6 +460,8 @@ Deno.test("media messages: voice notes, images, documents, failures and reads", 
       assert.equal(file.headers.get("content-type"), "audio/ogg");
       assert.equal(file.body, "voice-1");
       assert.equal(file.headers.get("cache-control"), "private, no-store");
+      assert.equal(file.headers.get("content-disposition"), "inline");
+      assert.equal(file.headers.get("content-security-policy"), "sandbox; default-src 'none'");
 
       const gone = await db.message.findFirstOrThrow({ where: { mediaId: "audio-missing" } });
       assertProblem(await c.get(`/api/messages/${gone.id}/media`), 404, "MEDIA_GONE");
@@ -468,6 +470,27 @@ Deno.test("media messages: voice notes, images, documents, failures and reads", 
       const other = await s.t.seed.workspace("Other");
       assertProblem(await other.owner.client.get(`/api/messages/${m.id}/media`), 404, "NOT_FOUND");
       assertProblem(await s.t.anon.get(`/api/messages/${m.id}/media`), 401, "UNAUTHENTICATED");
+    });
+
+    await t.step("a document of an active type (HTML) is served as a download under a sandbox", async () => {
+      const page = bytes("<script>alert(document.cookie)</script>");
+      s.graph.files.set("doc-html", { bytes: page, mimeType: "text/html" });
+      const waId = await post(s, s.vision, "document", {
+        mime_type: "text/html",
+        sha256: sha(page),
+        id: "doc-html",
+        filename: "fatura.html",
+      }, "5511900000020");
+      const m = await stored(s, waId);
+      const file = await s.owner.client.request("GET", `/api/messages/${m.id}/media`);
+      assert.equal(file.status, 200);
+      assert.equal(file.headers.get("content-type"), "text/html");
+      assert.equal(
+        file.headers.get("content-disposition"),
+        `attachment; filename="fatura.html"; filename*=UTF-8''fatura.html`,
+      );
+      assert.equal(file.headers.get("content-security-policy"), "sandbox; default-src 'none'");
+      assert.equal(file.headers.get("x-content-type-options"), "nosniff");
     });
   } finally {
     await s.close();

@@ -7,11 +7,20 @@ import type { Deps } from "../context.ts";
 import { openMessageMedia } from "../media/download.ts";
 import { actorOf } from "./http.ts";
 
-/** `attachment; filename*=` with the customer's file name, quoted as RFC 6266 and 8187 say. */
-function disposition(fileName: string | null): string {
-  if (!fileName) return "inline";
+/**
+ * Types a browser shows without running anything of the file: shown inline. Anything else (HTML,
+ * SVG, XML, scripts: a customer chooses a document's type) is a download, so a file sent by a
+ * customer never runs as a page of this server's origin.
+ */
+const SHOWN_INLINE =
+  /^(image\/(png|jpeg|gif|webp)|audio\/[\w.+-]+|video\/[\w.+-]+|application\/pdf|text\/plain)$/;
+
+/** `inline` or `attachment`, with the customer's file name quoted as RFC 6266 and 8187 say. */
+function disposition(mimeType: string, fileName: string | null): string {
+  const kind = SHOWN_INLINE.test(mimeType) ? "inline" : "attachment";
+  if (!fileName) return kind;
   const ascii = fileName.replace(/[^\x20-\x7e]|["\\]/g, "_");
-  return `inline; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
 }
 
 export function mediaRoutes(deps: Deps): Hono {
@@ -21,10 +30,12 @@ export function mediaRoutes(deps: Deps): Hono {
     const file = await openMessageMedia(ctx, c.req.param("messageId"));
     const headers = new Headers({
       "content-type": file.mimeType,
-      "content-disposition": disposition(file.fileName),
-      // A customer's file: for the reader who asked, not for shared caches.
+      "content-disposition": disposition(file.mimeType, file.fileName),
+      // A customer's file: for the reader who asked, not for shared caches; never a page that runs
+      // scripts or loads anything, whatever its type says.
       "cache-control": "private, no-store",
       "x-content-type-options": "nosniff",
+      "content-security-policy": "sandbox; default-src 'none'",
     });
     if (file.size !== null) headers.set("content-length", String(file.size));
     return new Response(file.stream, { status: 200, headers });
