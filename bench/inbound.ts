@@ -37,6 +37,7 @@ import {
   statementCount,
   statementsRun,
 } from "./_pg_stats.ts";
+import { median, pct } from "./_percentiles.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 5000);
@@ -77,12 +78,6 @@ interface Run {
   serverCpuMs: number;
   postgresCpuMs: number;
 }
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? NaN;
-};
-const median = (xs: number[]) => pct(xs, 0.5);
 
 /** Starts a bench script and waits for its "ready" line (returned with the process). */
 const startScript = (script: string, env: Record<string, string>) => spawnReady(...denoScript(script), env);

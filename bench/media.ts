@@ -42,6 +42,7 @@ import {
   statementCount,
   statementsRun,
 } from "./_pg_stats.ts";
+import { median, pct } from "./_percentiles.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 5000);
@@ -169,11 +170,6 @@ interface Run {
   standinCpuMs: number;
 }
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? NaN;
-};
-const median = (xs: number[]) => pct(xs, 0.5);
 const span = (s: Seen | undefined) => s ? s.out - s.in : NaN;
 
 /**

@@ -4,6 +4,7 @@
  * 400 MALFORMED_BODY for a body the transport cannot deliver (a broken chunked encoding).
  */
 import { AppError } from "./errors.ts";
+import { concatBytes } from "./bytes.ts";
 import { ClientGoneError, currentScope } from "./request_scope.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -65,11 +66,5 @@ async function readCapped(stream: ReadableStream<Uint8Array>): Promise<Uint8Arra
     }
     chunks.push(value);
   }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return out;
+  return concatBytes(chunks, size);
 }

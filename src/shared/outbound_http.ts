@@ -11,6 +11,7 @@
  */
 import { Agent, type Dispatcher } from "undici";
 import { isIP } from "node:net";
+import { concatBytes } from "./bytes.ts";
 
 export interface OutboundInit {
   method: string;
@@ -119,13 +120,7 @@ export async function pinnedRequest(
         }
         chunks.push(chunk);
       }
-      const out = new Uint8Array(length);
-      let at = 0;
-      for (const chunk of chunks) {
-        out.set(chunk, at);
-        at += chunk.length;
-      }
-      return out;
+      return concatBytes(chunks, length);
     },
     stream: () => ReadableStream.from(res.body as AsyncIterable<Uint8Array>),
     discard: () => {
