@@ -20,6 +20,7 @@ export function startStatsPostgres(dataDir: string, logTo?: string) {
     settings: [
       "shared_preload_libraries=pg_stat_statements",
       "pg_stat_statements.track=all",
+      "pg_stat_statements.track_planning=on",
       ...(logTo
         ? [
           "log_checkpoints=on",
@@ -71,14 +72,17 @@ export async function resetStatements(stats: pg_.Client): Promise<Date> {
 
 export interface StatementRow {
   calls: string;
+  /** Time spent running the statement (planning excluded). */
   ms: number;
+  /** Time spent planning it (a statement sent unnamed is planned on every call). */
+  planMs: number;
   query: string;
 }
 
 /** The statements run since the last reset, most called first (the readings' own left out). */
 export async function statementsRun(stats: pg_.Client): Promise<StatementRow[]> {
   const { rows } = await stats.query<StatementRow>(
-    `SELECT calls::text, total_exec_time AS ms, query FROM pg_stat_statements
+    `SELECT calls::text, total_exec_time AS ms, total_plan_time AS "planMs", query FROM pg_stat_statements
       WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
   );
   return rows;
@@ -92,11 +96,15 @@ export function printStatements(rows: StatementRow[], per: number, unit: string)
   if (!Deno.env.get("BENCH_STATEMENTS")) return;
   for (const s of rows.slice(0, 40)) {
     console.error(
-      `${(Number(s.calls) / per).toFixed(2)}/${unit} ${(s.ms / per).toFixed(3)} ms/${unit}  ${
-        s.query.replace(/\s+/g, " ").slice(0, 160)
-      }`,
+      `${(Number(s.calls) / per).toFixed(2)}/${unit} ${(s.ms / per).toFixed(3)} ms/${unit} run, ${
+        (s.planMs / per).toFixed(3)
+      } planning  ${s.query.replace(/\s+/g, " ").slice(0, 160)}`,
     );
   }
+  const sum = (f: (s: StatementRow) => number) => (rows.reduce((t, s) => t + f(s), 0) / per).toFixed(3);
+  console.error(
+    `all statements: ${sum((s) => s.ms)} ms/${unit} run, ${sum((s) => s.planMs)} ms/${unit} planning`,
+  );
 }
 
 /** One queue's jobs of a run, by the database's clock. */

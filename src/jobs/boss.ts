@@ -8,6 +8,7 @@ import { POOL_IDLE_MS, type Tx } from "../db/client.ts";
 import { afterCommit } from "../db/transaction.ts";
 import type { EnqueueOptions, JobQueue, KeyedJob } from "../shared/jobs.ts";
 import type { Logger } from "../shared/logger.ts";
+import { NamedStatementsDb } from "./named_statements_db.ts";
 
 export const BOSS_SCHEMA = "pgboss";
 
@@ -83,13 +84,20 @@ export class Jobs implements JobQueue {
     const supervise = options.superviseIntervalSeconds ?? 2;
     // pg-boss hands its whole configuration to pg's Pool, so the pool's idle timeout goes along,
     // though its types do not list it.
-    const pool = { idleTimeoutMillis: POOL_IDLE_MS } as Record<string, unknown>;
-    this.boss = new PgBoss({
-      ...pool,
+    const connection = {
+      idleTimeoutMillis: POOL_IDLE_MS,
       connectionString: databaseUrl,
-      schema: BOSS_SCHEMA,
       application_name: "switchboard-jobs",
       max: options.max ?? 6,
+      // pg-boss's statements find jobs by indexed columns whatever their values: a generic plan,
+      // made once per connection, serves every call (with custom plans PostgreSQL planned the fetch
+      // again on each call, which cost several times its run).
+      options: "-c plan_cache_mode=force_generic_plan",
+    };
+    this.boss = new PgBoss({
+      ...connection,
+      db: new NamedStatementsDb(connection),
+      schema: BOSS_SCHEMA,
       useListenNotify: true,
       // Expiry is only checked on a supervision pass that also claims the monitor slot, so both
       // intervals are short: a crashed attempt is retried seconds after it expires, not minutes.
