@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { allowlistProblems } from "./shared/outbound.ts";
 import { decodeKey } from "./shared/secret_box.ts";
+import { RETRY_BUDGET_MS } from "./llm/retry.ts";
 
 const DURATION = /^(\d+)\s*(ms|s|m|h|d)?$/;
 const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
@@ -279,7 +280,8 @@ export function loadConfig(env: Env): Config {
         maxHeapMb: e.DOCUMENT_MAX_HEAP_MB,
       },
     },
-    replyClaimTtlMs: e.REPLY_CLAIM_TTL_MS ?? e.LLM_TIMEOUT_MS + 4 * e.INTENT_WEBHOOK_TIMEOUT_MS + 60_000,
+    replyClaimTtlMs: e.REPLY_CLAIM_TTL_MS ??
+      e.LLM_TIMEOUT_MS + RETRY_BUDGET_MS + 4 * e.INTENT_WEBHOOK_TIMEOUT_MS + 60_000,
     supervisor: {
       model: e.SUPERVISOR_MODEL ?? e.DEFAULT_MODEL,
       prices: {

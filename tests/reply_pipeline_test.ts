@@ -23,6 +23,7 @@ import {
   waitUntil,
 } from "./_helpers/conversations.ts";
 import type { Receiver } from "./_helpers/receiver.ts";
+import { logSink } from "./_helpers/logs.ts";
 
 interface Setup {
   t: TestApp;
@@ -235,9 +236,12 @@ Deno.test("maxDailyMessages: over the limit the customer gets no reply that UTC 
   }
 });
 
-Deno.test("no answer from the model: the conversation goes to a human with the summary, nobody is left silent", async () => {
-  const s = await setup(() =>
-    new Response(JSON.stringify({ error: { message: "overloaded" } }), { status: 503 })
+Deno.test("no answer from the model: three calls (1 s, then 4 s apart), then the conversation goes to a human with the summary", async () => {
+  const logs = logSink();
+  const s = await setup(
+    () => new Response(JSON.stringify({ error: { message: "overloaded" } }), { status: 503 }),
+    {},
+    { logger: logs.logger },
   );
   try {
     const { send } = await agentWithChannel(s);
@@ -255,8 +259,70 @@ Deno.test("no answer from the model: the conversation goes to a human with the s
       { transferSummary: "language model unavailable (error)", reason: "ESCALATION" },
     ]);
     assert.equal((await aiMessages(s, m.conversationId)).length, 0);
+    // Every request the endpoint received is in the log: two failed calls made again, then the last.
+    assert.equal(s.model.calls.length, 3);
+    const retried = logs.lines.filter((l) => l.msg === "language model call failed; calling it again");
+    assert.deepEqual(retried.map((l) => [l.attempt, l.waitMs]), [[1, 1000], [2, 4000]]);
+    assert.equal(
+      logs.lines.filter((l) => l.msg === "language model call failed; transferring to a human").length,
+      1,
+    );
   } finally {
     await s.close();
+  }
+});
+
+Deno.test("a rate-limited model call is made again after the wait its answer asks for, and the customer is answered", async () => {
+  const logs = logSink();
+  const s = await setup(
+    (_call, index) =>
+      index === 0
+        ? new Response(JSON.stringify({ error: { message: "rate limited" } }), {
+          status: 429,
+          headers: { "retry-after-ms": "50" },
+        })
+        : { content: "Olá! Como posso ajudar?" },
+    {},
+    { logger: logs.logger },
+  );
+  try {
+    const { send } = await agentWithChannel(s);
+    const m = await send("oi");
+    const [reply] = await waitUntil(() => aiMessages(s, m.conversationId), (ms) => ms.length === 1);
+    assert.equal(reply.content, "Olá! Como posso ajudar?");
+    assert.equal(s.model.calls.length, 2);
+    const conv = await s.t.app.deps.db.conversation.findUnique({ where: { id: m.conversationId } });
+    assert.equal(conv!.status, "OPEN");
+    const retried = logs.lines.filter((l) => l.msg === "language model call failed; calling it again");
+    assert.deepEqual(retried.map((l) => [l.attempt, l.waitMs, l.error]), [[1, 50, "HTTP 429: rate limited"]]);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("a model error that another call would not mend (400), or a wait longer than the time left, is a transfer at once", async () => {
+  const answers: Record<string, () => Response> = {
+    "bad request": () => new Response(JSON.stringify({ error: { message: "bad prompt" } }), { status: 400 }),
+    "wait too long": () =>
+      new Response(JSON.stringify({ error: { message: "come back later" } }), {
+        status: 429,
+        headers: { "retry-after": "3600" },
+      }),
+  };
+  for (const [name, answer] of Object.entries(answers)) {
+    const s = await setup(answer);
+    try {
+      const { send } = await agentWithChannel(s);
+      const m = await send("oi");
+      const conv = await waitUntil(
+        () => s.t.app.deps.db.conversation.findUnique({ where: { id: m.conversationId } }),
+        (c) => c?.status === "HUMAN",
+      );
+      assert.equal(conv!.transferSummary, "language model unavailable (error)", name);
+      assert.equal(s.model.calls.length, 1, name);
+    } finally {
+      await s.close();
+    }
   }
 });
 

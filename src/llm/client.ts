@@ -11,7 +11,15 @@ import type { ReplyPrompt } from "../conversations/prompt.ts";
 export type Completion =
   | { ok: true; content: string; inputTokens: number; outputTokens: number }
   /** `kind`: "unavailable" (no key), "timeout", "error" (HTTP or network), "empty" (no text). */
-  | { ok: false; kind: "unavailable" | "timeout" | "error" | "empty"; message: string };
+  | { ok: false; kind: "unavailable" | "timeout" | "error" | "empty"; message: string; retry?: Retry };
+
+/**
+ * A failure that may pass if the same call is made again (a rate limit, a 5xx, a dropped
+ * connection), with the wait the endpoint asked for (`Retry-After` or `retry-after-ms`), if any.
+ */
+export interface Retry {
+  afterMs?: number;
+}
 
 /** A message of a tool-calling conversation, as OpenAI-compatible endpoints take it. */
 export type ChatMessage =

@@ -11,6 +11,7 @@ import type {
   ChatMessage,
   Completion,
   LanguageModel,
+  Retry,
   ToolCall,
   ToolCompletion,
   Transcription,
@@ -110,12 +111,6 @@ export function openAiModel(options: { apiKey?: string; baseUrl?: string }): Lan
         if (text === null) return { ok: false, kind: "error", message: "the answer has no text" };
         return { ok: true, text };
       } catch (error) {
-        // The endpoint's own message (`Unsupported file format ...`), without the status the client puts before it.
-        if (error instanceof OpenAI.APIError && error.status) {
-          const detail = (error.error as { message?: unknown } | undefined)?.message;
-          const text = typeof detail === "string" ? detail : error.message;
-          return { ok: false, kind: "error", message: `HTTP ${error.status}: ${text.slice(0, 300)}` };
-        }
         return failure(error, timeoutMs);
       }
     },
@@ -158,13 +153,40 @@ function withParts(m: ReplyPrompt["messages"][number]): ChatCompletionMessagePar
 function failure(
   error: unknown,
   timeoutMs: number,
-): { ok: false; kind: "timeout" | "error"; message: string } {
+): { ok: false; kind: "timeout" | "error"; message: string; retry?: Retry } {
   if (error instanceof OpenAI.APIConnectionTimeoutError) {
     return { ok: false, kind: "timeout", message: `no answer within ${timeoutMs} ms` };
   }
   const status = error instanceof OpenAI.APIError ? error.status : undefined;
-  const text = error instanceof Error ? error.message : String(error);
-  return { ok: false, kind: "error", message: (status ? `HTTP ${status}: ` : "") + text.slice(0, 300) };
+  // With a status, the endpoint's own message (`Unsupported file format ...`), without the status
+  // the client puts before it.
+  const detail = status
+    ? ((error as InstanceType<typeof OpenAI.APIError>).error as { message?: unknown })?.message
+    : null;
+  const text = typeof detail === "string" ? detail : error instanceof Error ? error.message : String(error);
+  const message = (status ? `HTTP ${status}: ` : "") + text.slice(0, 300);
+  // The connection failed before an answer (refused, reset).
+  if (error instanceof OpenAI.APIConnectionError) return { ok: false, kind: "error", message, retry: {} };
+  if (status === undefined || (!TRANSIENT_STATUSES.has(status) && status < 500)) {
+    return { ok: false, kind: "error", message };
+  }
+  const afterMs = retryAfterMs((error as InstanceType<typeof OpenAI.APIError>).headers);
+  return { ok: false, kind: "error", message, retry: afterMs === undefined ? {} : { afterMs } };
+}
+
+/** Statuses below 500 worth another call: a timeout, a conflict and a rate limit, as OpenAI's clients retry. */
+const TRANSIENT_STATUSES = new Set([408, 409, 429]);
+
+/** The wait an answer asks for: `retry-after-ms` (OpenAI's), else `Retry-After` in seconds or as a date. */
+function retryAfterMs(headers: Headers | undefined): number | undefined {
+  const ms = Number(headers?.get("retry-after-ms") ?? NaN);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const value = headers?.get("retry-after");
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 function toOpenAi(m: ChatMessage): ChatCompletionMessageParam {

@@ -21,6 +21,7 @@ import { shapeReply } from "../shaping.ts";
 import { mayReplyToday, utcDay } from "../timing.ts";
 import { recordOutcome, sendCommittedButLast, type SendOutcome, storeOutgoing } from "../outbound.ts";
 import { transferToHuman } from "../transitions.ts";
+import { completeWithRetries } from "../../llm/retry.ts";
 import { scheduleTimers } from "../timers.ts";
 import type { RowOf } from "../../db/statement.ts";
 import {
@@ -409,7 +410,11 @@ async function generate(
     now: deps.clock.now(),
     limits: documents ? { pendingChars: PENDING_MAX_CHARS + deps.config.media.document.maxChars } : undefined,
   });
-  const completion = await deps.llm.complete(prompt, { timeoutMs: deps.config.llmTimeoutMs });
+  const completion = await completeWithRetries(deps.llm, prompt, {
+    timeoutMs: deps.config.llmTimeoutMs,
+    logger: deps.logger,
+    log,
+  });
   if (!completion.ok) {
     deps.logger.warn("language model call failed; transferring to a human", {
       ...log,
