@@ -51,6 +51,15 @@ export interface HttpBindings {
 
 export interface App {
   deps: Deps;
+  /**
+   * What the job workers of the reply path run with (WhatsApp inbound, conversations, media): the
+   * same deps, whose `db` does not wait for the disk at commit (synchronous_commit=off). A job's
+   * work is made durable by the job's completion, a synchronous commit after it (WAL is flushed in
+   * order), and a crash before that runs the job again; what must be on disk before it acts on the
+   * outside says so itself (a WhatsApp send's start, conversations/sql.ts). Requests, whose answer
+   * promises what they stored, keep `deps.db`.
+   */
+  workerDeps: Deps;
   /** `info` is absent when tests call it directly: the client address is then unknown. */
   fetch(request: Request, info?: ConnectionInfo): Promise<Response>;
   /** Listens on config.host:config.port (port 0 picks a free one); resolves once listening. */
@@ -94,6 +103,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (applied.length) logger.info("applied migrations", { applied });
 
   const db = options.db ?? createPrisma(databaseUrl, { max: config.databasePoolSize });
+  const workerDb = options.db ??
+    createPrisma(databaseUrl, { max: config.databasePoolSize, synchronousCommit: false });
   // The data migration of the secret box: rows stored before it existed are sealed now.
   const secrets = await resolveSecretBox(config);
   const sealed = await sealStoredSecrets(db, secrets, "plaintext");
@@ -134,14 +145,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     live,
     channels,
   };
+  const workerDeps: Deps = { ...deps, db: workerDb };
   if (options.workers ?? config.processRole !== "http") {
     await startWebhookDeliveryWorker(jobs, deps);
     await startWebhookDeadLetterWorker(jobs, deps);
     await startMaintenanceWorkers(jobs, deps, { retentionDays: config.retentionDays });
     await startApprovalWorkers(jobs, deps);
-    await startWhatsAppInboundWorker(jobs, deps);
-    await startConversationWorkers(jobs, deps);
-    await startMediaWorker(jobs, deps);
+    await startWhatsAppInboundWorker(jobs, workerDeps);
+    await startConversationWorkers(jobs, workerDeps);
+    await startMediaWorker(jobs, workerDeps);
   }
   if (options.bootstrap !== false) await bootstrapFirstOwner(deps);
 
@@ -215,6 +227,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   let peers: TcpPeerWatcher | undefined;
   return {
     deps,
+    workerDeps,
     fetch: handle,
     start() {
       return new Promise((resolve) => {
@@ -245,6 +258,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await channels.stop();
       deps.outbound.close();
       await db.$disconnect();
+      if (workerDb !== db) await workerDb.$disconnect();
       await embedded?.stop();
     },
   };

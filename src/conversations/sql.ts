@@ -410,12 +410,21 @@ export const staleSends = query(
   [{ staleBefore: at0, now: at0, limit: 1 }],
 );
 
+/**
+ * A condition true of every row that makes the statement's commit wait for the disk, whatever its
+ * session's setting (the job workers commit without waiting, app.ts workerDeps): a WhatsApp send
+ * has no idempotency key, so the mark that its call began is on disk before the call, with every
+ * commit before it (WAL is flushed in order). A row is changed only once all of its condition held.
+ */
+const DURABLE = Prisma.sql`set_config('synchronous_commit', 'on', true) = 'on'`;
+
 /** A claimed message's channel call begins now (its writer's claim, no call begun yet): 1 row or 0. */
 export const startSend = command(
   ({ now, id }: { now: Date; id: string }) =>
     Prisma.sql`
         UPDATE "Message" SET "sendStartedAt" = ${now}
-         WHERE id = ${id} AND status = 'PENDING' AND "sendClaimedAt" IS NOT NULL AND "sendStartedAt" IS NULL`,
+         WHERE id = ${id} AND status = 'PENDING' AND "sendClaimedAt" IS NOT NULL AND "sendStartedAt" IS NULL
+           AND ${DURABLE}`,
   [{ now: at0, id: "m" }],
 );
 
@@ -438,6 +447,7 @@ export const claimSend = query(
        AND ch.id = m."channelId" AND c.id = m."conversationId" AND ct.id = c."contactId"
        AND (m.status = 'PENDING' OR (${retry} AND m.status = 'FAILED'))
        AND (m."sendClaimedAt" IS NULL OR m."sendClaimedAt" <= ${stale}) AND m."sendStartedAt" IS NULL
+       AND ${DURABLE}
     RETURNING m.id, m.content,
            json_build_object('type', ch.type, 'phoneNumberId', ch."phoneNumberId", 'credentials', ch.credentials)
              AS channel,

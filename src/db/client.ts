@@ -18,6 +18,8 @@ export interface PrismaOptions {
   onQuery?: (sql: string) => void;
   /** A pool made by ./pool.ts' createPool (its clients observable); default: one of `max`. */
   pool?: pg.Pool;
+  /** false: commits do not wait for the disk (the job workers' client, Deps.jobDb). */
+  synchronousCommit?: boolean;
 }
 
 /** How long an idle pooled connection is kept (the app's pool and pg-boss's). */
@@ -27,7 +29,11 @@ export function createPrisma(databaseUrl: string, options: PrismaOptions = {}): 
   // Connections stay open through a lull of a few minutes (pg's default closes them after 10 s
   // idle): a new one costs a backend start and re-preparing every named statement.
   const pool = options.pool ??
-    createPool(databaseUrl, { max: options.max ?? 10, idleTimeoutMillis: POOL_IDLE_MS });
+    createPool(databaseUrl, {
+      max: options.max ?? 10,
+      idleTimeoutMillis: POOL_IDLE_MS,
+      synchronousCommit: options.synchronousCommit,
+    });
   const adapter = new PrismaPg(pool, { statementNameGenerator: statementNames(), disposeExternalPool: true });
   if (!options.onQuery) return stopWhenClientGone(new PrismaClient({ adapter }));
   const onQuery = options.onQuery;

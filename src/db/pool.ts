@@ -31,6 +31,8 @@ export const CLIENT_CHECK_MS = 500;
 export interface PoolOptions {
   max: number;
   idleTimeoutMillis: number;
+  /** false: the sessions' commits do not wait for the disk (synchronous_commit=off; see Deps.jobDb). */
+  synchronousCommit?: boolean;
 }
 
 interface Stream {
@@ -119,7 +121,8 @@ export function createPool(connectionString: string, options: PoolOptions): pg.P
     max: options.max,
     idleTimeoutMillis: options.idleTimeoutMillis,
     // Not honoured when the URL names its own `options` (pg lets the URL win).
-    options: `-c client_connection_check_interval=${CLIENT_CHECK_MS}`,
+    options: `-c client_connection_check_interval=${CLIENT_CHECK_MS}` +
+      (options.synchronousCommit === false ? " -c synchronous_commit=off" : ""),
     Client: GuardedClient,
   });
 }
