@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { Client, startTestApp, type TestApp } from "./_helpers/app.ts";
 import { createTestDatabase } from "./_helpers/db.ts";
-import { createPrisma, statementNames } from "../src/db/client.ts";
+import { createPrisma } from "../src/db/client.ts";
+import { statementNames } from "../src/db/statement_names.ts";
 import { authenticateActor } from "../src/auth/authenticate.ts";
 import type { ActorContext } from "../src/context.ts";
 import { plan, type Root, runReads } from "../src/reads/plan.ts";
@@ -436,7 +437,7 @@ Deno.test("a planned read is a named statement: PostgreSQL parses and plans it o
       );
       // Three requests, one prepared statement (the same text each time).
       assert.equal(prepared.length, 1);
-      assert.match(prepared[0].name, /^s\d+$/);
+      assert.match(prepared[0].name, /^f\d+$/, "named by the fast path");
     }, { db });
   } finally {
     await db.$disconnect();

@@ -7,6 +7,8 @@ import type pg from "pg";
 import { PrismaClient } from "../generated/prisma/client.ts";
 import { throwIfClientGone } from "../shared/request_scope.ts";
 import { createPool } from "./pool.ts";
+import { statementNames } from "./statement_names.ts";
+import { addFastPath } from "./fast_path.ts";
 
 export type Db = PrismaClient;
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
@@ -18,7 +20,7 @@ export interface PrismaOptions {
   onQuery?: (sql: string) => void;
   /** A pool made by ./pool.ts' createPool (its clients observable); default: one of `max`. */
   pool?: pg.Pool;
-  /** false: commits do not wait for the disk (the job workers' client, Deps.jobDb). */
+  /** false: commits do not wait for the disk (the job workers' client, app.ts workerDeps). */
   synchronousCommit?: boolean;
 }
 
@@ -35,35 +37,16 @@ export function createPrisma(databaseUrl: string, options: PrismaOptions = {}): 
       synchronousCommit: options.synchronousCommit,
     });
   const adapter = new PrismaPg(pool, { statementNameGenerator: statementNames(), disposeExternalPool: true });
-  if (!options.onQuery) return stopWhenClientGone(new PrismaClient({ adapter }));
   const onQuery = options.onQuery;
-  const client = new PrismaClient({ adapter, log: [{ emit: "event", level: "query" }] });
-  client.$on("query", (e) => onQuery(e.query));
-  return stopWhenClientGone(client);
-}
-
-/** How many distinct statement texts get a name; later ones run unnamed (parsed and planned each time). */
-const MAX_NAMED_STATEMENTS = 1_000;
-
-/**
- * Names each distinct SQL text (`s0`, `s1`, ... in order of first use), so `pg` prepares it once
- * per connection and PostgreSQL keeps its plan: the read planner's statements are long and the
- * same per query shape (plan.ts caches them), and parsing and planning one cost about as much as
- * running it. A name always means the same text (names are never reused), as `pg` requires. The
- * map is bounded: a statement text first seen after MAX_NAMED_STATEMENTS stays unnamed (""), so an
- * endless variety of texts cannot grow this process or the server's prepared statements.
- */
-export function statementNames(max = MAX_NAMED_STATEMENTS): (query: { sql: string }) => string {
-  const names = new Map<string, string>();
-  return ({ sql }) => {
-    let name = names.get(sql);
-    if (name === undefined && names.size < max) {
-      name = `s${names.size}`;
-      names.set(sql, name);
-    }
-    // `pg` sends a statement with an empty name unnamed, as it does one without a name.
-    return name ?? "";
-  };
+  let client: Db;
+  if (!onQuery) client = stopWhenClientGone(new PrismaClient({ adapter }));
+  else {
+    const logged = new PrismaClient({ adapter, log: [{ emit: "event", level: "query" }] });
+    logged.$on("query", (e) => onQuery(e.query));
+    client = stopWhenClientGone(logged);
+  }
+  addFastPath(client, pool, onQuery);
+  return client;
 }
 
 /**

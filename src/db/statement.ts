@@ -2,13 +2,15 @@
  * Declared raw SQL statements. A statement holds its text (a function from its arguments to a
  * Prisma.Sql, so it can take fixed fragments: optional CTEs, a caller's guard) and, for one that
  * returns rows, its result columns with their PostgreSQL types, from which its row type is
- * inferred. It runs through the app's Prisma client ($queryRaw / $executeRaw), so the shared pool,
- * transactions, named prepared statements and the client-gone check apply as to any other query.
+ * inferred. It runs on the app's Prisma client: in a transaction through it ($queryRaw /
+ * $executeRaw), outside one on its pool's fast path (fast_path.ts); either way on the shared pool,
+ * as a named prepared statement, with the client-gone check.
  * tests/sql_statements_test.ts prepares every declared statement against the migrated database and
  * checks the declaration (column names, types and their schema.prisma columns, parameter count).
  */
 import type { Prisma } from "../generated/prisma/client.ts";
 import type { Tx } from "./client.ts";
+import { fastPathOf } from "./fast_path.ts";
 
 /**
  * A result column: its type as PostgreSQL's format_type() names it, whether it may be null, and
@@ -88,12 +90,16 @@ export function query<A, C extends Columns>(
   sql: (args: A) => Prisma.Sql,
   shapes: readonly [NoInfer<A>, ...NoInfer<A>[]],
 ): Query<A, C> {
+  const bigints = Object.keys(columns).filter((name) => columns[name].type === "bigint");
   return {
     kind: "query",
     columns,
     sql,
     shapes,
-    rows: (db, args) => db.$queryRaw<RowOf<C>[]>(sql(args)),
+    rows: (db, args) => {
+      const fast = fastPathOf(db);
+      return fast ? fast.rows<RowOf<C>>(sql(args), bigints) : db.$queryRaw<RowOf<C>[]>(sql(args));
+    },
   };
 }
 
@@ -102,7 +108,12 @@ export function command<A>(
   sql: (args: A) => Prisma.Sql,
   shapes: readonly [NoInfer<A>, ...NoInfer<A>[]],
 ): Command<A> {
-  return { kind: "command", sql, shapes, run: (db, args) => db.$executeRaw(sql(args)) };
+  return {
+    kind: "command",
+    sql,
+    shapes,
+    run: (db, args) => fastPathOf(db)?.run(sql(args)) ?? db.$executeRaw(sql(args)),
+  };
 }
 
 /** Whether `value` is a declared statement (the statements test collects a module's exports). */

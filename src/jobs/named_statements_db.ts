@@ -7,7 +7,7 @@
  */
 import Db from "pg-boss/dist/db.js";
 import type pg from "pg";
-import { statementNames } from "../db/client.ts";
+import { statementNames } from "../db/statement_names.ts";
 
 export class NamedStatementsDb extends Db {
   readonly #nameOf = statementNames();

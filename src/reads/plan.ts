@@ -31,6 +31,7 @@ import {
 } from "../shared/pagination.ts";
 import { LIMITS } from "../graphql/limits.ts";
 import { stoppedWhenClientGone } from "../db/pool.ts";
+import { fastPathOf } from "../db/fast_path.ts";
 import { allowance, charge, INLINE_BYTES, reserve, responseTooLarge } from "./budget.ts";
 
 /** What to read: one row of a capability, a page of it, or a row just written (already scoped). */
@@ -867,7 +868,12 @@ async function fetchBounded<T>(
   for (let attempt = 0; attempt < 3; attempt++) {
     const release = budget > INLINE_BYTES ? await reserve(limits, budget) : undefined;
     try {
-      const [row] = await stoppedWhenClientGone(() => ctx.db.$queryRawUnsafe<Row[]>(sql, ...values, budget));
+      const fast = fastPathOf(ctx.db);
+      const [row] = await stoppedWhenClientGone(() =>
+        fast
+          ? fast.rows<Row>({ text: sql, values: [...values, budget] })
+          : ctx.db.$queryRawUnsafe<Row[]>(sql, ...values, budget)
+      );
       if (row.data !== null) {
         charge(row.bytes);
         return use(row as Row & { data: string });

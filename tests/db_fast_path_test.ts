@@ -1,0 +1,79 @@
+/**
+ * The fast path beside Prisma's $queryRaw (src/db/fast_path.ts): a declared statement run on the
+ * client (the fast path) and in a transaction (Prisma's raw path) answers the same values of every
+ * column type, a command the same count, and statement counters see both.
+ */
+import assert from "node:assert/strict";
+import { Prisma } from "../src/generated/prisma/client.ts";
+import { createTestDatabase } from "./_helpers/db.ts";
+import { createPrisma } from "../src/db/client.ts";
+import { fastPathOf } from "../src/db/fast_path.ts";
+import { col, command, query } from "../src/db/statement.ts";
+
+const everyType = query(
+  {
+    text: col.text,
+    none: col.text.null,
+    integer: col.integer,
+    bigint: col.bigint,
+    float: col.float,
+    flag: col.boolean,
+    at: col.timestamptz,
+    json: col.json<{ a: number[] }>(),
+    jsonb: col.jsonb<{ b: string }>(),
+    status: col.enum<"OPEN" | "HUMAN" | "CLOSED">("ConversationStatus"),
+  },
+  ({ n, at, ids }: { n: number; at: Date; ids: string[] }) =>
+    Prisma.sql`
+      SELECT ${"ação ✓"}::text AS text, NULL::text AS none, ${n}::int AS integer,
+             (${n}::bigint * 4000000000) AS bigint, 1.5::float8 AS float, true AS flag,
+             ${at}::timestamptz AS at, json_build_object('a', ARRAY[1, 2]) AS json,
+             jsonb_build_object('b', ${ids}::text[]::text) AS jsonb, 'HUMAN'::"ConversationStatus" AS status`,
+  [{ n: 1, at: new Date(0), ids: [] }],
+);
+
+const touch = command(
+  ({ names }: { names: string[] }) =>
+    Prisma.sql`UPDATE "Workspace" SET name = name WHERE name = ANY(${names}::text[])`,
+  [{ names: [] }],
+);
+
+Deno.test("the fast path answers as Prisma's raw path does, for every column type, and is counted", async () => {
+  const database = await createTestDatabase();
+  const statements: string[] = [];
+  const db = createPrisma(database.url, { max: 2, onQuery: (sql) => statements.push(sql) });
+  try {
+    assert.ok(fastPathOf(db), "the client has a fast path");
+    const args = { n: 7, at: new Date("2026-11-27T15:04:05.678Z"), ids: ["x", "y"] };
+    const fast = await everyType.rows(db, args);
+    const counted = statements.length;
+    const viaPrisma = await db.$transaction(async (tx) => {
+      assert.equal(fastPathOf(tx), undefined, "a transaction runs through Prisma");
+      return await everyType.rows(tx, args);
+    });
+    assert.deepEqual(fast, viaPrisma);
+    assert.deepEqual(fast, [{
+      text: "ação ✓",
+      none: null,
+      integer: 7,
+      bigint: 28_000_000_000n,
+      float: 1.5,
+      flag: true,
+      at: new Date("2026-11-27T15:04:05.678Z"),
+      json: { a: [1, 2] },
+      jsonb: { b: "{x,y}" },
+      status: "HUMAN",
+    }]);
+    assert.ok(
+      counted >= 1 && statements[0].includes("ação") === false,
+      "the text is counted, not its values",
+    );
+
+    await db.workspace.createMany({ data: [{ name: "a" }, { name: "b" }] });
+    assert.equal(await touch.run(db, { names: ["a", "b", "c"] }), 2);
+    assert.equal(await db.$transaction((tx) => touch.run(tx, { names: ["a", "b", "c"] })), 2);
+  } finally {
+    await db.$disconnect();
+    await database.drop();
+  }
+});
