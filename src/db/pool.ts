@@ -1,5 +1,5 @@
 /**
- * The app's pg pool, with two duties beyond pg's own:
+ * The app's pg pool, with two duties beyond pg's own (and a faster write, joinCorkedWrites):
  *
  * - A fault inside the driver fails one statement, never the process. pg parses the server's
  *   messages in the socket's `data` callback; anything thrown there (pg-protocol refusing a field
@@ -14,6 +14,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
+import { Buffer } from "node:buffer";
 import { ClientGoneError, currentScope } from "../shared/request_scope.ts";
 
 const stoppable = new AsyncLocalStorage<AbortSignal>();
@@ -38,6 +39,9 @@ export interface PoolOptions {
 interface Stream {
   emit(event: string | symbol, ...args: unknown[]): boolean;
   destroy(error?: Error): void;
+  cork(): void;
+  uncork(): void;
+  write(chunk: Uint8Array, ...rest: unknown[]): boolean;
 }
 
 interface Wire {
@@ -59,14 +63,43 @@ function guardData(stream: Stream): void {
   };
 }
 
-/** A pg client whose message parsing is guarded (plain and TLS streams alike). */
-class GuardedClient extends pg.Client {
+/**
+ * pg corks the socket around a query's messages (parse, bind, describe, execute, sync) so they
+ * leave together. Deno's node:net sends a corked batch through its writev path, which costs more
+ * of this process' CPU per query than one write of the joined bytes (about a fifth of pg's CPU per
+ * query, measured on a loop of one-row queries): the batch is joined and written once.
+ */
+function joinCorkedWrites(stream: Stream): void {
+  const write = stream.write.bind(stream);
+  let held: Uint8Array[] | null = null;
+  stream.cork = () => {
+    held ??= [];
+  };
+  stream.uncork = () => {
+    const batch = held;
+    held = null;
+    if (batch?.length) write(batch.length === 1 ? batch[0] : Buffer.concat(batch));
+  };
+  stream.write = (chunk, ...rest) => {
+    // With a callback or an encoding, as written (pg's end message): nothing is held then.
+    if (held === null || rest.length > 0) return write(chunk, ...rest);
+    held.push(chunk);
+    return true;
+  };
+}
+
+/**
+ * A pg client whose message parsing is guarded and whose corked writes are joined (plain and TLS
+ * streams alike). pg-boss's pool uses it too (jobs/named_statements_db.ts).
+ */
+export class GuardedClient extends pg.Client {
   constructor(config?: pg.ClientConfig) {
     super(config);
     const wire = this.connection as unknown as Wire;
     const attach = wire.attachListeners.bind(wire);
     wire.attachListeners = (stream) => {
       guardData(stream);
+      joinCorkedWrites(stream);
       attach(stream);
     };
   }

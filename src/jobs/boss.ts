@@ -9,6 +9,7 @@ import { afterCommit } from "../db/transaction.ts";
 import type { EnqueueOptions, JobQueue, KeyedJob } from "../shared/jobs.ts";
 import type { Logger } from "../shared/logger.ts";
 import { NamedStatementsDb } from "./named_statements_db.ts";
+import { GuardedClient } from "../db/pool.ts";
 
 export const BOSS_SCHEMA = "pgboss";
 
@@ -93,6 +94,8 @@ export class Jobs implements JobQueue {
       // made once per connection, serves every call (with custom plans PostgreSQL planned the fetch
       // again on each call, which cost several times its run).
       options: "-c plan_cache_mode=force_generic_plan",
+      // The app's client: a fault inside the driver fails one statement, and corked writes are joined.
+      Client: GuardedClient,
     };
     this.boss = new PgBoss({
       ...connection,
