@@ -6,6 +6,7 @@ import { Hono } from "hono";
 import type { Config } from "./config.ts";
 import type { Deps } from "./context.ts";
 import { createPrisma, type Db } from "./db/client.ts";
+import { fastPathOf } from "./db/fast_path.ts";
 import { type EmbeddedDatabase, startEmbeddedPostgres } from "./db/embedded.ts";
 import { applyMigrations } from "./db/migrate.ts";
 import { bootstrapFirstOwner, resolveJwtSecret, resolveSecretBox } from "./db/bootstrap.ts";
@@ -257,8 +258,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await jobs.stop();
       await channels.stop();
       deps.outbound.close();
-      await db.$disconnect();
-      if (workerDb !== db) await workerDb.$disconnect();
+      for (const client of new Set([db, workerDb])) {
+        await client.$disconnect();
+        await fastPathOf(client)?.close();
+      }
       await embedded?.stop();
     },
   };

@@ -77,3 +77,28 @@ Deno.test("the fast path answers as Prisma's raw path does, for every column typ
     await database.drop();
   }
 });
+
+Deno.test("a client used through the fast path alone leaves no connection once disconnected and closed", async () => {
+  const database = await createTestDatabase();
+  const db = createPrisma(database.url, { max: 2 });
+  const admin = createPrisma(database.adminUrl, { max: 1 });
+  const name = new URL(database.url).pathname.slice(1);
+  const connections = async () =>
+    (await admin.$queryRawUnsafe<Array<{ n: number }>>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1",
+      name,
+    ))[0].n;
+  try {
+    await everyType.rows(db, { n: 1, at: new Date(0), ids: [] });
+    assert.equal(await connections(), 1);
+    await db.$disconnect();
+    await fastPathOf(db)!.close();
+    // The backend ends right after its client has gone.
+    for (let i = 0; i < 100 && await connections() > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await connections(), 0);
+  } finally {
+    await admin.$disconnect();
+    await fastPathOf(admin)?.close();
+    await database.drop();
+  }
+});

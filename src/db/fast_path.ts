@@ -18,6 +18,11 @@ export interface FastPath {
   rows<R>(sql: Prisma.Sql | { text: string; values: unknown[] }, bigints?: readonly string[]): Promise<R[]>;
   /** The number of rows a statement changed. */
   run(sql: Prisma.Sql): Promise<number>;
+  /**
+   * Ends the pool unless Prisma's $disconnect did: it does only when Prisma itself connected, and a
+   * client used through this path alone never does.
+   */
+  close(): Promise<void>;
 }
 
 const paths = new WeakMap<object, FastPath>();
@@ -45,6 +50,9 @@ export function addFastPath(client: object, pool: pg.Pool, onQuery?: (sql: strin
     },
     async run(sql) {
       return (await send(sql.text, sql.values)).rowCount ?? 0;
+    },
+    async close() {
+      if (!pool.ended) await pool.end();
     },
   });
 }
