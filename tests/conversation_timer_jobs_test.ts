@@ -182,17 +182,15 @@ Deno.test("timer workers take due jobs 20 to a fetch, and an auto-close queued b
         ),
       ([{ n }]) => n === 0,
     );
-    // 15 fetches of 20 others (two workers, in either order), then the conversation's job alone: it
-    // was taken after every job queued before it, and no fetch took more or fewer than it could.
+    // Every job taken once, at most 20 to a fetch, and the conversation's job by one of the last two
+    // fetches: taken after the jobs queued before it. (Two workers fetch side by side and skip the
+    // rows the other has locked, so on a loaded machine the last 21 jobs may split either way.)
     const all = await fetches(t, conversationId);
-    assert.deepEqual(
-      all.toSorted((a, b) => b.jobs - a.jobs),
-      [
-        ...Array.from({ length: 300 / TIMER_BATCH }, () => ({ jobs: TIMER_BATCH, ours: false })),
-        { jobs: 1, ours: true },
-      ],
-      JSON.stringify(all),
-    );
+    const detail = JSON.stringify(all);
+    assert.equal(all.reduce((n, f) => n + f.jobs, 0), 301, detail);
+    assert.ok(all.every((f) => f.jobs <= TIMER_BATCH), detail);
+    assert.ok(all.slice(0, 14).every((f) => f.jobs === TIMER_BATCH && !f.ours), detail);
+    assert.ok(all.slice(-2).some((f) => f.ours), detail);
   } finally {
     await workers?.stop();
     await t.close();
