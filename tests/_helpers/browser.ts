@@ -1,0 +1,104 @@
+/**
+ * The console in a real browser: Debian's Chromium driven by playwright-core, its background
+ * networking off and every request to anything but 127.0.0.1 refused, against a test app that
+ * listens on a port of 127.0.0.1. One browser per test file (`consoleSuite`), a fresh context
+ * (cookies, storage) per page; pages record what they refused and any script error or dialog.
+ */
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { startTestApp, type TestApp } from "./app.ts";
+
+export const CHROMIUM = "/usr/bin/chromium";
+export const DESK = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+/** Where the README's screenshots are written (made by the tests, so they show what the console does). */
+const SCREENSHOTS = new URL("../../docs/screenshots/", import.meta.url);
+
+export interface ConsolePage {
+  page: Page;
+  context: BrowserContext;
+  /** Requests refused because they left 127.0.0.1 (a console page must make none). */
+  refused: string[];
+  /** Uncaught script errors and dialogs (an `alert` from injected markup lands here). */
+  incidents: string[];
+  close(): Promise<void>;
+}
+
+export interface ConsoleSuite {
+  t: TestApp;
+  baseUrl: string;
+  browser: Browser;
+  /** A new page (own context) at `path`, at the desk size unless told. */
+  open(path?: string, viewport?: { width: number; height: number }): Promise<ConsolePage>;
+  close(): Promise<void>;
+}
+
+/** Launches Chromium as the toolchain notes say: no sandbox as root, nothing in the background. */
+export async function launchChromium(): Promise<Browser> {
+  return await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--no-sandbox",
+      "--disable-background-networking",
+      "--no-first-run",
+      "--disable-component-update",
+      "--disable-dev-shm-usage",
+      "--disable-gpu",
+    ],
+  });
+}
+
+/** A test app listening on 127.0.0.1 (port chosen by the system) and one browser for the file. */
+export async function consoleSuite(env: Record<string, string> = {}): Promise<ConsoleSuite> {
+  const t = await startTestApp({ PORT: "0", HOST: "127.0.0.1", ...env });
+  const { port } = await t.app.start();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const browser = await launchChromium();
+  const pages: ConsolePage[] = [];
+  return {
+    t,
+    baseUrl,
+    browser,
+    async open(path = "/", viewport = DESK) {
+      const context = await browser.newContext({ viewport, baseURL: baseUrl });
+      const refused: string[] = [];
+      const incidents: string[] = [];
+      await context.route("**/*", (route) => {
+        const url = new URL(route.request().url());
+        if (url.hostname === "127.0.0.1") return route.continue();
+        refused.push(url.href);
+        return route.abort("blockedbyclient");
+      });
+      // Waits end sooner than Playwright's 30 s default: a missing screen fails fast.
+      context.setDefaultTimeout(10_000);
+      const page = await context.newPage();
+      page.on("pageerror", (err) => incidents.push(`pageerror: ${err.message}`));
+      page.on("dialog", (dialog) => {
+        incidents.push(`dialog: ${dialog.type()} ${dialog.message()}`);
+        dialog.dismiss().catch(() => {});
+      });
+      await page.goto(path);
+      const p: ConsolePage = { page, context, refused, incidents, close: () => context.close() };
+      pages.push(p);
+      return p;
+    },
+    async close() {
+      await browser.close();
+      await t.close();
+    },
+  };
+}
+
+/** Signs in through the form as `who` and waits for the console's header. */
+export async function signIn(page: Page, who: { email: string; password: string }): Promise<void> {
+  await page.getByLabel("Email").fill(who.email);
+  await page.getByLabel("Password").fill(who.password);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await page.getByRole("button", { name: "Log out" }).waitFor();
+}
+
+/** Saves a screenshot of the page for the README (docs/screenshots/NAME.png). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await Deno.mkdir(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: new URL(`${name}.png`, SCREENSHOTS).pathname, fullPage: false });
+}
