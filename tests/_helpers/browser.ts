@@ -33,7 +33,7 @@ export interface ConsoleSuite {
   close(): Promise<void>;
 }
 
-/** Launches Chromium as the toolchain notes say: no sandbox as root, nothing in the background. */
+/** Launches Chromium: no sandbox (tests run as root), nothing of its own in the background. */
 export async function launchChromium(): Promise<Browser> {
   return await chromium.launch({
     executablePath: CHROMIUM,
@@ -97,8 +97,16 @@ export async function signIn(page: Page, who: { email: string; password: string 
   await page.getByRole("button", { name: "Log out" }).waitFor();
 }
 
-/** Saves a screenshot of the page for the README (docs/screenshots/NAME.png). */
+/**
+ * A screenshot of the page for the README (docs/screenshots/NAME.png). Always taken; written when
+ * the file is missing or UPDATE_SCREENSHOTS=1, so a test run does not rewrite the committed images
+ * (their timestamps differ on every run).
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
+  const image = await page.screenshot({ fullPage: false });
+  const file = new URL(`${name}.png`, SCREENSHOTS);
+  const exists = await Deno.stat(file).then(() => true, () => false);
+  if (exists && Deno.env.get("UPDATE_SCREENSHOTS") !== "1") return;
   await Deno.mkdir(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: new URL(`${name}.png`, SCREENSHOTS).pathname, fullPage: false });
+  await Deno.writeFile(file, image);
 }

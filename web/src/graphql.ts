@@ -85,7 +85,12 @@ export function createApi(token: string, workspaceId: string, handlers: ApiHandl
       }),
     ],
   });
-  return { client, close: () => void ws.dispose() };
+  return {
+    client,
+    // dispose() rejects (with the CloseEvent) when the socket it waits for closed before it was
+    // acknowledged: then there is nothing left to close.
+    close: () => void Promise.resolve(ws.dispose()).catch(() => {}),
+  };
 }
 
 /** The message of an operation's error, for the person looking at the screen. */
