@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
-import { consoleSuite, PHONE, screenshot, signIn } from "./_helpers/browser.ts";
+import { consoleSuite, PHONE, screenshot, signIn, unlabelledControls } from "./_helpers/browser.ts";
 import { customerMessage, seedChannel } from "./_helpers/conversations.ts";
 
 Deno.test("roles decide what the console offers; invites, removals, keyboard and phone", async (t) => {
@@ -108,7 +108,7 @@ Deno.test("roles decide what the console offers; invites, removals, keyboard and
       await close();
     });
 
-    await t.step("every screen fits a phone's width", async () => {
+    await t.step("every screen fits a phone's width, every field with a label", async () => {
       const { page, close } = await suite.open("/", PHONE);
       await signIn(page, owner);
       const screens = [
@@ -124,6 +124,7 @@ Deno.test("roles decide what the console offers; invites, removals, keyboard and
         await page.locator("main h1").first().waitFor();
         const width = await page.evaluate(() => document.documentElement.scrollWidth);
         assert.ok(width <= PHONE.width, `${path} is ${width}px wide`);
+        assert.deepEqual(await unlabelledControls(page), [], `${path}: every field has a label`);
         if (path === "/#/conversations") {
           await page.getByRole("link", { name: /Maria Silva/ }).waitFor();
           await screenshot(page, "conversations-phone");

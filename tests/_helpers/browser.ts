@@ -50,10 +50,13 @@ export async function launchChromium(): Promise<Browser> {
 
 /** A test app listening on 127.0.0.1 (port chosen by the system) and one browser for the file. */
 export async function consoleSuite(env: Record<string, string> = {}): Promise<ConsoleSuite> {
-  const t = await startTestApp({ PORT: "0", HOST: "127.0.0.1", ...env });
+  // The browser starts while the app and its database do.
+  const [t, browser] = await Promise.all([
+    startTestApp({ PORT: "0", HOST: "127.0.0.1", ...env }),
+    launchChromium(),
+  ]);
   const { port } = await t.app.start();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const browser = await launchChromium();
   const pages: ConsolePage[] = [];
   return {
     t,
@@ -109,4 +112,13 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   if (exists && Deno.env.get("UPDATE_SCREENSHOTS") !== "1") return;
   await Deno.mkdir(SCREENSHOTS, { recursive: true });
   await Deno.writeFile(file, image);
+}
+
+/** The form controls of the page that have no label (neither a <label> nor aria-label). */
+export async function unlabelledControls(page: Page): Promise<string[]> {
+  return await page.evaluate(() =>
+    [...document.querySelectorAll<HTMLInputElement>("input, select, textarea")]
+      .filter((el) => !el.labels?.length && !el.getAttribute("aria-label"))
+      .map((el) => el.outerHTML)
+  );
 }
