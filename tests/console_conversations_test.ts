@@ -97,9 +97,26 @@ Deno.test("a conversation arrives live, is taken over, answered, released and cl
       await page.locator("audio[src^='blob:']").waitFor({ state: "attached" });
     });
 
+    await t.step("the list follows status changes made elsewhere, and filters by status", async () => {
+      await page.getByRole("link", { name: "← Conversations" }).click();
+      const open = page.getByRole("link", { name: /Sheena Nelson/ }).filter({ hasText: "OPEN" });
+      await open.waitFor();
+      const conversationId = (await open.getAttribute("href"))!.split("/").at(-1)!;
+      const taken = await owner.client.post(`/api/conversations/${conversationId}/takeover`);
+      assert.equal(taken.status, 200);
+      await page.getByRole("link", { name: /Sheena Nelson/ }).filter({ hasText: "HUMAN" }).waitFor();
+      await page.getByLabel("Status").selectOption("CLOSED");
+      await page.getByRole("link", { name: /Sheena Nelson/ }).filter({ hasText: "CLOSED" }).waitFor();
+      await page.getByRole("link", { name: /Sheena Nelson/ }).filter({ hasText: "HUMAN" }).waitFor({
+        state: "detached",
+      });
+      assert.equal(await page.getByRole("link", { name: /Sheena Nelson/ }).count(), 1);
+      await page.goto(`/#/conversation/${conversationId}`);
+    });
+
     await t.step("on a phone the conversation and its controls fit the width", async () => {
       await page.setViewportSize(PHONE);
-      await page.getByRole("button", { name: "Take over" }).waitFor();
+      await page.getByRole("button", { name: "Release" }).waitFor();
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       assert.ok(width <= PHONE.width, `the page is ${width}px wide`);
       await screenshot(page, "conversation-phone");

@@ -35,6 +35,9 @@ export interface ConsoleSuite {
 
 /** Launches Chromium: no sandbox (tests run as root), nothing of its own in the background. */
 export async function launchChromium(): Promise<Browser> {
+  if (!(await Deno.stat(CHROMIUM).then(() => true, () => false))) {
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)`);
+  }
   return await chromium.launch({
     executablePath: CHROMIUM,
     args: [

@@ -4,14 +4,14 @@
  * conversation, a status change or a new message reads the list again.
  */
 import { useQuery, useSubscription } from "@urql/preact";
-import { useEffect } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { href, navigate } from "../router.ts";
 import { Badge, ErrorNote, Time } from "../ui.tsx";
 
 const AGENTS = `query ConsoleAgentNames { agents(first: 100) { edges { node { id name status } } } }`;
 
-const CONVERSATIONS = `query ConsoleConversations($agentId: ID!) {
-  conversations(agentId: $agentId, first: 50) {
+const CONVERSATIONS = `query ConsoleConversations($agentId: ID!, $status: ConversationStatus) {
+  conversations(agentId: $agentId, first: 50, status: $status) {
     edges { node {
       id status contactName contactId lastMessageAt
       messages(last: 1) { edges { node { id sender type content text transcript } } }
@@ -73,10 +73,13 @@ interface ListConversation {
   messages: { edges: { node: ListMessage }[] };
 }
 
+const STATUSES = ["OPEN", "HUMAN", "CLOSED"] as const;
+
 function ConversationList({ agentId }: { agentId: string }) {
+  const [status, setStatus] = useState<string>("");
   const [result, reread] = useQuery<{ conversations: { edges: { node: ListConversation }[] } }>({
     query: CONVERSATIONS,
-    variables: { agentId },
+    variables: { agentId, status: status || null },
   });
   const [live] = useSubscription({ query: EVENTS, variables: { agentId } });
   // Every event reads the list again: new conversations and their last message come with it.
@@ -86,6 +89,13 @@ function ConversationList({ agentId }: { agentId: string }) {
   const rows = result.data?.conversations.edges.map((e) => e.node) ?? [];
   return (
     <>
+      <label class="inline">
+        Status
+        <select value={status} onChange={(e) => setStatus((e.target as HTMLSelectElement).value)}>
+          <option value="">All</option>
+          {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+        </select>
+      </label>
       <ErrorNote error={result.error ?? live.error} />
       {result.data && !rows.length && (
         <p class="note">No conversations yet. They appear here as they arrive.</p>
