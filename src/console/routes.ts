@@ -22,7 +22,7 @@ const PAGE_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' blob: data:",
+  "img-src 'self' blob:",
   "media-src 'self' blob:",
   "connect-src 'self'",
   "object-src 'none'",
@@ -70,7 +70,7 @@ function page(versions: { js: string; css: string }): string {
 }
 
 /** Whether the request asks for a page (a browser navigating) rather than JSON. */
-export function wantsHtml(request: Request): boolean {
+function wantsHtml(request: Request): boolean {
   const accept = request.headers.get("accept") ?? "";
   return /(^|,)\s*text\/html\b/i.test(accept);
 }

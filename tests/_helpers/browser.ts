@@ -60,7 +60,6 @@ export async function consoleSuite(env: Record<string, string> = {}): Promise<Co
   ]);
   const { port } = await t.app.start();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const pages: ConsolePage[] = [];
   return {
     t,
     baseUrl,
@@ -84,9 +83,7 @@ export async function consoleSuite(env: Record<string, string> = {}): Promise<Co
         dialog.dismiss().catch(() => {});
       });
       await page.goto(path);
-      const p: ConsolePage = { page, context, refused, incidents, close: () => context.close() };
-      pages.push(p);
-      return p;
+      return { page, context, refused, incidents, close: () => context.close() };
     },
     async close() {
       await browser.close();

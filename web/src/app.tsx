@@ -117,14 +117,15 @@ function Console(
           </div>
         </header>
         <main key={session.workspaceId}>
-          <Screen membership={membership} session={session} />
+          <Screen membership={membership} />
         </main>
       </SessionContext.Provider>
     </Provider>
   );
 }
 
-function Screen({ membership, session }: { membership: Membership; session: Session }) {
+/** The screen named by the hash, as the role allows. */
+function Screen({ membership }: { membership: Membership }) {
   const [screen, id] = useRoute();
   const role = membership.role;
   switch (screen) {
@@ -137,9 +138,7 @@ function Screen({ membership, session }: { membership: Membership; session: Sess
     case "agents":
       return id ? <AgentScreen id={id} role={role} /> : <AgentsScreen role={role} />;
     default:
-      return (
-        <ConversationsScreen agentId={screen === "conversations" ? id : undefined} userId={session.user.id} />
-      );
+      return <ConversationsScreen agentId={screen === "conversations" ? id : undefined} />;
   }
 }
 

@@ -30,7 +30,7 @@ interface AgentName {
 }
 
 /** The agent picker and, for the chosen agent (the first by default), its conversations. */
-export function ConversationsScreen({ agentId }: { agentId?: string; userId: string }) {
+export function ConversationsScreen({ agentId }: { agentId?: string }) {
   const [agents] = useQuery<{ agents: { edges: { node: AgentName }[] } }>({ query: AGENTS });
   const list = agents.data?.agents.edges.map((e) => e.node) ?? [];
   const chosen = agentId ?? list[0]?.id;
