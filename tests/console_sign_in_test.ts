@@ -26,6 +26,9 @@ Deno.test("the console signs in, switches workspace, logs out, and is signed out
         assert.equal(res.status, 200, asset);
         await res.body?.cancel();
       }
+      const unknown = await fetch(`${suite.baseUrl}/console/other.js`);
+      assert.equal(unknown.status, 404);
+      await unknown.body?.cancel();
     });
 
     await t.step("a wrong password is refused on the page; the right one opens the console", async () => {
