@@ -104,8 +104,11 @@ function Console(
                   Workspace
                   <select
                     value={session.workspaceId}
-                    onChange={(e) =>
-                      setSession({ ...session, workspaceId: (e.target as HTMLSelectElement).value })}
+                    onChange={(e) => {
+                      // The screen at hand belongs to the old workspace: start from its conversations.
+                      location.hash = href("conversations");
+                      setSession({ ...session, workspaceId: (e.target as HTMLSelectElement).value });
+                    }}
                   >
                     {session.workspaces.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
                   </select>
