@@ -5,7 +5,7 @@
  * decided: stale (its target changed), or decided elsewhere while on the screen.
  */
 import assert from "node:assert/strict";
-import { consoleSuite, screenshot, signIn } from "./_helpers/browser.ts";
+import { consoleSuite, liveFeeds, screenshot, signIn } from "./_helpers/browser.ts";
 import { type ModelCall, startModelServer } from "./_helpers/conversations.ts";
 import { actorOf, newApproval } from "./_helpers/approvals.ts";
 
@@ -70,6 +70,8 @@ Deno.test("the supervisor proposes, approvals arrive live with their diff, and a
     await t.step("an approval arrives live with a line diff of the prompt and is approved", async () => {
       await page.getByRole("link", { name: "Approvals" }).click();
       await page.getByText("Nothing waits for a decision").waitFor();
+      // approvalEvents is up (and the conversation list's feed gone) before the supervisor proposes.
+      await liveFeeds(suite.t.app, 1);
       const asked = await manager.client.post("/api/supervisor/chat", {
         message: "Make Ana more formal, please.",
       });

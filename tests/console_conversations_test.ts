@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { consoleSuite, PHONE, screenshot, signIn } from "./_helpers/browser.ts";
+import { consoleSuite, liveFeeds, PHONE, screenshot, signIn } from "./_helpers/browser.ts";
 import { startAi, startMediaGraph } from "./_helpers/media.ts";
 import { createWhatsAppChannel, customerMessage, postSigned, textMessage } from "./_helpers/whatsapp.ts";
 import { waitUntil } from "./_helpers/conversations.ts";
@@ -28,6 +28,8 @@ Deno.test("a conversation arrives live, is taken over, answered, released and cl
     const { page, refused, incidents, close } = await suite.open("/");
     await signIn(page, owner);
     await page.getByText("No conversations yet").waitFor();
+    // The list's feed (conversationEvents) is up before the customer writes.
+    await liveFeeds(suite.t.app, 1);
 
     await t.step("a customer's WhatsApp message appears in the list without a reload", async () => {
       const posted = await postSigned(
@@ -44,6 +46,8 @@ Deno.test("a conversation arrives live, is taken over, answered, released and cl
       await row.click();
       await page.getByRole("heading", { name: /Sheena Nelson/ }).waitFor();
       await page.getByRole("list", { name: "Messages" }).getByText("Hi there").waitFor();
+      // The conversation's feeds (messageAdded, its status) have replaced the list's.
+      await liveFeeds(suite.t.app, 2);
     });
 
     await t.step("a new message arrives live in the open conversation, markup shown as text", async () => {

@@ -6,7 +6,14 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
-import { consoleSuite, PHONE, screenshot, signIn, unlabelledControls } from "./_helpers/browser.ts";
+import {
+  consoleSuite,
+  liveFeeds,
+  PHONE,
+  screenshot,
+  signIn,
+  unlabelledControls,
+} from "./_helpers/browser.ts";
 import { customerMessage, seedChannel } from "./_helpers/conversations.ts";
 
 Deno.test("roles decide what the console offers; invites, removals, keyboard and phone", async (t) => {
@@ -78,9 +85,12 @@ Deno.test("roles decide what the console offers; invites, removals, keyboard and
     });
 
     await t.step("a removed member is signed out by the next event", async () => {
+      // The earlier pages' feeds are gone, so the count below is this page's.
+      await liveFeeds(suite.t.app, 0);
       const { page, close } = await suite.open(conversationPath);
       await signIn(page, viewer);
       await page.getByRole("list", { name: "Messages" }).getByText("Hello?").waitFor();
+      await liveFeeds(suite.t.app, 2);
       const removed = await owner.client.delete(`/api/workspaces/${workspaceId}/members/${viewer.userId}`);
       assert.equal(removed.status, 204);
       await customerMessage(suite.t.app, {

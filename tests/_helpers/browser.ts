@@ -5,7 +5,9 @@
  * (cookies, storage) per page; pages record what they refused and any script error or dialog.
  */
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { App } from "../../src/app.ts";
 import { startTestApp, type TestApp } from "./app.ts";
+import { eventually } from "./receiver.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const DESK = { width: 1280, height: 800 };
@@ -74,8 +76,8 @@ export async function consoleSuite(env: Record<string, string> = {}): Promise<Co
         refused.push(url.href);
         return route.abort("blockedbyclient");
       });
-      // Waits end sooner than Playwright's 30 s default: a missing screen fails fast.
-      context.setDefaultTimeout(10_000);
+      // Waits end sooner than Playwright's 30 s default, with room for a loaded machine.
+      context.setDefaultTimeout(20_000);
       const page = await context.newPage();
       page.on("pageerror", (err) => incidents.push(`pageerror: ${err.message}`));
       page.on("dialog", (dialog) => {
@@ -122,3 +124,10 @@ export async function unlabelledControls(page: Page): Promise<string[]> {
       .map((el) => el.outerHTML)
   );
 }
+
+/**
+ * Waits until the server holds exactly `n` live feeds (subscriptions with distinct documents), so
+ * an event a test causes next reaches the page's subscriptions rather than racing their start.
+ */
+export const liveFeeds = (app: App, n: number) =>
+  eventually(() => Promise.resolve(app.deps.live.subscribers === n || undefined));

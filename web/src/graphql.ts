@@ -45,17 +45,24 @@ export interface ApiHandlers {
 
 export interface Api {
   client: Client;
+  /**
+   * Calls `listener` each time the live feed's socket is (re)connected, so a screen reads its list
+   * again: what happened while it was not subscribed yet (or cut off) was not sent to it.
+   */
+  onConnected(listener: () => void): () => void;
   close(): void;
 }
 
 /** A client acting with `token` in `workspaceId`. */
 export function createApi(token: string, workspaceId: string, handlers: ApiHandlers): Api {
   const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/graphql`;
+  const connectedListeners = new Set<() => void>();
   const ws: WsClient = createWsClient({
     url: wsUrl,
     connectionParams: { authorization: `Bearer ${token}`, "x-workspace-id": workspaceId },
     lazy: true,
     on: {
+      connected: () => connectedListeners.forEach((listener) => listener()),
       closed: (event) => {
         const code = (event as CloseEvent).code;
         if (code === 4401) handlers.unauthenticated();
@@ -87,6 +94,10 @@ export function createApi(token: string, workspaceId: string, handlers: ApiHandl
   });
   return {
     client,
+    onConnected(listener) {
+      connectedListeners.add(listener);
+      return () => connectedListeners.delete(listener);
+    },
     // dispose() rejects (with the CloseEvent) when the socket it waits for closed before it was
     // acknowledged: then there is nothing left to close.
     close: () => void Promise.resolve(ws.dispose()).catch(() => {}),

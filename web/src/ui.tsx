@@ -4,14 +4,26 @@
  * as a text node by Preact (never as HTML): nothing here sets innerHTML.
  */
 import { createContext } from "preact";
-import { useContext, useEffect, useState } from "preact/hooks";
+import { useContext, useEffect, useRef, useState } from "preact/hooks";
 import type { CombinedError } from "@urql/core";
 import type { Session } from "./session.ts";
-import { errorText } from "./graphql.ts";
+import { type Api, errorText } from "./graphql.ts";
 
 /** The signed-in session, for what GraphQL does not carry (a media file's bytes). */
 export const SessionContext = createContext<Session | null>(null);
 export const useSession = () => useContext(SessionContext)!;
+
+/** The console's API (for its live feed's connections). */
+export const ApiContext = createContext<Api | null>(null);
+
+/** Calls `reread` whenever the live feed (re)connects: events before that did not reach this screen. */
+export function useRereadOnConnect(reread: () => void) {
+  const api = useContext(ApiContext);
+  // The latest `reread`: it reads with the screen's current variables (a filter chosen since).
+  const latest = useRef(reread);
+  latest.current = reread;
+  useEffect(() => api?.onConnected(() => latest.current()), [api]);
+}
 
 /** A timestamp in the reader's locale, with the exact value on hover. */
 export function Time({ value }: { value: string }) {

@@ -8,7 +8,7 @@ import { useMutation, useQuery, useSubscription } from "@urql/preact";
 import { useEffect, useState } from "preact/hooks";
 import { ChangeDiff } from "../diff.tsx";
 import { errorCode, errorText } from "../graphql.ts";
-import { Badge, ErrorNote, Time } from "../ui.tsx";
+import { Badge, ErrorNote, Time, useRereadOnConnect } from "../ui.tsx";
 
 export const APPROVAL_FIELDS =
   "id tool targetType targetId agentId rationale before after status error createdAt expiresAt decidedAt";
@@ -73,6 +73,7 @@ export function ApprovalsScreen() {
     agents: { edges: { node: { id: string; name: string } }[] };
   }>({ query: PENDING });
   const [live] = useSubscription<{ approvalEvents: { type: string; approval: Approval } }>({ query: EVENTS });
+  useRereadOnConnect(() => reread({ requestPolicy: "network-only" }));
   // Approvals seen on this screen, so one decided elsewhere stays in view with its outcome.
   const [seen, setSeen] = useState<Map<string, Approval>>(new Map());
   useEffect(() => {

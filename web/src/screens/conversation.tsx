@@ -8,7 +8,7 @@ import { useMutation, useQuery, useSubscription } from "@urql/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { can, type Role } from "../session.ts";
 import { href } from "../router.ts";
-import { Badge, ErrorNote, Time, useMediaUrl } from "../ui.tsx";
+import { Badge, ErrorNote, Time, useMediaUrl, useRereadOnConnect } from "../ui.tsx";
 
 const MESSAGE_FIELDS = `id sender type content text transcript status createdAt
   media { id mimeType size fileName error url }`;
@@ -76,7 +76,8 @@ interface Conversation {
 }
 
 export function ConversationScreen({ id, role }: { id: string; role: Role }) {
-  const [conv] = useQuery<{ conversation: Conversation }>({ query: CONVERSATION, variables: { id } });
+  const [conv, reread] = useQuery<{ conversation: Conversation }>({ query: CONVERSATION, variables: { id } });
+  useRereadOnConnect(() => reread({ requestPolicy: "network-only" }));
   const c = conv.data?.conversation;
   if (!c) {
     return (
@@ -117,6 +118,7 @@ function Messages({ id }: { id: string }) {
     variables: { id },
   });
   const [added] = useSubscription<{ messageAdded: Message }>({ query: MESSAGE_ADDED, variables: { id } });
+  useRereadOnConnect(() => reread({ requestPolicy: "network-only" }));
   useEffect(() => {
     if (added.data) reread({ requestPolicy: "network-only" });
   }, [added.data]);

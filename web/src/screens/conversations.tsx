@@ -6,7 +6,7 @@
 import { useQuery, useSubscription } from "@urql/preact";
 import { useEffect, useState } from "preact/hooks";
 import { href, navigate } from "../router.ts";
-import { Badge, ErrorNote, Time } from "../ui.tsx";
+import { Badge, ErrorNote, Time, useRereadOnConnect } from "../ui.tsx";
 
 const AGENTS = `query ConsoleAgentNames { agents(first: 100) { edges { node { id name status } } } }`;
 
@@ -82,6 +82,7 @@ function ConversationList({ agentId }: { agentId: string }) {
     variables: { agentId, status: status || null },
   });
   const [live] = useSubscription({ query: EVENTS, variables: { agentId } });
+  useRereadOnConnect(() => reread({ requestPolicy: "network-only" }));
   // Every event reads the list again: new conversations and their last message come with it.
   useEffect(() => {
     if (live.data) reread({ requestPolicy: "network-only" });
