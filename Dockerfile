@@ -6,6 +6,7 @@ RUN npm install --prefix /opt/deno --no-audit --no-fund deno@2.9.6
 ENV PATH=/opt/deno/node_modules/.bin:$PATH DENO_DIR=/app/.deno
 COPY . .
 # The document reader runs as a child process (src/media/_document_worker.ts): cache it too.
+# `setup` also builds the web console into web/dist/, which the run stage serves at `/`.
 RUN deno task setup && deno cache src/main.ts src/admin.ts src/media/_document_worker.ts
 
 # Run stage: the official Deno image (Debian) with the installed packages and the generated client.

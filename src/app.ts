@@ -37,6 +37,7 @@ import { openAiModel } from "./llm/openai.ts";
 import type { LanguageModel } from "./llm/client.ts";
 import { LiveHub } from "./live/hub.ts";
 import { ChannelCache } from "./channels/cache.ts";
+import { consoleRoutes } from "./console/routes.ts";
 
 const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
@@ -175,6 +176,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const graphql = serveApi ? createGraphQLHandler(deps) : undefined;
   if (graphql) {
     http.all("/graphql", (c) => graphql.fetch(c.req.raw, c.env.clientAddress));
+    // Before the API: a browser's `GET /invite/{token}` gets the console, a JSON client the API.
+    http.route("/", consoleRoutes());
     http.route("/", restRoutes(deps));
   }
   http.notFound((c) => {

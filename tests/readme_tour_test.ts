@@ -298,7 +298,7 @@ for (const shell of SHELLS) {
       children.push(server);
       await server.stderr.waitFor(/"msg":"listening"/, 60_000, "the server");
       await server.stdout.waitFor(
-        /First owner created\. Log in with POST \/api\/auth\/login as owner@example\.com and BOOTSTRAP_OWNER_PASSWORD\./,
+        /First owner created\. Open http:\/\/localhost:\d+ and log in as owner@example\.com with BOOTSTRAP_OWNER_PASSWORD\./,
         1000,
         "the first owner's line",
       );

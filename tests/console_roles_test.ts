@@ -1,0 +1,159 @@
+/**
+ * Who sees what in the console: an invite link opened in a browser (JSON clients keep the JSON
+ * answer) accepted into an AGENT's console, without approvals or supervisor; a VIEWER's console
+ * without a single action; a removed member signed out by the next event; keyboard-only sign-in
+ * with a visible focus; and every screen within a phone's width.
+ */
+import assert from "node:assert/strict";
+import type { Page } from "playwright-core";
+import {
+  consoleSuite,
+  liveFeeds,
+  PHONE,
+  screenshot,
+  signIn,
+  unlabelledControls,
+} from "./_helpers/browser.ts";
+import { customerMessage, seedChannel } from "./_helpers/conversations.ts";
+
+Deno.test("roles decide what the console offers; invites, removals, keyboard and phone", async (t) => {
+  const suite = await consoleSuite();
+  try {
+    const { workspaceId, owner } = await suite.t.seed.workspace("Acme");
+    const agent = await suite.t.seed.agent(owner.client, { name: "Ana" });
+    const channel = await seedChannel(suite.t.app, workspaceId, agent.id);
+    const first = await customerMessage(suite.t.app, {
+      workspaceId,
+      agentId: agent.id,
+      channelId: channel.id,
+      content: "Hello?",
+    });
+    const conversationPath = `/#/conversation/${first.conversationId}`;
+
+    await t.step("an invite link opened in a browser is accepted into an AGENT's console", async () => {
+      const invite = await owner.client.post(`/api/workspaces/${workspaceId}/invites`, {
+        email: "agent@example.test",
+        role: "AGENT",
+      });
+      assert.equal(invite.status, 201, JSON.stringify(invite.body));
+      const path = new URL(invite.body.inviteUrl).pathname;
+      // A JSON client keeps the API's answer at the same path.
+      const json = await fetch(`${suite.baseUrl}${path}`, { headers: { accept: "application/json" } });
+      assert.match(json.headers.get("content-type")!, /json/);
+      assert.equal((await json.json()).role, "AGENT");
+
+      const { page, refused, incidents, close } = await suite.open(path);
+      await page.getByText("You are invited to").waitFor();
+      await page.getByLabel("Name").fill("Alex");
+      await page.getByLabel("Password").fill("a long enough password");
+      await screenshot(page, "invite");
+      await page.getByRole("button", { name: "Accept invitation" }).click();
+      await page.getByRole("button", { name: "Log out" }).waitFor();
+      assert.equal(new URL(page.url()).pathname, "/");
+      await page.getByText("AGENT", { exact: true }).waitFor();
+      await expectNav(page, ["Conversations", "Agents"]);
+
+      // An AGENT attends conversations (a hash change: the same page, still signed in)...
+      await page.goto(conversationPath);
+      await page.getByRole("button", { name: "Take over" }).waitFor();
+      // ...but neither approvals nor the supervisor, nor agents' settings.
+      await page.goto("/#/approvals");
+      await page.getByText("Your role in this workspace does not include this screen.").waitFor();
+      await page.goto(`/#/agents/${agent.id}`);
+      await page.getByLabel("Name", { exact: true }).waitFor();
+      assert.equal(await page.getByLabel("Name", { exact: true }).isDisabled(), true);
+      assert.deepEqual(await buttons(page), ["Log out"]);
+      assert.deepEqual(refused, []);
+      assert.deepEqual(incidents, []);
+      await close();
+    });
+
+    const viewer = await suite.t.seed.member(workspaceId, "VIEWER");
+    await t.step("a VIEWER sees conversations and agents without any action", async () => {
+      await owner.client.post(`/api/conversations/${first.conversationId}/takeover`);
+      const { page, close } = await suite.open(conversationPath);
+      await signIn(page, viewer);
+      await page.getByRole("list", { name: "Messages" }).getByText("Hello?").waitFor();
+      await page.getByRole("heading", { name: /HUMAN/ }).waitFor();
+      assert.deepEqual(await buttons(page), ["Log out"]);
+      assert.equal(await page.getByLabel("Reply").count(), 0);
+      await expectNav(page, ["Conversations", "Agents"]);
+      await page.goto(`/#/agents/${agent.id}`);
+      await page.getByLabel("Name", { exact: true }).waitFor();
+      assert.deepEqual(await buttons(page), ["Log out"]);
+      await close();
+    });
+
+    await t.step("a removed member is signed out by the next event", async () => {
+      // The earlier pages' feeds are gone, so the count below is this page's.
+      await liveFeeds(suite.t.app, 0);
+      const { page, close } = await suite.open(conversationPath);
+      await signIn(page, viewer);
+      await page.getByRole("list", { name: "Messages" }).getByText("Hello?").waitFor();
+      await liveFeeds(suite.t.app, 2);
+      const removed = await owner.client.delete(`/api/workspaces/${workspaceId}/members/${viewer.userId}`);
+      assert.equal(removed.status, 204);
+      await customerMessage(suite.t.app, {
+        workspaceId,
+        agentId: agent.id,
+        channelId: channel.id,
+        content: "Anyone there?",
+      });
+      await page.getByRole("button", { name: "Log in" }).waitFor();
+      await page.getByText(/no longer a member|session has ended/).waitFor();
+      await close();
+    });
+
+    await t.step("the keyboard alone signs in, with a visible focus", async () => {
+      const { page, close } = await suite.open("/");
+      await page.keyboard.press("Tab");
+      assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("name")), "email");
+      const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+      assert.notEqual(outline, "none");
+      await page.keyboard.type(owner.email);
+      await page.keyboard.press("Tab");
+      await page.keyboard.type(owner.password);
+      await page.keyboard.press("Enter");
+      await page.getByRole("button", { name: "Log out" }).waitFor();
+      await close();
+    });
+
+    await t.step("every screen fits a phone's width, every field with a label", async () => {
+      const { page, close } = await suite.open("/", PHONE);
+      await signIn(page, owner);
+      const screens = [
+        "/#/conversations",
+        conversationPath,
+        "/#/approvals",
+        "/#/supervisor",
+        "/#/agents",
+        `/#/agents/${agent.id}`,
+      ];
+      for (const path of screens) {
+        await page.goto(path);
+        await page.locator("main h1").first().waitFor();
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        assert.ok(width <= PHONE.width, `${path} is ${width}px wide`);
+        assert.deepEqual(await unlabelledControls(page), [], `${path}: every field has a label`);
+        if (path === "/#/conversations") {
+          await page.getByRole("link", { name: /Maria Silva/ }).waitFor();
+          await screenshot(page, "conversations-phone");
+        }
+      }
+      await close();
+    });
+  } finally {
+    await suite.close();
+  }
+});
+
+/** The visible buttons' names, in page order. */
+async function buttons(page: Page): Promise<string[]> {
+  return (await page.getByRole("button").allInnerTexts()).map((s) => s.trim());
+}
+
+/** The header's screens are exactly `names`. */
+async function expectNav(page: Page, names: string[]) {
+  const links = await page.getByRole("navigation", { name: "Screens" }).getByRole("link").allInnerTexts();
+  assert.deepEqual(links, names);
+}

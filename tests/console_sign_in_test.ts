@@ -1,0 +1,88 @@
+/**
+ * The console served by the server: `GET /` and its assets from this origin only (nothing the page
+ * asks for leaves 127.0.0.1), sign-in with "Email", "Password", "Log in", the workspace switch,
+ * "Log out", and a session revoked elsewhere signing the page out on its next call.
+ */
+import assert from "node:assert/strict";
+import { consoleSuite, screenshot, signIn } from "./_helpers/browser.ts";
+
+Deno.test("the console signs in, switches workspace, logs out, and is signed out when its session is revoked", async (t) => {
+  const suite = await consoleSuite();
+  try {
+    const { workspaceId, owner } = await suite.t.seed.workspace("Acme");
+    await suite.t.seed.agent(owner.client, { name: "Ana" });
+
+    await t.step("GET / serves the page and its assets from the server, under a strict policy", async () => {
+      const page = await fetch(`${suite.baseUrl}/`);
+      assert.equal(page.status, 200);
+      assert.match(page.headers.get("content-type")!, /^text\/html/);
+      const policy = page.headers.get("content-security-policy")!;
+      assert.match(policy, /script-src 'self'/);
+      const html = await page.text();
+      const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+      assert.deepEqual(assets.map((a) => a.split("?")[0]).sort(), ["/console/app.js", "/console/style.css"]);
+      for (const asset of assets) {
+        const res = await fetch(`${suite.baseUrl}${asset}`);
+        assert.equal(res.status, 200, asset);
+        await res.body?.cancel();
+      }
+      const unknown = await fetch(`${suite.baseUrl}/console/other.js`);
+      assert.equal(unknown.status, 404);
+      await unknown.body?.cancel();
+    });
+
+    await t.step("a wrong password is refused on the page; the right one opens the console", async () => {
+      const { page, refused, incidents, close } = await suite.open("/");
+      await page.getByLabel("Email").fill(owner.email);
+      await page.getByLabel("Password").fill("not the password");
+      await screenshot(page, "sign-in");
+      await page.getByRole("button", { name: "Log in" }).click();
+      await page.getByRole("alert").waitFor();
+      await signIn(page, owner);
+      await page.getByRole("heading", { name: "Conversations" }).waitFor();
+      // The Acme workspace is shown; a single membership needs no switch.
+      await page.getByText("Acme", { exact: true }).waitFor();
+      assert.equal(await page.getByLabel("Workspace").count(), 0);
+      await page.getByRole("button", { name: "Log out" }).click();
+      await page.getByRole("button", { name: "Log in" }).waitFor();
+      assert.deepEqual(refused, []);
+      assert.deepEqual(incidents, []);
+      await close();
+    });
+
+    await t.step("a member of two workspaces switches between them", async () => {
+      const other = await owner.client.post("/api/workspaces", { name: "Beta" });
+      assert.equal(other.status, 201);
+      await suite.t.seed.agent(owner.client.in(other.body.id), { name: "Bruno" });
+      const { page, close } = await suite.open("/");
+      await signIn(page, owner);
+      const agent = page.getByLabel("Agent");
+      await page.getByRole("option", { name: "Ana" }).waitFor({ state: "attached" });
+      await page.getByLabel("Workspace").selectOption({ label: "Beta" });
+      await page.getByRole("option", { name: "Bruno" }).waitFor({ state: "attached" });
+      assert.equal(await agent.locator("option").count(), 1);
+      await page.getByLabel("Workspace").selectOption(workspaceId);
+      await page.getByRole("option", { name: "Ana" }).waitFor({ state: "attached" });
+      await close();
+    });
+
+    await t.step(
+      "a session revoked elsewhere (a password change) is signed out on its next call",
+      async () => {
+        const { page, close } = await suite.open("/");
+        await signIn(page, owner);
+        const changed = await owner.client.post("/api/auth/password", {
+          currentPassword: owner.password,
+          newPassword: "a brand new password",
+        });
+        assert.equal(changed.status, 204);
+        await page.getByRole("link", { name: "Agents" }).click();
+        await page.getByText("Your session has ended. Log in again.").waitFor();
+        await page.getByRole("button", { name: "Log in" }).waitFor();
+        await close();
+      },
+    );
+  } finally {
+    await suite.close();
+  }
+});

@@ -1,0 +1,152 @@
+/// <reference lib="dom" />
+/**
+ * The console's shell: the sign-in or invite screen without a session, otherwise the header
+ * (screens, workspace switch, "Log out") and the screen named by the hash.
+ */
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { Provider } from "@urql/preact";
+import { createApi } from "./graphql.ts";
+import { can, currentMembership, type Membership, plainGraphQL, type Session } from "./session.ts";
+import { href, useRoute } from "./router.ts";
+import { ApiContext, SessionContext } from "./ui.tsx";
+import { SignIn } from "./screens/sign_in.tsx";
+import { InviteScreen } from "./screens/invite.tsx";
+import { ConversationsScreen } from "./screens/conversations.tsx";
+import { ConversationScreen } from "./screens/conversation.tsx";
+import { ApprovalsScreen } from "./screens/approvals.tsx";
+import { SupervisorScreen } from "./screens/supervisor.tsx";
+import { AgentsScreen } from "./screens/agents.tsx";
+import { AgentScreen } from "./screens/agent.tsx";
+
+export function App() {
+  const [session, setSession] = useState<Session | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [invite, setInvite] = useState(() => location.pathname.match(/^\/invite\/([^/]+)$/)?.[1] ?? null);
+
+  const signedIn = (s: Session) => {
+    setNotice(null);
+    setSession(s);
+  };
+  const signOut = useCallback((why: string | null) => {
+    setSession(null);
+    setNotice(why);
+  }, []);
+
+  if (invite && !session) {
+    return (
+      <InviteScreen
+        token={decodeURIComponent(invite)}
+        onAccepted={(s) => {
+          history.replaceState(null, "", "/");
+          setInvite(null);
+          signedIn(s);
+        }}
+      />
+    );
+  }
+  if (!session) return <SignIn notice={notice} onSignedIn={signedIn} />;
+  return <Console session={session} setSession={setSession} signOut={signOut} />;
+}
+
+function Console(
+  { session, setSession, signOut }: {
+    session: Session;
+    setSession: (s: Session) => void;
+    signOut: (why: string | null) => void;
+  },
+) {
+  const membership = currentMembership(session);
+  // The latest session for the handlers of a client made earlier.
+  const latest = useRef(session);
+  latest.current = session;
+
+  const api = useMemo(() =>
+    createApi(session.token, session.workspaceId, {
+      unauthenticated: () => signOut("Your session has ended. Log in again."),
+      forbidden: async () => {
+        // Refused in this workspace: read the memberships again to learn whether it is still ours.
+        const s = latest.current;
+        const answer = await plainGraphQL<{ workspaces: Membership[] }>(
+          "{ workspaces { id name role } }",
+          {},
+          s.token,
+        );
+        if (answer.error?.code === "UNAUTHENTICATED") return signOut("Your session has ended. Log in again.");
+        const workspaces = answer.data?.workspaces;
+        if (!workspaces) return;
+        const still = workspaces.find((w) => w.id === s.workspaceId);
+        if (!still) return signOut("You are no longer a member of that workspace.");
+        if (still.role !== currentMembership(s).role) setSession({ ...s, workspaces });
+      },
+    }), [session.token, session.workspaceId]);
+  useEffect(() => () => api.close(), [api]);
+
+  const logOut = async () => {
+    await plainGraphQL("mutation { logout }", {}, session.token).catch(() => {});
+    signOut(null);
+  };
+
+  return (
+    <Provider value={api.client}>
+      <ApiContext.Provider value={api}>
+        <SessionContext.Provider value={session}>
+          <header class="top">
+            <a class="brand" href={href("conversations")}>Switchboard</a>
+            <nav aria-label="Screens">
+              <a href={href("conversations")}>Conversations</a>
+              {can.manage(membership.role) && <a href={href("approvals")}>Approvals</a>}
+              {can.manage(membership.role) && <a href={href("supervisor")}>Supervisor</a>}
+              <a href={href("agents")}>Agents</a>
+            </nav>
+            <div class="who">
+              {session.workspaces.length > 1
+                ? (
+                  <label>
+                    Workspace
+                    <select
+                      value={session.workspaceId}
+                      onChange={(e) => {
+                        // The screen at hand belongs to the old workspace: start from its conversations.
+                        location.hash = href("conversations");
+                        setSession({ ...session, workspaceId: (e.target as HTMLSelectElement).value });
+                      }}
+                    >
+                      {session.workspaces.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
+                    </select>
+                  </label>
+                )
+                : <span class="workspace">{membership.name}</span>}
+              <span class="role" title={session.user.email}>{membership.role}</span>
+              <button type="button" onClick={logOut}>Log out</button>
+            </div>
+          </header>
+          <main key={session.workspaceId}>
+            <Screen membership={membership} />
+          </main>
+        </SessionContext.Provider>
+      </ApiContext.Provider>
+    </Provider>
+  );
+}
+
+/** The screen named by the hash, as the role allows. */
+function Screen({ membership }: { membership: Membership }) {
+  const [screen, id] = useRoute();
+  const role = membership.role;
+  switch (screen) {
+    case "conversation":
+      return <ConversationScreen id={id} role={role} />;
+    case "approvals":
+      return can.manage(role) ? <ApprovalsScreen /> : <NotForRole />;
+    case "supervisor":
+      return can.manage(role) ? <SupervisorScreen /> : <NotForRole />;
+    case "agents":
+      return id ? <AgentScreen id={id} role={role} /> : <AgentsScreen role={role} />;
+    default:
+      return <ConversationsScreen agentId={screen === "conversations" ? id : undefined} />;
+  }
+}
+
+function NotForRole() {
+  return <p class="note">Your role in this workspace does not include this screen.</p>;
+}

@@ -1,0 +1,166 @@
+/// <reference lib="dom" />
+/**
+ * The pending approvals, live (`approvalEvents`): each with its tool, the agent, the rationale and
+ * a before/after diff, "Approve" and "Reject". An approval decided or expired while on the screen
+ * stays in view saying so; one that cannot be decided says why (stale, decided, expired).
+ */
+import { useMutation, useQuery, useSubscription } from "@urql/preact";
+import { useEffect, useState } from "preact/hooks";
+import { ChangeDiff } from "../diff.tsx";
+import { errorCode, errorText } from "../graphql.ts";
+import { Badge, ErrorNote, Time, useRereadOnConnect } from "../ui.tsx";
+
+export const APPROVAL_FIELDS =
+  "id tool targetType targetId agentId rationale before after status error createdAt expiresAt decidedAt";
+
+const PENDING = `query ConsolePendingApprovals {
+  approvals(first: 50, status: PENDING) { edges { node { ${APPROVAL_FIELDS} } } }
+  agents(first: 100) { edges { node { id name } } }
+}`;
+
+const EVENTS =
+  `subscription ConsoleApprovalEvents { approvalEvents { type approval { ${APPROVAL_FIELDS} } } }`;
+const APPROVE = `mutation ConsoleApprove($id: ID!) { approveApproval(id: $id) { ${APPROVAL_FIELDS} } }`;
+const REJECT = `mutation ConsoleReject($id: ID!) { rejectApproval(id: $id) { ${APPROVAL_FIELDS} } }`;
+
+export interface Approval {
+  id: string;
+  tool: string;
+  targetType: string;
+  targetId: string | null;
+  agentId: string | null;
+  rationale: string;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+  status: string;
+  error: string | null;
+  createdAt: string;
+  expiresAt: string;
+  decidedAt: string | null;
+}
+
+/** What the tools do, in words. */
+export const TOOL_LABELS: Record<string, string> = {
+  update_agent_prompt: "Change the agent's prompt",
+  update_agent_training: "Change the agent's training context",
+  toggle_agent_active: "Pause or resume the agent",
+  create_intent: "Create an intent",
+  update_intent: "Change an intent",
+  delete_intent: "Delete an intent",
+  create_webhook: "Create a webhook",
+  update_webhook: "Change a webhook",
+  delete_webhook: "Delete a webhook",
+};
+
+/** Why an approval could not be decided, from the API's error code. */
+function whyNot(code: string | undefined, message: string | null): string {
+  if (code === "STALE_APPROVAL") return `Stale: ${message}`;
+  if (code === "APPROVAL_NOT_PENDING") return `Already decided or expired: ${message}`;
+  return message ?? "It could not be decided.";
+}
+
+/** What happened to an approval that left PENDING while on the screen. */
+const OUTCOME: Record<string, string> = {
+  APPROVED: "Approved: the change was made.",
+  REJECTED: "Rejected: nothing was changed.",
+  EXPIRED: "Expired: it waited more than 24 hours and can no longer be decided.",
+  FAILED: "Approved, but making the change failed.",
+};
+
+export function ApprovalsScreen() {
+  const [result, reread] = useQuery<{
+    approvals: { edges: { node: Approval }[] };
+    agents: { edges: { node: { id: string; name: string } }[] };
+  }>({ query: PENDING });
+  const [live] = useSubscription<{ approvalEvents: { type: string; approval: Approval } }>({ query: EVENTS });
+  useRereadOnConnect(() => reread({ requestPolicy: "network-only" }));
+  // Approvals seen on this screen, so one decided elsewhere stays in view with its outcome.
+  const [seen, setSeen] = useState<Map<string, Approval>>(new Map());
+  useEffect(() => {
+    const edges = result.data?.approvals.edges;
+    if (edges) setSeen((m) => new Map([...m, ...edges.map((e) => [e.node.id, e.node] as const)]));
+  }, [result.data]);
+  useEffect(() => {
+    const a = live.data?.approvalEvents.approval;
+    if (!a) return;
+    setSeen((m) => new Map(m).set(a.id, a));
+    if (live.data!.approvalEvents.type === "CREATED") reread({ requestPolicy: "network-only" });
+  }, [live.data]);
+  const names = new Map(result.data?.agents.edges.map((e) => [e.node.id, e.node.name]) ?? []);
+  const list = [...seen.values()].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  const update = (a: Approval) => setSeen((m) => new Map(m).set(a.id, a));
+  return (
+    <section>
+      <h1>Approvals</h1>
+      <ErrorNote error={result.error ?? live.error} />
+      {result.data && !list.length && (
+        <p class="note">
+          Nothing waits for a decision. Changes the supervisor proposes appear here as they come.
+        </p>
+      )}
+      {list.map((a) => (
+        <ApprovalCard
+          key={a.id}
+          approval={a}
+          agentName={a.agentId ? names.get(a.agentId) : undefined}
+          onDecided={update}
+        />
+      ))}
+    </section>
+  );
+}
+
+export function ApprovalCard(
+  { approval: a, agentName, onDecided }: {
+    approval: Approval;
+    agentName?: string;
+    onDecided: (a: Approval) => void;
+  },
+) {
+  const [approving, approve] = useMutation<{ approveApproval: Approval }>(APPROVE);
+  const [rejecting, reject] = useMutation<{ rejectApproval: Approval }>(REJECT);
+  const [reason, setReason] = useState<string | null>(null);
+  const decide = async (which: "approve" | "reject") => {
+    setReason(null);
+    const r = which === "approve" ? await approve({ id: a.id }) : await reject({ id: a.id });
+    if (r.error) return setReason(whyNot(errorCode(r.error), errorText(r.error)));
+    const decided = r.data && ("approveApproval" in r.data ? r.data.approveApproval : r.data.rejectApproval);
+    if (decided) onDecided(decided);
+  };
+  const title = TOOL_LABELS[a.tool] ?? a.tool;
+  return (
+    <article class="card approval" aria-label={`${title}${agentName ? ` for ${agentName}` : ""}`}>
+      <h2>
+        {title}
+        {agentName && <>· {agentName}</>} <Badge value={a.status} />
+      </h2>
+      <p class="muted">
+        <code>{a.tool}</code> · proposed <Time value={a.createdAt} />
+        {a.status === "PENDING" && (
+          <>
+            {" "}· expires <Time value={a.expiresAt} />
+          </>
+        )}
+      </p>
+      <p class="rationale">{a.rationale}</p>
+      <ChangeDiff before={a.before} after={a.after} />
+      {a.status !== "PENDING" && (
+        <p class="note" role="status">
+          {OUTCOME[a.status] ?? a.status}
+          {a.error && <>{a.error}</>}
+        </p>
+      )}
+      {reason && <p class="error" role="alert">{reason}</p>}
+      {a.status === "PENDING" && (
+        <div class="buttons">
+          <button type="button" disabled={approving.fetching} onClick={() => decide("approve")}>
+            Approve
+          </button>
+          <button type="button" class="danger" disabled={rejecting.fetching} onClick={() => decide("reject")}>
+            Reject
+          </button>
+        </div>
+      )}
+    </article>
+  );
+}

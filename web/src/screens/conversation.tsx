@@ -1,0 +1,226 @@
+/// <reference lib="dom" />
+/**
+ * One conversation: its messages, live (`messageAdded`), media with their transcript or text,
+ * and for those who attend chats "Take over", "Release", "Close" and, while a person has it
+ * (HUMAN), a "Reply" box with "Send".
+ */
+import { useMutation, useQuery, useSubscription } from "@urql/preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { can, type Role } from "../session.ts";
+import { href } from "../router.ts";
+import { Badge, ErrorNote, Time, useMediaUrl, useRereadOnConnect } from "../ui.tsx";
+
+const MESSAGE_FIELDS = `id sender type content text transcript status createdAt
+  media { id mimeType size fileName error url }`;
+
+const CONVERSATION = `query ConsoleConversation($id: ID!) {
+  conversation(id: $id) {
+    id agentId status contactName contactId transferSummary humanReason closeReason assignedUserId
+    channel { id label type }
+  }
+}`;
+
+const MESSAGES = `query ConsoleMessages($id: ID!) {
+  conversationMessages(conversationId: $id, last: 100) { edges { node { ${MESSAGE_FIELDS} } } }
+}`;
+
+const MESSAGE_ADDED =
+  `subscription ConsoleMessageAdded($id: ID!) { messageAdded(conversationId: $id) { ${MESSAGE_FIELDS} } }`;
+
+// The status may change elsewhere (the agent hands over, another person takes over or closes).
+const STATUS_EVENTS = `subscription ConsoleConversationStatus($agentId: ID!) {
+  conversationEvents(agentId: $agentId) { type conversation { id status transferSummary assignedUserId } }
+}`;
+
+const CONVERSATION_FIELDS = "id status transferSummary humanReason closeReason assignedUserId";
+const TAKEOVER =
+  `mutation ConsoleTakeover($id: ID!) { takeoverConversation(id: $id) { ${CONVERSATION_FIELDS} } }`;
+const RELEASE =
+  `mutation ConsoleRelease($id: ID!) { releaseConversation(id: $id) { ${CONVERSATION_FIELDS} } }`;
+const CLOSE = `mutation ConsoleClose($id: ID!) { closeConversation(id: $id) { ${CONVERSATION_FIELDS} } }`;
+const REPLY = `mutation ConsoleReply($id: ID!, $input: ReplyInConversationInput!) {
+  replyInConversation(id: $id, input: $input) { ${CONVERSATION_FIELDS} }
+}`;
+
+interface Media {
+  id: string;
+  mimeType: string | null;
+  size: number | null;
+  fileName: string | null;
+  error: string | null;
+  url: string;
+}
+
+export interface Message {
+  id: string;
+  sender: string;
+  type: string;
+  content: string;
+  text: string | null;
+  transcript: string | null;
+  status: string;
+  createdAt: string;
+  media: Media | null;
+}
+
+interface Conversation {
+  id: string;
+  agentId: string;
+  status: "OPEN" | "HUMAN" | "CLOSED";
+  contactName: string;
+  contactId: string;
+  transferSummary: string | null;
+  humanReason: string | null;
+  closeReason: string | null;
+  channel: { id: string; label: string; type: string };
+}
+
+export function ConversationScreen({ id, role }: { id: string; role: Role }) {
+  const [conv, reread] = useQuery<{ conversation: Conversation }>({ query: CONVERSATION, variables: { id } });
+  useRereadOnConnect(() => reread({ requestPolicy: "network-only" }));
+  const c = conv.data?.conversation;
+  if (!c) {
+    return (
+      <section>
+        <ErrorNote error={conv.error} />
+        {conv.fetching && <p>Loading…</p>}
+      </section>
+    );
+  }
+  return (
+    <section class="conversation">
+      <p>
+        <a href={href("conversations", c.agentId)}>← Conversations</a>
+      </p>
+      <h1>
+        {c.contactName || c.contactId} <Badge value={c.status} />
+      </h1>
+      <p class="muted">
+        {c.contactId} · {c.channel.label}
+        {c.status === "HUMAN" && c.transferSummary && <>· handed over: {c.transferSummary}</>}
+      </p>
+      <StatusFeed agentId={c.agentId} />
+      <Messages id={id} />
+      {can.attend(role) && <Actions conversation={c} />}
+    </section>
+  );
+}
+
+/** Keeps the status current: the events' conversations update the cached one. */
+function StatusFeed({ agentId }: { agentId: string }) {
+  useSubscription({ query: STATUS_EVENTS, variables: { agentId } });
+  return null;
+}
+
+function Messages({ id }: { id: string }) {
+  const [result, reread] = useQuery<{ conversationMessages: { edges: { node: Message }[] } }>({
+    query: MESSAGES,
+    variables: { id },
+  });
+  const [added] = useSubscription<{ messageAdded: Message }>({ query: MESSAGE_ADDED, variables: { id } });
+  useRereadOnConnect(() => reread({ requestPolicy: "network-only" }));
+  useEffect(() => {
+    if (added.data) reread({ requestPolicy: "network-only" });
+  }, [added.data]);
+  const end = useRef<HTMLLIElement>(null);
+  const messages = result.data?.conversationMessages.edges.map((e) => e.node) ?? [];
+  useEffect(() => end.current?.scrollIntoView?.({ block: "nearest" }), [messages.length]);
+  return (
+    <>
+      <ErrorNote error={result.error} />
+      <ol class="messages" aria-label="Messages" aria-live="polite">
+        {messages.map((m) => <MessageItem key={m.id} message={m} />)}
+        <li ref={end} class="end" aria-hidden="true" />
+      </ol>
+    </>
+  );
+}
+
+function MessageItem({ message: m }: { message: Message }) {
+  return (
+    <li class={`message from-${m.sender.toLowerCase()}`} data-sender={m.sender}>
+      <div class="meta">
+        {m.sender} · <Time value={m.createdAt} />
+        {m.status === "FAILED" && <>· not delivered</>}
+      </div>
+      {m.media ? <MediaView message={m} /> : <p class="text">{m.content}</p>}
+    </li>
+  );
+}
+
+/** A media message: the file (image, audio, or a link), and what was understood of it. */
+function MediaView({ message: m }: { message: Message }) {
+  const media = m.media!;
+  const { url, error } = useMediaUrl(media.error ? null : media.url);
+  const understood = m.transcript ?? m.text;
+  return (
+    <div class="media">
+      {media.error && <p class="error">{media.error}</p>}
+      {url && m.type === "IMAGE" && <img src={url} alt={m.content || "image from the customer"} />}
+      {url && m.type === "AUDIO" && <audio controls src={url} />}
+      {url && m.type !== "IMAGE" && m.type !== "AUDIO" && (
+        <a href={url} download={media.fileName ?? "file"}>{media.fileName ?? "Download the file"}</a>
+      )}
+      {error && <p class="muted">{error}</p>}
+      {m.content && <p class="text">{m.content}</p>}
+      {understood && (
+        <p class="understood">
+          <span class="muted">{m.transcript ? "Transcript: " : "Text: "}</span>
+          {understood}
+        </p>
+      )}
+    </div>
+  );
+}
+
+function Actions({ conversation: c }: { conversation: Conversation }) {
+  const [takeover, doTakeover] = useMutation(TAKEOVER);
+  const [release, doRelease] = useMutation(RELEASE);
+  const [close, doClose] = useMutation(CLOSE);
+  const [reply, doReply] = useMutation(REPLY);
+  const [text, setText] = useState("");
+  const error = takeover.error ?? release.error ?? close.error ?? reply.error;
+
+  const send = async (e: Event) => {
+    e.preventDefault();
+    const r = await doReply({ id: c.id, input: { content: text } });
+    if (!r.error) setText("");
+  };
+
+  return (
+    <div class="actions">
+      <ErrorNote error={error} />
+      <div class="buttons">
+        {c.status === "OPEN" && (
+          <button type="button" onClick={() => doTakeover({ id: c.id })}>Take over</button>
+        )}
+        {c.status === "HUMAN" && (
+          <button type="button" onClick={() => doRelease({ id: c.id })}>Release</button>
+        )}
+        {c.status !== "CLOSED" && (
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => doClose({ id: c.id })}
+          >
+            Close
+          </button>
+        )}
+      </div>
+      {c.status === "HUMAN" && (
+        <form class="reply" onSubmit={send}>
+          <label>
+            Reply
+            <textarea
+              value={text}
+              onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+              rows={3}
+              required
+            />
+          </label>
+          <button type="submit" disabled={reply.fetching || !text.trim()}>Send</button>
+        </form>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,76 @@
+/// <reference lib="dom" />
+/**
+ * An invite link opened in a browser: what it is for (`invitation`) and a form to accept it
+ * (`acceptInvite`): a new account gives its name and a password, an existing one its password.
+ */
+import { useEffect, useState } from "preact/hooks";
+import { plainGraphQL, type Session, SESSION_FIELDS } from "../session.ts";
+import { sessionOf } from "./sign_in.tsx";
+
+interface Invitation {
+  email: string;
+  existingUser: boolean;
+  expiresAt: string;
+  role: string;
+  workspace: { id: string; name: string };
+}
+
+export function InviteScreen({ token, onAccepted }: { token: string; onAccepted: (s: Session) => void }) {
+  const [invitation, setInvitation] = useState<Invitation | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    plainGraphQL<{ invitation: Invitation }>(
+      "query Invitation($token: String!) { invitation(token: $token) { email existingUser expiresAt role workspace { id name } } }",
+      { token },
+    ).then((a) => a.error ? setError(a.error.message) : setInvitation(a.data!.invitation));
+  }, [token]);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.target as HTMLFormElement);
+    const input: Record<string, unknown> = { password: form.get("password") };
+    if (!invitation!.existingUser) input.name = form.get("name");
+    const answer = await plainGraphQL<{ acceptInvite: Omit<Session, "workspaceId"> }>(
+      `mutation Accept($token: String!, $input: AcceptInviteInput!) { acceptInvite(token: $token, input: $input) { ${SESSION_FIELDS} } }`,
+      { token, input },
+    );
+    if (answer.error) return setError(answer.error.message);
+    const login = answer.data!.acceptInvite;
+    const session = sessionOf(login);
+    if (session) onAccepted({ ...session, workspaceId: invitation!.workspace.id });
+  };
+
+  return (
+    <main class="narrow">
+      <h1>Invitation</h1>
+      {!invitation && !error && <p>Loading the invitation…</p>}
+      {invitation && (
+        <form onSubmit={submit} class="stack">
+          <p>
+            You are invited to <strong>{invitation.workspace.name}</strong> as {invitation.role}, as{" "}
+            <strong>{invitation.email}</strong>.
+          </p>
+          {invitation.existingUser ? <p>You have an account: confirm with its password.</p> : (
+            <label>
+              Name
+              <input name="name" autocomplete="name" required />
+            </label>
+          )}
+          <label>
+            Password
+            <input
+              name="password"
+              type="password"
+              autocomplete={invitation.existingUser ? "current-password" : "new-password"}
+              required
+            />
+          </label>
+          {error && <p class="error" role="alert">{error}</p>}
+          <button type="submit">Accept invitation</button>
+        </form>
+      )}
+      {!invitation && error && <p class="error" role="alert">{error}</p>}
+    </main>
+  );
+}

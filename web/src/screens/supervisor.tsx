@@ -1,0 +1,107 @@
+/// <reference lib="dom" />
+/**
+ * The workspace's supervisor chat: "Message" and "Send"; each answer shows its credits and the
+ * changes it proposed, which wait under Approvals.
+ */
+import { useMutation, useQuery } from "@urql/preact";
+import { useState } from "preact/hooks";
+import { href } from "../router.ts";
+import { Badge, ErrorNote, Time } from "../ui.tsx";
+import { TOOL_LABELS } from "./approvals.tsx";
+
+const PROPOSAL_FIELDS = "id tool status rationale agentId";
+const MESSAGE_FIELDS = `id role content credits createdAt approvals { ${PROPOSAL_FIELDS} }`;
+
+const CONVERSATION =
+  `query ConsoleSupervisor { supervisorConversation { id messages { ${MESSAGE_FIELDS} } } }`;
+const SEND = `mutation ConsoleAskSupervisor($input: SendSupervisorMessageInput!) {
+  sendSupervisorMessage(input: $input) { reply { ${MESSAGE_FIELDS} } approvals { ${PROPOSAL_FIELDS} } }
+}`;
+
+interface Proposal {
+  id: string;
+  tool: string;
+  status: string;
+  rationale: string;
+}
+
+interface SupervisorMessage {
+  id: string;
+  role: "USER" | "ASSISTANT" | "TOOL";
+  content: string;
+  credits: number;
+  createdAt: string;
+  approvals: Proposal[];
+}
+
+export function SupervisorScreen() {
+  const [result, reread] = useQuery<{ supervisorConversation: { messages: SupervisorMessage[] } }>({
+    query: CONVERSATION,
+  });
+  const [sending, send] = useMutation(SEND);
+  const [text, setText] = useState("");
+  const [asked, setAsked] = useState<string | null>(null);
+  const turns = result.data?.supervisorConversation.messages.filter((m) => m.role !== "TOOL") ?? [];
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setAsked(text);
+    const r = await send({ input: { message: text } });
+    setAsked(null);
+    if (!r.error) setText("");
+    reread({ requestPolicy: "network-only" });
+  };
+
+  return (
+    <section>
+      <h1>Supervisor</h1>
+      <p class="muted">
+        Ask for changes to your agents. The supervisor proposes; nothing changes until it is approved.
+      </p>
+      <ErrorNote error={result.error} />
+      <div class="chat" aria-label="Supervisor conversation" role="log">
+        {turns.map((m) => <Turn key={m.id} message={m} />)}
+        {asked && <div class="turn user">{asked}</div>}
+        {sending.fetching && <p class="muted" role="status">The supervisor is thinking…</p>}
+      </div>
+      <ErrorNote error={sending.error} />
+      <form class="reply" onSubmit={submit}>
+        <label>
+          Message
+          <textarea
+            value={text}
+            rows={3}
+            required
+            onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+          />
+        </label>
+        <button type="submit" disabled={sending.fetching || !text.trim()}>Send</button>
+      </form>
+    </section>
+  );
+}
+
+function Turn({ message: m }: { message: SupervisorMessage }) {
+  if (m.role === "USER") return <div class="turn user">{m.content}</div>;
+  return (
+    <article class="turn assistant" aria-label="Supervisor answer">
+      <div>{m.content}</div>
+      <p class="muted">
+        <span class="credits">{formatCredits(m.credits)} credits</span> · <Time value={m.createdAt} />
+      </p>
+      {m.approvals.length > 0 && (
+        <ul class="proposals" aria-label="Proposed changes">
+          {m.approvals.map((a) => (
+            <li key={a.id}>
+              <a href={href("approvals")}>{TOOL_LABELS[a.tool] ?? a.tool}</a> <Badge value={a.status} />
+              <div class="muted">{a.rationale}</div>
+            </li>
+          ))}
+        </ul>
+      )}
+    </article>
+  );
+}
+
+/** Credits with as many decimals as they carry (0.675), at most four. */
+const formatCredits = (n: number) => String(Math.round(n * 10_000) / 10_000);
