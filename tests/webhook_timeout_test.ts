@@ -22,8 +22,11 @@ Deno.test("a receiver that does not answer within 5 s is cut off, and the next a
       data: { transferSummary: "wants a person", reason: "TAG" },
     });
     const [first, second] = await receiver.waitForCalls(2);
-    const gap = second.at - first.at;
-    assert.ok(gap >= 5950 && gap <= 6700, `gap ${Math.round(gap)} ms, expected 5 s + 1 s`);
+    // As the receiver saw it (each arrival may come a little after its send on a loaded machine).
+    assert.ok(
+      second.at - first.at >= 5000,
+      `the second call came ${Math.round(second.at - first.at)} ms after`,
+    );
     assert.equal(second.headers.get("x-idempotency-key"), first.headers.get("x-idempotency-key"));
 
     const d = await eventually(async () => {
@@ -37,7 +40,10 @@ Deno.test("a receiver that does not answer within 5 s is cut off, and the next a
     const [a1, a2] = d.attempts;
     assert.equal(a1.httpStatus, null);
     assert.equal(a1.error, "timed out after 5000 ms");
-    assert.ok(a1.durationMs >= 5000 && a1.durationMs < 5500, `attempt 1 took ${a1.durationMs} ms`);
+    assert.ok(a1.durationMs >= 5000 && a1.durationMs < 6000, `attempt 1 took ${a1.durationMs} ms`);
+    // The next attempt waits 1 s from the failure (not the 4 s of the attempt after it).
+    const wait = a2.startedAt.getTime() - (a1.startedAt.getTime() + a1.durationMs);
+    assert.ok(wait >= 990 && wait < 3000, `attempt 2 started ${wait} ms after attempt 1 ended`);
     assert.equal(a2.httpStatus, 200);
     assert.equal(JSON.parse(second.body).data.transferSummary, "wants a person");
     const webhook = await owner.client.get(`/api/agents/${agent.id}/webhooks/${hook.id}`);
