@@ -20,7 +20,6 @@ import {
   getOperationAST,
   getVariableValues,
   GraphQLError,
-  type GraphQLFieldResolver,
   GraphQLIncludeDirective,
   type GraphQLObjectType,
   type GraphQLResolveInfo,
@@ -367,20 +366,40 @@ export function useReadPlanner(maskError: (error: unknown, message: string) => E
  */
 const plannedObjects = new WeakSet<object>();
 
+/** An object of an answer (planned, or a row a capability returned), by response or field name. */
+export type AnswerObject = Record<string, unknown>;
+
+const isObject = (value: unknown): value is AnswerObject =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
 /** Parses planner JSON for graphql-js, marking its objects as keyed by response key. */
-function parsePlanned(json: string): unknown {
-  return JSON.parse(json, (_key, value) => {
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) plannedObjects.add(value);
+function parsePlanned(json: string): AnswerObject | null {
+  const value: unknown = JSON.parse(json, (_key, value) => {
+    if (isObject(value)) plannedObjects.add(value);
     return value;
   });
+  if (value === null || isObject(value)) return value;
+  throw new Error("read planner: a root's answer is not an object");
 }
 
-/** The field resolver of every view type: by response key in planned answers, else by field name. */
-export const byResponseKey: GraphQLFieldResolver<unknown, unknown> = (source, _args, _ctx, info) => {
-  const parent = source as Record<string, unknown> | null;
-  if (parent === null) return null;
-  return plannedObjects.has(parent) ? parent[info.path.key as string] : parent[info.fieldName];
-};
+/**
+ * The field resolver of every view type: by response key in planned answers, else by field name.
+ * `T` is the field's type as declared: the planner built the value for it, and graphql-js checks
+ * it against that type when it serializes the answer.
+ */
+export function byResponseKey<T>(
+  source: AnswerObject | null,
+  _args: unknown,
+  _ctx: unknown,
+  info: GraphQLResolveInfo,
+): T {
+  const value = source === null
+    ? null
+    : plannedObjects.has(source)
+    ? source[info.path.key as string]
+    : source[info.fieldName];
+  return value as T;
+}
 
 /**
  * A root read field resolved in graphql-js (an operation that also asks for other fields): its own
@@ -390,11 +409,14 @@ export async function resolveRead(
   ctx: ActorContext,
   info: GraphQLResolveInfo,
   read: ReadCapability,
-): Promise<unknown> {
+): Promise<AnswerObject> {
   const t = new Translator(info.schema, info.fragments, info.variableValues);
   const key = info.fieldNodes[0].alias?.value ?? info.fieldNodes[0].name.value;
   const root = t.root(key, [...info.fieldNodes], read);
-  return parsePlanned(await readOne(ctx, root));
+  const answer = parsePlanned(await readOne(ctx, root));
+  // readOne answers a missing row with its 404: a read's value is never null.
+  if (answer === null) throw new Error(`read planner: ${read.name} answered null`);
+  return answer;
 }
 
 /**
@@ -408,7 +430,7 @@ export async function rowAnswer(
   view: View,
   row: Record<string, unknown>,
   info: GraphQLResolveInfo,
-): Promise<unknown> {
+): Promise<AnswerObject> {
   const t = new Translator(info.schema, info.fragments, info.variableValues);
   const selection = t.object(view, t.subSets(info.fieldNodes), [info.path.key]);
   const missing: Selected[] = [];
@@ -438,7 +460,7 @@ export async function readRowById(
   view: View,
   id: string,
   selection: Selection,
-): Promise<unknown> {
+): Promise<AnswerObject | null> {
   return parsePlanned(await readOne(ctx, { key: "v", view, id, selection }));
 }
 
