@@ -7,6 +7,7 @@ import ScopeAuthPlugin from "@pothos/plugin-scope-auth";
 import PrismaPlugin from "@pothos/plugin-prisma";
 import type PrismaTypes from "../generated/pothos-types.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
+import PlannedAnswersPlugin from "./planned_answers.ts";
 import { forbidden } from "../shared/errors.ts";
 import type { GraphQLContext } from "./context.ts";
 
@@ -28,7 +29,7 @@ export const builder = new SchemaBuilder<{
 }>({
   // Fields are non-null unless declared nullable (nullable columns, optional results).
   defaultFieldNullability: false,
-  plugins: [ScopeAuthPlugin, PrismaPlugin],
+  plugins: [ScopeAuthPlugin, PrismaPlugin, PlannedAnswersPlugin],
   scopeAuth: {
     // Both scopes reuse authenticate()/actorFor(): a failure throws the same AppError REST answers
     // (UNAUTHENTICATED, WORKSPACE_REQUIRED, FORBIDDEN); the role rules are the capabilities'.

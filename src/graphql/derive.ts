@@ -29,7 +29,15 @@ import type {
 } from "../shared/capability.ts";
 import { checkIds, invoke } from "../shared/capability.ts";
 import { authorize } from "../auth/permissions.ts";
-import type { EnumType, FieldSpec, JsonObjectType, RelationSpec, View } from "../shared/view.ts";
+import {
+  type EnumType,
+  type FieldSpec,
+  isDeclared,
+  type JsonObjectType,
+  type RelationSpec,
+  type View,
+} from "../shared/view.ts";
+import { DECLARED_TYPES } from "./types/mod.ts";
 import {
   argumentNames,
   byResponseKey,
@@ -54,7 +62,8 @@ type Types = typeof builder.$inferSchemaTypes;
 type Row = Record<string, unknown>;
 type ScalarName = "ID" | "String" | "Int" | "Float" | "Boolean" | "DateTime" | "JSON";
 type EnumTypeRef = EnumRef<Types, string, string>;
-type ObjectTypeRef = ObjectRef<Types, Row>;
+/** A derived object type (its objects are Rows), or a declared one (./types/). */
+type ObjectTypeRef = ObjectRef<Types, Row> | ObjectRef<Types, unknown>;
 type InputTypeRef = InputObjectRef<Types, Row>;
 /** A type of a derived field (`Of` its object types: output or input), or a list of one. */
 type Ref<Of> = ScalarName | EnumTypeRef | Of;
@@ -182,6 +191,8 @@ function relationField(t: ObjectFields, rel: RelationSpec): ObjectField {
 }
 
 export function viewRef(view: View): ObjectTypeRef {
+  const declared = DECLARED_TYPES.get(view.name);
+  if (declared) return declared;
   let ref = objects.get(view.name);
   if (ref) return ref;
   const created = builder.objectRef<Row>(view.name);
@@ -494,7 +505,8 @@ export function deriveFields(capabilities: readonly Capability[]): void {
   // The views' types first, and those their relations reach: an answer schema naming the same
   // type (User, SupervisorMessage) then reuses it.
   const withRelated = (view: View): void => {
-    if (objects.has(view.name)) return;
+    // A declared type's relations are its declaration's (and read only once the schema is built).
+    if (objects.has(view.name) || isDeclared(view)) return;
     viewRef(view);
     for (const rel of Object.values(view.relations ?? {})) withRelated(rel.view());
   };

@@ -46,6 +46,9 @@ import { CAPABILITIES } from "../capabilities.ts";
 import { AppError, notFound } from "../shared/errors.ts";
 import { authorize } from "../auth/permissions.ts";
 import type { GraphQLContext } from "../graphql/context.ts";
+import { type AnswerObject, isPlanned, markPlanned } from "./planned.ts";
+
+export type { AnswerObject };
 
 /** The read capabilities by GraphQL root field name. */
 const READS: ReadonlyMap<string, ReadCapability> = new Map(
@@ -360,22 +363,13 @@ export function useReadPlanner(maskError: (error: unknown, message: string) => E
   };
 }
 
-/**
- * Objects of a planned answer, keyed by response keys (aliases). Other objects that reach a view
- * type (a login's user, a row a write returns) are keyed by field names.
- */
-const plannedObjects = new WeakSet<object>();
-
-/** An object of an answer (planned, or a row a capability returned), by response or field name. */
-export type AnswerObject = Record<string, unknown>;
-
 const isObject = (value: unknown): value is AnswerObject =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 
 /** Parses planner JSON for graphql-js, marking its objects as keyed by response key. */
 function parsePlanned(json: string): AnswerObject | null {
   const value: unknown = JSON.parse(json, (_key, value) => {
-    if (isObject(value)) plannedObjects.add(value);
+    if (isObject(value)) markPlanned(value);
     return value;
   });
   if (value === null || isObject(value)) return value;
@@ -395,7 +389,7 @@ export function byResponseKey<T>(
 ): T {
   const value = source === null
     ? null
-    : plannedObjects.has(source)
+    : isPlanned(source)
     ? source[info.path.key as string]
     : source[info.fieldName];
   return value as T;
@@ -472,7 +466,7 @@ function fromRow(
   missing: Selected[],
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  plannedObjects.add(out);
+  markPlanned(out);
   for (const s of selection) {
     if ("constant" in s) out[s.key] = s.constant;
     else if ("field" in s) out[s.key] = row[s.field];

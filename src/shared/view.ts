@@ -95,6 +95,65 @@ export function defineView<const V extends View>(view: V): V {
   return view;
 }
 
+/** What a type declared with Pothos (src/graphql/types/) tells the read planner, REST and OpenAPI. */
+export type DeclaredFacts = Omit<View, "name">;
+
+let declaredFacts: ((name: string) => DeclaredFacts) | undefined;
+const declaredViews = new Map<string, View>();
+
+/**
+ * Where the facts of declared types come from: the built GraphQL schema (src/graphql/declared.ts,
+ * installed by src/graphql/schema.ts when it is built).
+ */
+export function provideDeclaredFacts(facts: (name: string) => DeclaredFacts): void {
+  declaredFacts = facts;
+}
+
+/** Is `view` the view of a type declared with Pothos (rather than written with defineView)? */
+export function isDeclared(view: View): boolean {
+  return declaredViews.get(view.name) === view;
+}
+
+/**
+ * The view of a type declared with Pothos, by its GraphQL name: read from its declaration on first
+ * use (after the schema is built), the same object on every call.
+ */
+export function declaredView(name: string): View {
+  let view = declaredViews.get(name);
+  if (view) return view;
+  let facts: DeclaredFacts | undefined;
+  const read = (): DeclaredFacts => {
+    if (facts) return facts;
+    if (!declaredFacts) {
+      throw new Error(`${name} is declared with Pothos: import src/graphql/schema.ts first`);
+    }
+    return facts = declaredFacts(name);
+  };
+  view = {
+    name,
+    get label() {
+      return read().label;
+    },
+    get description() {
+      return read().description;
+    },
+    get table() {
+      return read().table;
+    },
+    get workspaceColumn() {
+      return read().workspaceColumn;
+    },
+    get fields() {
+      return read().fields;
+    },
+    get relations() {
+      return read().relations;
+    },
+  };
+  declaredViews.set(name, view);
+  return view;
+}
+
 /** A Prisma `select` of every stored column of a view's fields (computed fields excluded). */
 export function columnSelect<V extends View>(view: V): { [K in keyof V["fields"]]: true } {
   const select: Record<string, true> = {};
