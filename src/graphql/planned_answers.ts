@@ -15,7 +15,8 @@ export class PlannedAnswersPlugin<Types extends SchemaTypes> extends BasePlugin<
     resolver: GraphQLFieldResolver<unknown, Types["Context"], object>,
     fieldConfig: PothosOutputFieldConfig<Types>,
   ): GraphQLFieldResolver<unknown, Types["Context"], object> {
-    if (fieldConfig.kind !== "Object") return resolver;
+    // Fields of object types (plugin-prisma's prismaObject fields are of kind PrismaObject).
+    if (fieldConfig.graphqlKind !== "Object") return resolver;
     return (parent, args, context, info) =>
       isPlanned(parent) ? parent[info.path.key] : resolver(parent, args, context, info);
   }
