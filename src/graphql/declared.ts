@@ -13,6 +13,7 @@ import {
   GraphQLNonNull,
   type GraphQLOutputType,
   type GraphQLSchema,
+  isEnumType,
   isListType,
   isNonNullType,
   isObjectType,
@@ -20,6 +21,7 @@ import {
 } from "graphql";
 import { getDatamodel } from "../generated/pothos-types.ts";
 import type { DeclaredFacts, FieldSpec, Scalar } from "../shared/view.ts";
+import { enumDeclarations, jsonObjectDeclarations } from "./common_types.ts";
 
 /** The planner's facts of a field that its GraphQL type does not carry. */
 export interface FieldPlan {
@@ -87,8 +89,11 @@ function modelOf(type: GraphQLNamedType): string | undefined {
   return typeof model === "string" ? model : undefined;
 }
 
-/** The scalar (and list-ness, nullability) of a field's GraphQL type. */
-function scalarOf(
+/**
+ * The type (and list-ness, nullability) of a field's GraphQL type: a scalar, an enum of a declared
+ * EnumType, or a JSON object type (./common_types.ts).
+ */
+function typeOf(
   typeName: string,
   fieldName: string,
   type: GraphQLOutputType,
@@ -98,10 +103,17 @@ function scalarOf(
   const list = isListType(inner);
   const named = list ? inner.ofType : inner;
   const item = named instanceof GraphQLNonNull ? named.ofType : named;
-  if (!isScalarType(item) || !isScalarName(item.name)) {
-    throw new Error(`${typeName}.${fieldName}: only scalar fields are declared with Pothos yet`);
+  const declared = isScalarType(item) && isScalarName(item.name)
+    ? item.name
+    : isEnumType(item)
+    ? enumDeclarations.get(item.name)
+    : isObjectType(item)
+    ? jsonObjectDeclarations.get(item.name)
+    : undefined;
+  if (!declared) {
+    throw new Error(`${typeName}.${fieldName}: ${String(item)} is not a scalar, enum or JSON object type`);
   }
-  return { type: item.name, ...(list ? { list } : {}), ...(nullable ? { nullable } : {}) };
+  return { type: declared, ...(list ? { list } : {}), ...(nullable ? { nullable } : {}) };
 }
 
 /** The facts of the declared type `name` of `schema`. */
@@ -119,7 +131,7 @@ export function declaredFacts(schema: GraphQLSchema, name: string): DeclaredFact
   for (const field of Object.values(type.getFields())) {
     const { sql, present } = fieldPlanOf(field);
     const spec: FieldSpec = {
-      ...scalarOf(name, field.name, field.type),
+      ...typeOf(name, field.name, field.type),
       ...(field.description ? { description: field.description } : {}),
       ...(sql ? { sql } : {}),
       ...(present ? { present } : {}),

@@ -1,8 +1,9 @@
 /**
- * The GraphQL schema derived from the declarations: an object type per view (fields, and relations
- * as connections, lists or objects), the Query fields of the read capabilities, and a Query or
- * Mutation field per operation with its input type generated from the operation's zod input (zod
- * enums become GraphQL enums). Nothing here is written per type by hand.
+ * The GraphQL schema derived from the declarations: an object type per view not declared with Pothos
+ * (fields, and relations as connections, lists or objects; a declared type's ref comes from
+ * ./types/mod.ts), the Query fields of the read capabilities, and a Query or Mutation field per
+ * operation with its input type generated from the operation's zod input (zod enums become GraphQL
+ * enums).
  *
  * Resolvers are thin: reads and the rows writes answer are shaped by the read planner
  * (src/reads/graphql.ts), whose objects are keyed by response key; `byResponseKey` reads them.
@@ -29,15 +30,19 @@ import type {
 } from "../shared/capability.ts";
 import { checkIds, invoke } from "../shared/capability.ts";
 import { authorize } from "../auth/permissions.ts";
-import {
-  type EnumType,
-  type FieldSpec,
-  isDeclared,
-  type JsonObjectType,
-  type RelationSpec,
-  type View,
-} from "../shared/view.ts";
+import { type FieldSpec, isDeclared, type RelationSpec, type View } from "../shared/view.ts";
 import { DECLARED_TYPES } from "./types/mod.ts";
+import {
+  enumRef,
+  type EnumTypeRef,
+  objects,
+  type ObjectTypeRef,
+  type RefParam,
+  type Row,
+  type ScalarName,
+  scalarOrEnum,
+  type Types,
+} from "./common_types.ts";
 import {
   argumentNames,
   byResponseKey,
@@ -53,72 +58,14 @@ import { oncePerEvent } from "../live/per_event.ts";
 import { AppError } from "../shared/errors.ts";
 import { isOneRow, viewOfRead } from "../reads/plan.ts";
 
-/** The builder's schema types (context, scalars, scopes, Prisma types). */
-type Types = typeof builder.$inferSchemaTypes;
-/**
- * What a derived object type resolves from: an object of the read planner's answer (keyed by
- * response key) or a row a capability returned; `byResponseKey` reads either.
- */
-type Row = Record<string, unknown>;
-type ScalarName = "ID" | "String" | "Int" | "Float" | "Boolean" | "DateTime" | "JSON";
-type EnumTypeRef = EnumRef<Types, string, string>;
-/** A derived object type (its objects are Rows), or a declared one (./types/). */
-type ObjectTypeRef = ObjectRef<Types, Row> | ObjectRef<Types, unknown>;
 type InputTypeRef = InputObjectRef<Types, Row>;
-/** A type of a derived field (`Of` its object types: output or input), or a list of one. */
-type Ref<Of> = ScalarName | EnumTypeRef | Of;
-type RefParam<Of> = Ref<Of> | [Ref<Of>];
 type ObjectFields = PothosSchemaTypes.ObjectFieldBuilder<Types, Row>;
 type ObjectField = FieldRef<Types, unknown, "Object">;
 type Args = Record<string, ArgumentRef<Types, unknown>>;
 
-const enums = new Map<string, EnumTypeRef>();
-const objects = new Map<string, ObjectTypeRef>();
 const inputs = new Map<string, InputTypeRef>();
 
-/** A GraphQL name can hold only letters, digits and `_`: enums of other values stay String. */
-const isGraphQLName = (s: string) => /^[_A-Za-z][_0-9A-Za-z]*$/.test(s);
-
-function enumRef(name: string, values: readonly string[], description?: string): EnumTypeRef | "String" {
-  if (!values.every(isGraphQLName)) return "String";
-  let ref = enums.get(name);
-  if (!ref) {
-    ref = builder.enumType(name, { values: [...values] as [string, ...string[]], description });
-    enums.set(name, ref);
-  }
-  return ref;
-}
-
 // ---- object types of the views ----
-
-function scalarOrEnum(type: FieldSpec["type"]): Ref<ObjectTypeRef> {
-  if (typeof type === "string") return type;
-  if ("values" in type) return enumRef(type.name, (type as EnumType).values, type.description);
-  return jsonObjectRef(type as JsonObjectType);
-}
-
-function jsonObjectRef(type: JsonObjectType): ObjectTypeRef {
-  let ref = objects.get(type.name);
-  if (ref) return ref;
-  const created = builder.objectRef<Row>(type.name);
-  objects.set(type.name, ref = created);
-  created.implement({
-    description: type.description,
-    fields: (t) =>
-      Object.fromEntries(
-        Object.entries(type.fields).map(([name, f]) => [
-          name,
-          t.field({
-            type: f.type,
-            nullable: f.nullable ?? false,
-            description: f.description,
-            resolve: byResponseKey,
-          }),
-        ]),
-      ),
-  });
-  return ref;
-}
 
 const pageInfo = () => {
   let ref = objects.get("PageInfo");

@@ -1,9 +1,10 @@
 /**
- * Views: the one declaration of each readable type. A view names its table, its fields (the column
- * or SQL that reads each, its type, who may see it as stored) and its relations to other views.
- * Everything that reads or describes a type derives from its view: the read planner's SQL
- * (src/reads/), the GraphQL object types, the OpenAPI schemas and the services' Prisma selects.
- * Views say nothing about a transport; domains declare theirs in `<domain>/views.ts`.
+ * Views: what the read planner (src/reads/), REST row shapes and the OpenAPI document know of each
+ * readable type: its table, its fields (the column or SQL that reads each, its type, who may see it
+ * as stored) and its relations to other views. A type declared with Pothos
+ * (src/graphql/types/<domain>.ts) has its view read from that declaration (`declaredView`); the
+ * others are still written here with `defineView` in `<domain>/views.ts`, and their GraphQL object
+ * types are derived from them (src/graphql/derive.ts).
  */
 import { z } from "zod";
 import { type Action, can } from "../auth/permissions.ts";

@@ -5,10 +5,11 @@
 import type { ObjectRef } from "@pothos/core";
 import type { builder } from "../builder.ts";
 import { AgentCounts, PromptVersion } from "./agents.ts";
+import { Intent } from "./intents.ts";
 
 type Types = typeof builder.$inferSchemaTypes;
 
-const declared: ObjectRef<Types, unknown>[] = [PromptVersion, AgentCounts];
+const declared: ObjectRef<Types, unknown>[] = [PromptVersion, AgentCounts, Intent];
 
 export const DECLARED_TYPES: ReadonlyMap<string, ObjectRef<Types, unknown>> = new Map(
   declared.map((ref) => [ref.name, ref]),
