@@ -1,5 +1,5 @@
 /** The readable types of src/conversations: conversations, their messages and contacts (see shared/view.ts). */
-import { defineView, enumType, type JsonObjectType } from "../shared/view.ts";
+import { declaredView, defineView, enumType, type JsonObjectType } from "../shared/view.ts";
 import { channelView } from "../channels/views.ts";
 
 export const ConversationStatus = enumType(
@@ -42,21 +42,8 @@ export const MessageMediaType: JsonObjectType = {
   },
 };
 
-export const contactView = defineView({
-  name: "Contact",
-  label: "Contact",
-  table: "Contact",
-  workspaceColumn: "workspaceId",
-  fields: {
-    id: { type: "ID" },
-    externalId: {
-      type: "String",
-      description: "The customer's address on the channel (WhatsApp: the phone number).",
-    },
-    name: { type: "String" },
-    createdAt: { type: "DateTime" },
-  },
-});
+/** A contact: declared with Pothos (src/graphql/types/conversations.ts). */
+export const contactView = declaredView("Contact");
 
 export const messageView = defineView({
   name: "Message",

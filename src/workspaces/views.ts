@@ -1,5 +1,5 @@
 /** The readable types of src/workspaces: members, invites, API tokens and users (see shared/view.ts). */
-import { defineView } from "../shared/view.ts";
+import { declaredView, defineView } from "../shared/view.ts";
 import { Role } from "./schemas.ts";
 
 /** A person (never with password or hashes). */
@@ -28,20 +28,8 @@ export const memberView = defineView({
   },
 });
 
-export const inviteView = defineView({
-  name: "Invite",
-  label: "Invite",
-  table: "Invite",
-  workspaceColumn: "workspaceId",
-  fields: {
-    id: { type: "ID" },
-    email: { type: "String" },
-    role: { type: Role },
-    expiresAt: { type: "DateTime" },
-    acceptedAt: { type: "DateTime", nullable: true },
-    createdAt: { type: "DateTime" },
-  },
-});
+/** An invite: declared with Pothos (src/graphql/types/workspaces.ts). */
+export const inviteView = declaredView("Invite");
 
 /** A workspace API token. Its value is only in the answer that creates it. */
 export const apiTokenView = defineView({

@@ -6,10 +6,20 @@ import type { ObjectRef } from "@pothos/core";
 import type { builder } from "../builder.ts";
 import { AgentCounts, PromptVersion } from "./agents.ts";
 import { Intent } from "./intents.ts";
+import { Invite } from "./workspaces.ts";
+import { WebhookDeliveryAttempt } from "./webhooks.ts";
+import { Contact } from "./conversations.ts";
 
 type Types = typeof builder.$inferSchemaTypes;
 
-const declared: ObjectRef<Types, unknown>[] = [PromptVersion, AgentCounts, Intent];
+const declared: ObjectRef<Types, unknown>[] = [
+  PromptVersion,
+  AgentCounts,
+  Intent,
+  Invite,
+  WebhookDeliveryAttempt,
+  Contact,
+];
 
 export const DECLARED_TYPES: ReadonlyMap<string, ObjectRef<Types, unknown>> = new Map(
   declared.map((ref) => [ref.name, ref]),
