@@ -266,6 +266,9 @@ function inputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: s
 }
 
 function outputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: string): ObjectTypeRef {
+  // An answer naming a declared type (a session's User) is that type.
+  const declared = DECLARED_TYPES.get(name);
+  if (declared) return declared;
   let ref = objects.get(name);
   if (ref) return ref;
   const created = builder.objectRef<Row>(name);

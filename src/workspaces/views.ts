@@ -2,13 +2,8 @@
 import { declaredView, defineView } from "../shared/view.ts";
 import { Role } from "./schemas.ts";
 
-/** A person (never with password or hashes). */
-export const userView = defineView({
-  name: "User",
-  label: "User",
-  table: "User",
-  fields: { id: { type: "ID" }, name: { type: "String" }, email: { type: "String" } },
-});
+/** A person (never with password or hashes): declared with Pothos (src/graphql/types/workspaces.ts). */
+export const userView = declaredView("User");
 
 const userColumn = (column: string) => (t: string) =>
   `(SELECT u.${column} FROM "User" u WHERE u.id = ${t}."userId")`;

@@ -6,7 +6,8 @@ import type { ObjectRef } from "@pothos/core";
 import type { builder } from "../builder.ts";
 import { AgentCounts, PromptVersion } from "./agents.ts";
 import { Intent } from "./intents.ts";
-import { Invite } from "./workspaces.ts";
+import { Invite, User } from "./workspaces.ts";
+import { Channel } from "./channels.ts";
 import { WebhookDeliveryAttempt } from "./webhooks.ts";
 import { Contact } from "./conversations.ts";
 
@@ -19,6 +20,8 @@ const declared: ObjectRef<Types, unknown>[] = [
   Invite,
   WebhookDeliveryAttempt,
   Contact,
+  User,
+  Channel,
 ];
 
 export const DECLARED_TYPES: ReadonlyMap<string, ObjectRef<Types, unknown>> = new Map(
