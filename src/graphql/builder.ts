@@ -29,7 +29,9 @@ export const builder = new SchemaBuilder<{
 }>({
   // Fields are non-null unless declared nullable (nullable columns, optional results).
   defaultFieldNullability: false,
-  plugins: [ScopeAuthPlugin, PrismaPlugin, PlannedAnswersPlugin],
+  // Scope checks first; then a planned answer is read by response key, before plugin-prisma would
+  // look for a Prisma row's loaded relations in it.
+  plugins: [ScopeAuthPlugin, PlannedAnswersPlugin, PrismaPlugin],
   scopeAuth: {
     // Both scopes reuse authenticate()/actorFor(): a failure throws the same AppError REST answers
     // (UNAUTHENTICATED, WORKSPACE_REQUIRED, FORBIDDEN); the role rules are the capabilities'.

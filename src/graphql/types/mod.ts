@@ -6,10 +6,10 @@ import type { ObjectRef } from "@pothos/core";
 import type { builder } from "../builder.ts";
 import { AgentCounts, PromptVersion } from "./agents.ts";
 import { Intent } from "./intents.ts";
-import { Invite, User } from "./workspaces.ts";
+import { Invite, Member, User } from "./workspaces.ts";
 import { Channel } from "./channels.ts";
 import { WebhookDeliveryAttempt } from "./webhooks.ts";
-import { Contact } from "./conversations.ts";
+import { Contact, Message } from "./conversations.ts";
 
 type Types = typeof builder.$inferSchemaTypes;
 
@@ -20,7 +20,9 @@ const declared: ObjectRef<Types, unknown>[] = [
   Invite,
   WebhookDeliveryAttempt,
   Contact,
+  Message,
   User,
+  Member,
   Channel,
 ];
 
