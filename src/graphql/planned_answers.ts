@@ -1,8 +1,8 @@
 /**
  * A Pothos plugin: a field of an object type reads a planned answer (src/reads/planned.ts) by its
  * response key, and anything else through the field's declared resolver (plugin-prisma's for a
- * Prisma row). So one declaration serves both executors: the read planner's JSON, and the rows
- * mutations answer.
+ * Prisma row): one declaration serves the read planner's answers and any other value (a login's
+ * user).
  */
 import SchemaBuilder, { BasePlugin, type PothosOutputFieldConfig, type SchemaTypes } from "@pothos/core";
 import type { GraphQLFieldResolver } from "graphql";
