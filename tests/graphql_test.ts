@@ -543,6 +543,36 @@ Deno.test("invites, API tokens, members and workspaces are administered through 
     assert.deepEqual((await gqlData(owner.client, `{ workspaces { name } }`)).workspaces, [{ name: "Acme" }]);
   }));
 
+Deno.test("declared types (prompt versions, counts) answer aliases alike in a mutation's answer, a read beside it and the fast path", () =>
+  withApp(async ({ seed }) => {
+    const { owner } = await seed.workspace();
+    const c = owner.client;
+    const { createAgent: agent } = await gqlData(c, CREATE_AGENT, { input: { name: "Ana" } });
+    const selection = `v: promptVersions(first: 1) { edges { node { text: systemPrompt why: rationale
+      ...on PromptVersion { by: authorLabel } } } } n: counts { all: numbers intents }`;
+    const { updateAgentPrompt } = await gqlData(
+      c,
+      `mutation($id: ID!) { updateAgentPrompt(id: $id, input: { systemPrompt: "Hi.", rationale: "r" }) {
+        ${selection} } }`,
+      { id: agent.id },
+    );
+    const expected = {
+      v: { edges: [{ node: { text: "Hi.", why: "r", by: updateAgentPrompt.v.edges[0].node.by } }] },
+      n: { all: 0, intents: 0 },
+    };
+    assert.deepEqual(updateAgentPrompt, expected);
+    assert.equal(typeof expected.v.edges[0].node.by, "string");
+    // A read beside a non-read field runs in graphql-js; alone, it is the planner's JSON as it is.
+    const beside = await gqlData(c, `query($id: ID!) { a: agent(id: $id) { ${selection} } __typename }`, {
+      id: agent.id,
+    });
+    assert.deepEqual(beside, { a: expected, __typename: "Query" });
+    const alone = await gqlData(c, `query($id: ID!) { a: agent(id: $id) { ${selection} } }`, {
+      id: agent.id,
+    });
+    assert.deepEqual(alone, { a: expected });
+  }));
+
 Deno.test("the remaining agent, intent and webhook writes behave as their REST twins", () =>
   withApp(async ({ seed }) => {
     const { owner } = await seed.workspace();

@@ -1,44 +1,13 @@
-/** The readable types of src/agents: agents, their counts and prompt versions (see shared/view.ts). */
-import { defineView } from "../shared/view.ts";
+/**
+ * The readable types of src/agents (see shared/view.ts): the agent. Its counts and prompt versions
+ * are declared with Pothos (src/graphql/types/agents.ts).
+ */
+import { declaredView, defineView } from "../shared/view.ts";
 import { AgentStatus, AgentTemplate, MessageGroupingTime } from "./schemas.ts";
 import { intentView } from "../intents/views.ts";
 import { webhookView } from "../webhooks/views.ts";
 import { channelView } from "../channels/views.ts";
 import { conversationView } from "../conversations/views.ts";
-
-const count = (table: string) => (t: string) =>
-  `(SELECT count(*)::int FROM "${table}" c WHERE c."agentId" = ${t}.id)`;
-
-/** The counts of the agent list (`_count` over REST); `numbers` counts channels. */
-export const agentCountsView = defineView({
-  name: "AgentCounts",
-  label: "Counts",
-  fields: {
-    conversations: { type: "Int", sql: count("Conversation") },
-    intents: { type: "Int", sql: count("Intent") },
-    numbers: {
-      type: "Int",
-      sql: count("Channel"),
-      description: "Messaging channels (phone numbers) of the agent.",
-    },
-  },
-});
-
-export const promptVersionView = defineView({
-  name: "PromptVersion",
-  label: "Prompt version",
-  table: "PromptVersion",
-  fields: {
-    id: { type: "ID" },
-    agentId: { type: "ID" },
-    systemPrompt: { type: "String" },
-    rationale: { type: "String" },
-    authorUserId: { type: "ID", nullable: true },
-    authorLabel: { type: "String" },
-    revertedFrom: { type: "ID", nullable: true },
-    createdAt: { type: "DateTime" },
-  },
-});
 
 /** An agent with every field of GET /api/agents/{id}. */
 export const agentView = defineView({
@@ -74,12 +43,12 @@ export const agentView = defineView({
     updatedAt: { type: "DateTime" },
   },
   relations: {
-    counts: { kind: "embedded", view: () => agentCountsView },
+    counts: { kind: "embedded", view: () => declaredView("AgentCounts") },
     intents: { kind: "connection", view: () => intentView, foreignKey: "agentId", order: "asc" },
     webhooks: { kind: "connection", view: () => webhookView, foreignKey: "agentId", order: "asc" },
     promptVersions: {
       kind: "connection",
-      view: () => promptVersionView,
+      view: () => declaredView("PromptVersion"),
       foreignKey: "agentId",
       order: "desc",
     },

@@ -1,5 +1,5 @@
 /** The readable types of src/conversations: conversations, their messages and contacts (see shared/view.ts). */
-import { defineView, enumType, type JsonObjectType } from "../shared/view.ts";
+import { declaredView, defineView, enumType, type JsonObjectType } from "../shared/view.ts";
 import { channelView } from "../channels/views.ts";
 
 export const ConversationStatus = enumType(
@@ -42,63 +42,11 @@ export const MessageMediaType: JsonObjectType = {
   },
 };
 
-export const contactView = defineView({
-  name: "Contact",
-  label: "Contact",
-  table: "Contact",
-  workspaceColumn: "workspaceId",
-  fields: {
-    id: { type: "ID" },
-    externalId: {
-      type: "String",
-      description: "The customer's address on the channel (WhatsApp: the phone number).",
-    },
-    name: { type: "String" },
-    createdAt: { type: "DateTime" },
-  },
-});
+/** A contact: declared with Pothos (src/graphql/types/conversations.ts). */
+export const contactView = declaredView("Contact");
 
-export const messageView = defineView({
-  name: "Message",
-  label: "Message",
-  table: "Message",
-  fields: {
-    id: { type: "ID" },
-    conversationId: { type: "ID" },
-    sender: { type: Sender, column: "senderKind" },
-    senderUserId: { type: "ID", nullable: true, description: "The person who wrote a HUMAN message." },
-    type: { type: MessageContentType },
-    content: { type: "String" },
-    status: { type: MessageStatus },
-    error: { type: "JSON", nullable: true },
-    mediaId: { type: "String", nullable: true },
-    mediaMimeType: { type: "String", nullable: true },
-    media: {
-      type: MessageMediaType,
-      nullable: true,
-      sql: (t) =>
-        `CASE WHEN ${t}."mediaId" IS NULL THEN NULL ELSE jsonb_build_object('id', ${t}."mediaId", ` +
-        `'url', '/api/messages/' || ${t}.id || '/media', ` +
-        `'mimeType', ${t}."mediaMimeType", 'size', ${t}."mediaSize", 'fileName', ${t}."mediaFileName", ` +
-        `'error', ${t}."mediaError") END`,
-    },
-    transcript: { type: "String", nullable: true, description: "An AUDIO message's transcript." },
-    text: {
-      type: "String",
-      nullable: true,
-      description: "A DOCUMENT's text (PDF, DOCX), at most DOCUMENT_MAX_CHARS characters.",
-    },
-    payload: {
-      type: "JSON",
-      nullable: true,
-      description:
-        "A location, the option a reply chose, or an OTHER message's raw JSON as the channel sent it.",
-    },
-    inputTokens: { type: "Int", nullable: true, description: "Model usage of an AI message." },
-    outputTokens: { type: "Int", nullable: true },
-    createdAt: { type: "DateTime" },
-  },
-});
+/** A message: declared with Pothos (src/graphql/types/conversations.ts). */
+export const messageView = declaredView("Message");
 
 export const conversationView = defineView({
   name: "Conversation",

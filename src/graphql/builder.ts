@@ -4,12 +4,17 @@
  */
 import SchemaBuilder from "@pothos/core";
 import ScopeAuthPlugin from "@pothos/plugin-scope-auth";
+import PrismaPlugin from "@pothos/plugin-prisma";
+import type PrismaTypes from "../generated/pothos-types.ts";
+import { getDatamodel } from "../generated/pothos-types.ts";
+import PlannedAnswersPlugin from "./planned_answers.ts";
 import { forbidden } from "../shared/errors.ts";
 import type { GraphQLContext } from "./context.ts";
 
 /** The builder every type registers with. */
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
+  PrismaTypes: PrismaTypes;
   AuthScopes: {
     /** A valid bearer credential (login JWT or API token). */
     authenticated: boolean;
@@ -24,7 +29,9 @@ export const builder = new SchemaBuilder<{
 }>({
   // Fields are non-null unless declared nullable (nullable columns, optional results).
   defaultFieldNullability: false,
-  plugins: [ScopeAuthPlugin],
+  // Scope checks first; then a planned answer is read by response key, before plugin-prisma would
+  // look for a Prisma row's loaded relations in it.
+  plugins: [ScopeAuthPlugin, PlannedAnswersPlugin, PrismaPlugin],
   scopeAuth: {
     // Both scopes reuse authenticate()/actorFor(): a failure throws the same AppError REST answers
     // (UNAUTHENTICATED, WORKSPACE_REQUIRED, FORBIDDEN); the role rules are the capabilities'.
@@ -33,5 +40,13 @@ export const builder = new SchemaBuilder<{
       member: () => ctx.actor().then(() => true),
     }),
     unauthorizedError: () => forbidden(),
+  },
+  prisma: {
+    // The request's client: the same pool and per-request cancellation as the services'.
+    client: (ctx) => ctx.deps.db,
+    dmmf: getDatamodel(),
+    // Descriptions are the declarations' own, not schema.prisma's comments.
+    exposeDescriptions: false,
+    onUnusedQuery: null,
   },
 });

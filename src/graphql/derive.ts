@@ -1,13 +1,22 @@
 /**
- * The GraphQL schema derived from the declarations: an object type per view (fields, and relations
- * as connections, lists or objects), the Query fields of the read capabilities, and a Query or
- * Mutation field per operation with its input type generated from the operation's zod input (zod
- * enums become GraphQL enums). Nothing here is written per type by hand.
+ * The GraphQL schema derived from the declarations: an object type per view not declared with Pothos
+ * (fields, and relations as connections, lists or objects; a declared type's ref comes from
+ * ./types/mod.ts), the Query fields of the read capabilities, and a Query or Mutation field per
+ * operation with its input type generated from the operation's zod input (zod enums become GraphQL
+ * enums).
  *
  * Resolvers are thin: reads and the rows writes answer are shaped by the read planner
  * (src/reads/graphql.ts), whose objects are keyed by response key; `byResponseKey` reads them.
  */
-import type { GraphQLResolveInfo } from "graphql";
+import { GraphQLError, type GraphQLResolveInfo } from "graphql";
+import {
+  type ArgBuilder,
+  type ArgumentRef,
+  EnumRef,
+  type FieldRef,
+  type InputObjectRef,
+  type ObjectRef,
+} from "@pothos/core";
 import { z } from "zod";
 import { builder } from "./builder.ts";
 import type { GraphQLContext } from "./context.ts";
@@ -21,7 +30,19 @@ import type {
 } from "../shared/capability.ts";
 import { checkIds, invoke } from "../shared/capability.ts";
 import { authorize } from "../auth/permissions.ts";
-import type { EnumType, FieldSpec, JsonObjectType, RelationSpec, View } from "../shared/view.ts";
+import { type FieldSpec, isDeclared, type RelationSpec, type View } from "../shared/view.ts";
+import { DECLARED_TYPES } from "./types/mod.ts";
+import {
+  enumRef,
+  type EnumTypeRef,
+  objects,
+  type ObjectTypeRef,
+  type RefParam,
+  type Row,
+  type ScalarName,
+  scalarOrEnum,
+  type Types,
+} from "./common_types.ts";
 import {
   argumentNames,
   byResponseKey,
@@ -37,64 +58,22 @@ import { oncePerEvent } from "../live/per_event.ts";
 import { AppError } from "../shared/errors.ts";
 import { isOneRow, viewOfRead } from "../reads/plan.ts";
 
-// deno-lint-ignore no-explicit-any
-type AnyRef = any;
+type InputTypeRef = InputObjectRef<Types, Row>;
+type ObjectFields = PothosSchemaTypes.ObjectFieldBuilder<Types, Row>;
+type ObjectField = FieldRef<Types, unknown, "Object">;
+type Args = Record<string, ArgumentRef<Types, unknown>>;
 
-const enums = new Map<string, AnyRef>();
-const objects = new Map<string, AnyRef>();
-const inputs = new Map<string, AnyRef>();
-
-/** A GraphQL name can hold only letters, digits and `_`: enums of other values stay String. */
-const isGraphQLName = (s: string) => /^[_A-Za-z][_0-9A-Za-z]*$/.test(s);
-
-function enumRef(name: string, values: readonly string[], description?: string): AnyRef {
-  if (!values.every(isGraphQLName)) return "String";
-  let ref = enums.get(name);
-  if (!ref) {
-    ref = builder.enumType(name, { values: [...values] as [string, ...string[]], description });
-    enums.set(name, ref);
-  }
-  return ref;
-}
+const inputs = new Map<string, InputTypeRef>();
 
 // ---- object types of the views ----
-
-function scalarOrEnum(type: FieldSpec["type"]): AnyRef {
-  if (typeof type === "string") return type;
-  if ("values" in type) return enumRef(type.name, (type as EnumType).values, type.description);
-  return jsonObjectRef(type as JsonObjectType);
-}
-
-function jsonObjectRef(type: JsonObjectType): AnyRef {
-  let ref = objects.get(type.name);
-  if (ref) return ref;
-  ref = builder.objectRef<Record<string, unknown>>(type.name);
-  objects.set(type.name, ref);
-  ref.implement({
-    description: type.description,
-    fields: (t: AnyRef) =>
-      Object.fromEntries(
-        Object.entries(type.fields).map(([name, f]) => [
-          name,
-          t.field({
-            type: f.type,
-            nullable: f.nullable ?? false,
-            description: f.description,
-            resolve: byResponseKey,
-          }),
-        ]),
-      ),
-  });
-  return ref;
-}
 
 const pageInfo = () => {
   let ref = objects.get("PageInfo");
   if (ref) return ref;
-  ref = builder.objectRef<Record<string, unknown>>("PageInfo");
-  objects.set("PageInfo", ref);
-  ref.implement({
-    fields: (t: AnyRef) => ({
+  const created = builder.objectRef<Row>("PageInfo");
+  objects.set("PageInfo", ref = created);
+  created.implement({
+    fields: (t) => ({
       hasNextPage: t.boolean({ resolve: byResponseKey }),
       hasPreviousPage: t.boolean({ resolve: byResponseKey }),
       startCursor: t.string({ nullable: true, resolve: byResponseKey }),
@@ -104,21 +83,21 @@ const pageInfo = () => {
   return ref;
 };
 
-function connectionRef(view: View): AnyRef {
+function connectionRef(view: View): ObjectTypeRef {
   const name = `${view.name}Connection`;
   let ref = objects.get(name);
   if (ref) return ref;
-  const edge = builder.objectRef<Record<string, unknown>>(`${view.name}Edge`);
+  const edge = builder.objectRef<Row>(`${view.name}Edge`);
   edge.implement({
-    fields: (t: AnyRef) => ({
+    fields: (t) => ({
       cursor: t.string({ resolve: byResponseKey }),
       node: t.field({ type: viewRef(view), resolve: byResponseKey }),
     }),
   });
-  ref = builder.objectRef<Record<string, unknown>>(name);
-  objects.set(name, ref);
-  ref.implement({
-    fields: (t: AnyRef) => ({
+  const created = builder.objectRef<Row>(name);
+  objects.set(name, ref = created);
+  created.implement({
+    fields: (t) => ({
       edges: t.field({ type: [edge], resolve: byResponseKey }),
       pageInfo: t.field({ type: pageInfo(), resolve: byResponseKey }),
     }),
@@ -127,21 +106,21 @@ function connectionRef(view: View): AnyRef {
 }
 
 /** Relay's page arguments, on every connection. */
-const pageArgs = (t: AnyRef) => ({
-  first: t.arg.int(),
-  after: t.arg.string(),
-  last: t.arg.int(),
-  before: t.arg.string(),
+const pageArgs = (arg: ArgBuilder<Types>): Args => ({
+  first: arg.int(),
+  after: arg.string(),
+  last: arg.int(),
+  before: arg.string(),
 });
 
-function relationField(t: AnyRef, rel: RelationSpec): AnyRef {
+function relationField(t: ObjectFields, rel: RelationSpec): ObjectField {
   const target = rel.view();
   switch (rel.kind) {
     case "connection":
       return t.field({
         type: connectionRef(target),
         description: rel.description,
-        args: pageArgs(t),
+        args: pageArgs(t.arg),
         resolve: byResponseKey,
       });
     case "list":
@@ -158,14 +137,16 @@ function relationField(t: AnyRef, rel: RelationSpec): AnyRef {
   }
 }
 
-export function viewRef(view: View): AnyRef {
+export function viewRef(view: View): ObjectTypeRef {
+  const declared = DECLARED_TYPES.get(view.name);
+  if (declared) return declared;
   let ref = objects.get(view.name);
   if (ref) return ref;
-  ref = builder.objectRef<Record<string, unknown>>(view.name);
-  objects.set(view.name, ref);
-  ref.implement({
+  const created = builder.objectRef<Row>(view.name);
+  objects.set(view.name, ref = created);
+  created.implement({
     description: view.description,
-    fields: (t: AnyRef) => ({
+    fields: (t) => ({
       ...Object.fromEntries(
         Object.entries(view.fields).map(([name, spec]) => {
           const type = scalarOrEnum(spec.type);
@@ -211,23 +192,25 @@ const pascal = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const toJson = (schema: z.ZodType, io: "input" | "output") =>
   z.toJSONSchema(schema, { io, unrepresentable: "any", reused: "inline" }) as JsonSchema;
 
-type Resolved = { ref: AnyRef; nullable: boolean };
+type Resolved<Of> = { ref: RefParam<Of>; nullable: boolean };
+/** The object types of one side: output objects, or input objects. */
+type ObjectOf<Of> = (node: JsonSchema, defs: Record<string, JsonSchema>, name: string) => Of;
 
-/** A JSON Schema node as a GraphQL type (input or output side); `name` names inline objects/enums. */
-function typeOf(
+/** A JSON Schema node as a GraphQL type of one side; `name` names inline objects and enums. */
+function typeOf<Of>(
   node: JsonSchema,
   defs: Record<string, JsonSchema>,
   name: string,
-  side: "input" | "output",
-): Resolved {
+  objectOf: ObjectOf<Of>,
+): Resolved<Of> {
   if (node.$ref) {
     const id = node.$ref.replace(/^#\/\$defs\//, "");
-    return { ...typeOf(defs[id], defs, id, side), nullable: false };
+    return { ...typeOf(defs[id], defs, id, objectOf), nullable: false };
   }
   if (node.anyOf) {
     const rest = node.anyOf.filter((n) => n.type !== "null");
     const nullable = rest.length < node.anyOf.length;
-    if (rest.length === 1) return { ref: typeOf(rest[0], defs, name, side).ref, nullable };
+    if (rest.length === 1) return { ref: typeOf(rest[0], defs, name, objectOf).ref, nullable };
     return { ref: "JSON", nullable };
   }
   if (node.enum) return { ref: enumRef(name, node.enum, node.description), nullable: false };
@@ -241,28 +224,26 @@ function typeOf(
     case "boolean":
       return { ref: "Boolean", nullable: false };
     case "array": {
-      const item = typeOf(node.items ?? {}, defs, name, side);
-      return { ref: [item.ref], nullable: false };
+      const item = typeOf(node.items ?? {}, defs, name, objectOf).ref;
+      // GraphQL lists of lists are not derived: such a value is JSON.
+      return { ref: Array.isArray(item) ? "JSON" : [item], nullable: false };
     }
     case "object":
       if (!node.properties) return { ref: "JSON", nullable: false };
-      return {
-        ref: side === "input" ? inputObject(node, defs, name) : outputObject(node, defs, name),
-        nullable: false,
-      };
+      return { ref: objectOf(node, defs, name), nullable: false };
     default:
       return { ref: "JSON", nullable: false };
   }
 }
 
-function inputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: string): AnyRef {
+function inputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: string): InputTypeRef {
   const typeName = name.endsWith("Input") ? name : `${name}Input`;
   let ref = inputs.get(typeName);
   if (ref) return ref;
   const required = new Set(node.required ?? []);
   ref = builder.inputType(typeName, {
     description: node.description,
-    fields: (t: AnyRef) =>
+    fields: (t) =>
       Object.fromEntries(
         Object.entries(node.properties ?? {})
           .filter(([, prop]) => !prop.readOnly)
@@ -271,7 +252,7 @@ function inputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: s
               prop,
               defs,
               `${typeName.replace(/Input$/, "")}${pascal(field)}`,
-              "input",
+              inputObject,
             );
             return [
               field,
@@ -284,18 +265,21 @@ function inputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: s
   return ref;
 }
 
-function outputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: string): AnyRef {
+function outputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: string): ObjectTypeRef {
+  // An answer naming a declared type (a session's User) is that type.
+  const declared = DECLARED_TYPES.get(name);
+  if (declared) return declared;
   let ref = objects.get(name);
   if (ref) return ref;
-  ref = builder.objectRef<Record<string, unknown>>(name);
-  objects.set(name, ref);
+  const created = builder.objectRef<Row>(name);
+  objects.set(name, ref = created);
   const required = new Set(node.required ?? []);
-  ref.implement({
+  created.implement({
     description: node.description,
-    fields: (t: AnyRef) =>
+    fields: (t) =>
       Object.fromEntries(
         Object.entries(node.properties ?? {}).map(([field, prop]) => {
-          const { ref: type, nullable } = typeOf(prop, defs, `${name}${pascal(field)}`, "output");
+          const { ref: type, nullable } = typeOf(prop, defs, `${name}${pascal(field)}`, outputObject);
           return [
             field,
             t.field({
@@ -312,9 +296,14 @@ function outputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: 
 }
 
 /** The GraphQL type of a zod schema, named by its `id` meta or `fallback`. */
-function zodType(schema: z.ZodType, fallback: string, side: "input" | "output"): Resolved {
-  const json = toJson(schema, side);
-  return typeOf(json, json.$defs ?? {}, fallback, side);
+function zodInputType(schema: z.ZodType, fallback: string): Resolved<InputTypeRef> {
+  const json = toJson(schema, "input");
+  return typeOf(json, json.$defs ?? {}, fallback, inputObject);
+}
+
+function zodOutputType(schema: z.ZodType, fallback: string): Resolved<ObjectTypeRef> {
+  const json = toJson(schema, "output");
+  return typeOf(json, json.$defs ?? {}, fallback, outputObject);
 }
 
 // ---- fields of the capabilities ----
@@ -335,39 +324,50 @@ const argName = (param: string, target: string | undefined) => param === target 
 const isId = (param: string) => param === "id" || param.endsWith("Id");
 
 /** A page read's declared filters, each an optional argument of its field's type. */
-const filterArgs = (t: AnyRef, read: ReadCapability, view: View) =>
+const filterArgs = (arg: ArgBuilder<Types>, read: ReadCapability, view: View): Args =>
   Object.fromEntries(
-    (read.filters ?? []).map((name) => [name, t.arg({ type: scalarOrEnum(view.fields[name].type) })]),
+    (read.filters ?? []).map((name) => [name, arg({ type: filterType(view.fields[name].type) })]),
   );
 
-function readField(t: AnyRef, read: ReadCapability): AnyRef {
+/** A filter's argument type: a scalar or an enum of the field (never an object). */
+function filterType(type: FieldSpec["type"]): ScalarName | EnumTypeRef {
+  const ref = scalarOrEnum(type);
+  if (typeof ref === "string" || ref instanceof EnumRef) return ref;
+  throw new Error(`cannot filter on the object type ${ref.name}`);
+}
+
+/** The fields of Query and Mutation (the same options on either). */
+type RootFields = PothosSchemaTypes.RootFieldBuilder<Types, Types["Root"], "Query" | "Mutation">;
+type RootField = FieldRef<Types, unknown, "Query" | "Mutation">;
+
+function readField(t: RootFields, read: ReadCapability): RootField {
   const one = isOneRow(read);
   const { view } = viewOfRead(read);
-  const args = Object.fromEntries(
+  const args: Args = Object.fromEntries(
     Object.values(argumentNames(read)).map((a) => [a, t.arg.id({ required: true })]),
   );
   return t.field({
     type: one ? viewRef(view) : connectionRef(view),
     description: read.summary,
     authScopes: { member: true },
-    args: one ? args : { ...args, ...pageArgs(t), ...filterArgs(t, read, view) },
+    args: one ? args : { ...args, ...pageArgs(t.arg), ...filterArgs(t.arg, read, view) },
     resolve: async (_root: unknown, _args: unknown, ctx: GraphQLContext, info: GraphQLResolveInfo) =>
       resolveRead(await ctx.actor(), info, read),
   });
 }
 
-function outputType(cap: OperationCapability): Resolved {
+function outputType(cap: OperationCapability): Resolved<ObjectTypeRef> {
   const out = cap.output;
   if ("view" in out) {
     if (!out.extra || !out.nested) return { ref: viewRef(out.view), nullable: false };
     const nested = out.nested;
     let ref = objects.get(nested.name);
     if (!ref) {
-      ref = builder.objectRef<Record<string, unknown>>(nested.name);
-      objects.set(nested.name, ref);
+      const created = builder.objectRef<Row>(nested.name);
+      objects.set(nested.name, ref = created);
       const extra = toJson(out.extra, "output");
-      ref.implement({
-        fields: (t: AnyRef) => ({
+      created.implement({
+        fields: (t) => ({
           [nested.rowKey]: t.field({
             type: viewRef(out.view),
             resolve: async (
@@ -381,7 +381,7 @@ function outputType(cap: OperationCapability): Resolved {
             Object.entries(extra.properties ?? {}).map(([field, prop]) => [
               field,
               t.field({
-                type: typeOf(prop, extra.$defs ?? {}, field, "output").ref,
+                type: typeOf(prop, extra.$defs ?? {}, field, outputObject).ref,
                 description: prop.description,
                 resolve: byResponseKey,
               }),
@@ -392,7 +392,7 @@ function outputType(cap: OperationCapability): Resolved {
     }
     return { ref, nullable: false };
   }
-  if ("schema" in out) return zodType(out.schema, out.typeName ?? pascal(cap.name), "output");
+  if ("schema" in out) return zodOutputType(out.schema, out.typeName ?? pascal(cap.name));
   // Nothing to answer: the id acted on, or true.
   return { ref: noneAnswerParam(cap) ? "ID" : "Boolean", nullable: false };
 }
@@ -400,16 +400,16 @@ function outputType(cap: OperationCapability): Resolved {
 /** The param whose value a capability without an answer returns (its target, or its last param). */
 const noneAnswerParam = (cap: OperationCapability) => cap.target ?? Object.keys(cap.params).at(-1);
 
-function operationField(t: AnyRef, cap: OperationCapability): AnyRef {
+function operationField(t: RootFields, cap: OperationCapability): RootField {
   const params = Object.keys(cap.params);
-  const args: Record<string, AnyRef> = Object.fromEntries(
+  const args: Args = Object.fromEntries(
     params.map((p) => {
       const name = argName(p, cap.target);
       return [name, isId(name) ? t.arg.id({ required: true }) : t.arg.string({ required: true })];
     }),
   );
   if (cap.input) {
-    const input = zodType(cap.input, `${pascal(cap.name)}Input`, "input");
+    const input = zodInputType(cap.input, `${pascal(cap.name)}Input`);
     args.input = t.arg({ type: input.ref, required: !cap.input.safeParse(undefined).success });
   }
   const { ref, nullable } = outputType(cap);
@@ -455,7 +455,8 @@ export function deriveFields(capabilities: readonly Capability[]): void {
   // The views' types first, and those their relations reach: an answer schema naming the same
   // type (User, SupervisorMessage) then reuses it.
   const withRelated = (view: View): void => {
-    if (objects.has(view.name)) return;
+    // A declared type's relations are its declaration's (and read only once the schema is built).
+    if (objects.has(view.name) || isDeclared(view)) return;
     viewRef(view);
     for (const rel of Object.values(view.relations ?? {})) withRelated(rel.view());
   };
@@ -541,32 +542,55 @@ const rowResolver = (view: View) => (item: LiveItem, key: string, info: GraphQLR
   return oncePerEvent(item.event, shared, () => readRowById(item.ctx, view, id, selection));
 };
 
-function subscriptionOutput(sub: SubscriptionCapability): AnyRef {
+/** The event types of subscriptions (ConversationEvent, ApprovalEvent): their objects are LiveItems. */
+const events = new Map<string, ObjectRef<Types, LiveItem>>();
+
+/**
+ * A row the event named is gone by the time it is read (deleted since): the error graphql-js gives
+ * a non-null field that resolves to null, raised here so the field's type stays non-null.
+ */
+function vanished(info: GraphQLResolveInfo): never {
+  throw new GraphQLError(
+    `Cannot return null for non-nullable field ${info.parentType.name}.${info.fieldName}.`,
+  );
+}
+
+function subscriptionOutput(sub: SubscriptionCapability): ObjectTypeRef | ObjectRef<Types, LiveItem> {
   const out = sub.output;
   if ("view" in out) return viewRef(out.view);
-  let ref = objects.get(out.name);
+  let ref = events.get(out.name);
   if (ref) return ref;
-  ref = builder.objectRef<LiveItem>(out.name);
-  objects.set(out.name, ref);
-  ref.implement({
+  const created = builder.objectRef<LiveItem>(out.name);
+  events.set(out.name, ref = created);
+  created.implement({
     description: out.description,
-    fields: (t: AnyRef) => ({
+    fields: (t) => ({
       type: t.field({
         type: enumRef(out.typeEnum.name, out.typeEnum.values, out.typeEnum.description),
-        resolve: (item: LiveItem) => item.ids.type,
+        resolve: (item: LiveItem, _a: unknown, _c: unknown, info: GraphQLResolveInfo) =>
+          item.ids.type ?? vanished(info),
       }),
       ...Object.fromEntries(
         Object.entries(out.rows).map(([name, row]) => {
           const read = rowResolver(row.view);
+          const type = viewRef(row.view);
+          const { description } = row;
           return [
             name,
-            t.field({
-              type: viewRef(row.view),
-              nullable: row.nullable ?? false,
-              description: row.description,
-              resolve: (item: LiveItem, _a: unknown, _c: unknown, info: GraphQLResolveInfo) =>
-                read(item, name, info),
-            }),
+            row.nullable
+              ? t.field({
+                type,
+                nullable: true,
+                description,
+                resolve: (item: LiveItem, _a: unknown, _c: unknown, info: GraphQLResolveInfo) =>
+                  read(item, name, info),
+              })
+              : t.field({
+                type,
+                description,
+                resolve: async (item: LiveItem, _a: unknown, _c: unknown, info: GraphQLResolveInfo) =>
+                  (await read(item, name, info)) ?? vanished(info),
+              }),
           ];
         }),
       ),
@@ -575,7 +599,9 @@ function subscriptionOutput(sub: SubscriptionCapability): AnyRef {
   return ref;
 }
 
-function subscriptionField(t: AnyRef, sub: SubscriptionCapability): AnyRef {
+type SubscriptionFields = PothosSchemaTypes.SubscriptionFieldBuilder<Types, Types["Root"]>;
+
+function subscriptionField(t: SubscriptionFields, sub: SubscriptionCapability) {
   const out = sub.output;
   const readRoot = "view" in out ? rowResolver(out.view) : undefined;
   return t.field({
@@ -621,9 +647,9 @@ function subscriptionField(t: AnyRef, sub: SubscriptionCapability): AnyRef {
       }, () => credential.release());
       return endAfterRefusal(source);
     },
-    resolve: (item: LiveItem, _args: unknown, _ctx: unknown, info: GraphQLResolveInfo) => {
+    resolve: async (item: LiveItem, _args: unknown, _ctx: unknown, info: GraphQLResolveInfo) => {
       if (item.refused) throw item.refused;
-      return readRoot ? readRoot(item, "id", info) : item;
+      return readRoot ? (await readRoot(item, "id", info)) ?? vanished(info) : item;
     },
   });
 }

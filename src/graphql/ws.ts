@@ -54,9 +54,14 @@ interface Extra {
   closed: boolean;
 }
 
-type Enveloped = ReturnType<
-  YogaServerInstance<Record<string, unknown>, Record<string, unknown>>["getEnveloped"]
->;
+/** The server context /graphql's Yoga is created with (./yoga.ts): the client's socket address. */
+export interface YogaServerContext {
+  clientAddress?: string | null;
+}
+
+/** What graphql-ws needs of Yoga: its envelop, built per operation. */
+type YogaEnvelop = Pick<YogaServerInstance<YogaServerContext, Record<string, unknown>>, "getEnveloped">;
+type Enveloped = ReturnType<YogaEnvelop["getEnveloped"]>;
 
 const text = (value: unknown): string | null => typeof value === "string" ? value : null;
 
@@ -112,8 +117,7 @@ export interface WebSocketHandler {
 
 export function createWebSocketHandler(
   deps: Deps,
-  // deno-lint-ignore no-explicit-any
-  yoga: YogaServerInstance<any, any>,
+  yoga: YogaEnvelop,
 ): WebSocketHandler {
   const shared = deps.live.shared;
   const limits = deps.config.live;

@@ -11,7 +11,7 @@ import { useReadPlanner } from "../reads/graphql.ts";
 import { decodeUtf8, MAX_BODY_BYTES, readBody } from "../shared/http_body.ts";
 import { AppError } from "../shared/errors.ts";
 import { problem } from "../rest/errors.ts";
-import { createWebSocketHandler, type WebSocketHandler } from "./ws.ts";
+import { createWebSocketHandler, type WebSocketHandler, type YogaServerContext } from "./ws.ts";
 
 /**
  * Executes with graphql-js itself instead of Yoga's default (@graphql-tools/executor, which adds
@@ -92,7 +92,7 @@ export interface GraphQLHandler {
 /** The /graphql handler; GraphiQL only when APP_ENV is development, introspection not in production. */
 export function createGraphQLHandler(deps: Deps): GraphQLHandler {
   const maskError = createMaskError(deps.logger);
-  const yoga = createYoga<{ clientAddress?: string | null }>({
+  const yoga = createYoga<YogaServerContext>({
     schema,
     graphqlEndpoint: "/graphql",
     graphiql: deps.config.appEnv === "development",

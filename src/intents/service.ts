@@ -4,19 +4,21 @@
  */
 import type { z } from "zod";
 import type { ActorContext } from "../context.ts";
-import type { Prisma } from "../generated/prisma/client.ts";
+import type { Intent } from "../generated/prisma/client.ts";
 import { badRequest, conflict, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
-import { columnSelect, presentRow } from "../shared/view.ts";
+import { presentRow } from "../shared/view.ts";
 import { sealUrlSecrets } from "../shared/url_secrets.ts";
 import { findAgentOr404 } from "../agents/service.ts";
 import type { createIntentSchema, RequiredField, updateIntentSchema } from "./schemas.ts";
 import { intentTag, tagProblem } from "./tag.ts";
 import { intentView as intentViewDecl } from "./views.ts";
 
-/** Every stored column of an intent (the Intent view's fields). */
-export const intentSelect = columnSelect(intentViewDecl);
-export type IntentView = Omit<Prisma.IntentGetPayload<{ select: typeof intentSelect }>, "requiredFields"> & {
+/**
+ * An intent row as Prisma reads it (every column: the declared Intent type shows them all), its
+ * requiredFields typed.
+ */
+export type IntentView = Omit<Intent, "requiredFields"> & {
   requiredFields: RequiredField[];
 };
 
@@ -64,7 +66,6 @@ export async function createIntent(
       ctx,
       await ctx.db.intent.create({
         data: { ...data, webhookUrl: sealUrlSecrets(ctx.secrets, data.webhookUrl), tag, agentId },
-        select: intentSelect,
       }) as IntentView,
     );
   } catch (e) {
@@ -80,7 +81,6 @@ async function findIntentOr404(ctx: ActorContext, agentId: string, intentId: str
       agentId: assertId(agentId, "Agent"),
       agent: { workspaceId: ctx.actor.workspaceId },
     },
-    select: intentSelect,
   });
   if (!intent) throw notFound("Intent");
   return intent as IntentView;
@@ -105,7 +105,6 @@ export async function updateIntent(
           webhookUrl: data.webhookUrl && sealUrlSecrets(ctx.secrets, data.webhookUrl),
           ...(tag ? { tag } : {}),
         },
-        select: intentSelect,
       }) as IntentView,
     );
   } catch (e) {

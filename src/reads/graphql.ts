@@ -20,7 +20,6 @@ import {
   getOperationAST,
   getVariableValues,
   GraphQLError,
-  type GraphQLFieldResolver,
   GraphQLIncludeDirective,
   type GraphQLObjectType,
   type GraphQLResolveInfo,
@@ -47,6 +46,9 @@ import { CAPABILITIES } from "../capabilities.ts";
 import { AppError, notFound } from "../shared/errors.ts";
 import { authorize } from "../auth/permissions.ts";
 import type { GraphQLContext } from "../graphql/context.ts";
+import { type AnswerObject, isPlanned, markPlanned } from "./planned.ts";
+
+export type { AnswerObject };
 
 /** The read capabilities by GraphQL root field name. */
 const READS: ReadonlyMap<string, ReadCapability> = new Map(
@@ -361,26 +363,37 @@ export function useReadPlanner(maskError: (error: unknown, message: string) => E
   };
 }
 
-/**
- * Objects of a planned answer, keyed by response keys (aliases). Other objects that reach a view
- * type (a login's user, a row a write returns) are keyed by field names.
- */
-const plannedObjects = new WeakSet<object>();
+const isObject = (value: unknown): value is AnswerObject =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
 
 /** Parses planner JSON for graphql-js, marking its objects as keyed by response key. */
-function parsePlanned(json: string): unknown {
-  return JSON.parse(json, (_key, value) => {
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) plannedObjects.add(value);
+function parsePlanned(json: string): AnswerObject | null {
+  const value: unknown = JSON.parse(json, (_key, value) => {
+    if (isObject(value)) markPlanned(value);
     return value;
   });
+  if (value === null || isObject(value)) return value;
+  throw new Error("read planner: a root's answer is not an object");
 }
 
-/** The field resolver of every view type: by response key in planned answers, else by field name. */
-export const byResponseKey: GraphQLFieldResolver<unknown, unknown> = (source, _args, _ctx, info) => {
-  const parent = source as Record<string, unknown> | null;
-  if (parent === null) return null;
-  return plannedObjects.has(parent) ? parent[info.path.key as string] : parent[info.fieldName];
-};
+/**
+ * The field resolver of every view type: by response key in planned answers, else by field name.
+ * `T` is the field's type as declared: the planner built the value for it, and graphql-js checks
+ * it against that type when it serializes the answer.
+ */
+export function byResponseKey<T>(
+  source: AnswerObject | null,
+  _args: unknown,
+  _ctx: unknown,
+  info: GraphQLResolveInfo,
+): T {
+  const value = source === null
+    ? null
+    : isPlanned(source)
+    ? source[info.path.key as string]
+    : source[info.fieldName];
+  return value as T;
+}
 
 /**
  * A root read field resolved in graphql-js (an operation that also asks for other fields): its own
@@ -390,11 +403,14 @@ export async function resolveRead(
   ctx: ActorContext,
   info: GraphQLResolveInfo,
   read: ReadCapability,
-): Promise<unknown> {
+): Promise<AnswerObject> {
   const t = new Translator(info.schema, info.fragments, info.variableValues);
   const key = info.fieldNodes[0].alias?.value ?? info.fieldNodes[0].name.value;
   const root = t.root(key, [...info.fieldNodes], read);
-  return parsePlanned(await readOne(ctx, root));
+  const answer = parsePlanned(await readOne(ctx, root));
+  // readOne answers a missing row with its 404: a read's value is never null.
+  if (answer === null) throw new Error(`read planner: ${read.name} answered null`);
+  return answer;
 }
 
 /**
@@ -408,7 +424,7 @@ export async function rowAnswer(
   view: View,
   row: Record<string, unknown>,
   info: GraphQLResolveInfo,
-): Promise<unknown> {
+): Promise<AnswerObject> {
   const t = new Translator(info.schema, info.fragments, info.variableValues);
   const selection = t.object(view, t.subSets(info.fieldNodes), [info.path.key]);
   const missing: Selected[] = [];
@@ -438,7 +454,7 @@ export async function readRowById(
   view: View,
   id: string,
   selection: Selection,
-): Promise<unknown> {
+): Promise<AnswerObject | null> {
   return parsePlanned(await readOne(ctx, { key: "v", view, id, selection }));
 }
 
@@ -450,7 +466,7 @@ function fromRow(
   missing: Selected[],
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  plannedObjects.add(out);
+  markPlanned(out);
   for (const s of selection) {
     if ("constant" in s) out[s.key] = s.constant;
     else if ("field" in s) out[s.key] = row[s.field];

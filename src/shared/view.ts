@@ -1,9 +1,10 @@
 /**
- * Views: the one declaration of each readable type. A view names its table, its fields (the column
- * or SQL that reads each, its type, who may see it as stored) and its relations to other views.
- * Everything that reads or describes a type derives from its view: the read planner's SQL
- * (src/reads/), the GraphQL object types, the OpenAPI schemas and the services' Prisma selects.
- * Views say nothing about a transport; domains declare theirs in `<domain>/views.ts`.
+ * Views: what the read planner (src/reads/), REST row shapes and the OpenAPI document know of each
+ * readable type: its table, its fields (the column or SQL that reads each, its type, who may see it
+ * as stored) and its relations to other views. A type declared with Pothos
+ * (src/graphql/types/<domain>.ts) has its view read from that declaration (`declaredView`); the
+ * others are still written here with `defineView` in `<domain>/views.ts`, and their GraphQL object
+ * types are derived from them (src/graphql/derive.ts).
  */
 import { z } from "zod";
 import { type Action, can } from "../auth/permissions.ts";
@@ -92,6 +93,65 @@ export interface View {
 }
 
 export function defineView<const V extends View>(view: V): V {
+  return view;
+}
+
+/** What a type declared with Pothos (src/graphql/types/) tells the read planner, REST and OpenAPI. */
+export type DeclaredFacts = Omit<View, "name">;
+
+let declaredFacts: ((name: string) => DeclaredFacts) | undefined;
+const declaredViews = new Map<string, View>();
+
+/**
+ * Where the facts of declared types come from: the built GraphQL schema (src/graphql/declared.ts,
+ * installed by src/graphql/schema.ts when it is built).
+ */
+export function provideDeclaredFacts(facts: (name: string) => DeclaredFacts): void {
+  declaredFacts = facts;
+}
+
+/** Is `view` the view of a type declared with Pothos (rather than written with defineView)? */
+export function isDeclared(view: View): boolean {
+  return declaredViews.get(view.name) === view;
+}
+
+/**
+ * The view of a type declared with Pothos, by its GraphQL name: read from its declaration on first
+ * use (after the schema is built), the same object on every call.
+ */
+export function declaredView(name: string): View {
+  let view = declaredViews.get(name);
+  if (view) return view;
+  let facts: DeclaredFacts | undefined;
+  const read = (): DeclaredFacts => {
+    if (facts) return facts;
+    if (!declaredFacts) {
+      throw new Error(`${name} is declared with Pothos: import src/graphql/schema.ts first`);
+    }
+    return facts = declaredFacts(name);
+  };
+  view = {
+    name,
+    get label() {
+      return read().label;
+    },
+    get description() {
+      return read().description;
+    },
+    get table() {
+      return read().table;
+    },
+    get workspaceColumn() {
+      return read().workspaceColumn;
+    },
+    get fields() {
+      return read().fields;
+    },
+    get relations() {
+      return read().relations;
+    },
+  };
+  declaredViews.set(name, view);
   return view;
 }
 

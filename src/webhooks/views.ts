@@ -1,5 +1,5 @@
 /** The readable types of src/webhooks: registrations, their deliveries and attempts (see shared/view.ts). */
-import { defineView, type FieldSpec } from "../shared/view.ts";
+import { declaredView, defineView, type FieldSpec } from "../shared/view.ts";
 import { MASK, maskUrlSecrets, openUrlSecrets } from "../shared/url_secrets.ts";
 import { can } from "../auth/permissions.ts";
 import { DeliveryStatus, HttpMethod, WEBHOOK_EVENTS } from "./schemas.ts";
@@ -24,22 +24,8 @@ const presentHeaders: FieldSpec["present"] = {
   },
 };
 
-export const deliveryAttemptView = defineView({
-  name: "WebhookDeliveryAttempt",
-  label: "Attempt",
-  table: "DeliveryAttempt",
-  fields: {
-    number: { type: "Int", description: "1-based, counted across redeliveries." },
-    startedAt: { type: "DateTime" },
-    durationMs: { type: "Int" },
-    httpStatus: {
-      type: "Int",
-      nullable: true,
-      description: "The receiver's status; null when no answer came (connection error, timeout, refused).",
-    },
-    error: { type: "String", nullable: true },
-  },
-});
+/** A delivery's attempt: declared with Pothos (src/graphql/types/webhooks.ts). */
+export const deliveryAttemptView = declaredView("WebhookDeliveryAttempt");
 
 /** A delivery as the log shows it: the event's type in `event`, every attempt oldest first. */
 export const deliveryView = defineView({

@@ -1,47 +1,14 @@
 /** The readable types of src/workspaces: members, invites, API tokens and users (see shared/view.ts). */
-import { defineView } from "../shared/view.ts";
-import { Role } from "./schemas.ts";
+import { declaredView, defineView } from "../shared/view.ts";
 
-/** A person (never with password or hashes). */
-export const userView = defineView({
-  name: "User",
-  label: "User",
-  table: "User",
-  fields: { id: { type: "ID" }, name: { type: "String" }, email: { type: "String" } },
-});
+/** A person (never with password or hashes): declared with Pothos (src/graphql/types/workspaces.ts). */
+export const userView = declaredView("User");
 
-const userColumn = (column: string) => (t: string) =>
-  `(SELECT u.${column} FROM "User" u WHERE u.id = ${t}."userId")`;
+/** A member of the workspace: declared with Pothos (src/graphql/types/workspaces.ts). */
+export const memberView = declaredView("Member");
 
-/** A member of the workspace: the user's fields and the role held there. */
-export const memberView = defineView({
-  name: "Member",
-  label: "Member",
-  table: "Membership",
-  workspaceColumn: "workspaceId",
-  fields: {
-    id: { type: "ID", column: "userId", description: "The user's id." },
-    name: { type: "String", sql: userColumn("name") },
-    email: { type: "String", sql: userColumn("email") },
-    role: { type: Role },
-    joinedAt: { type: "DateTime", column: "createdAt" },
-  },
-});
-
-export const inviteView = defineView({
-  name: "Invite",
-  label: "Invite",
-  table: "Invite",
-  workspaceColumn: "workspaceId",
-  fields: {
-    id: { type: "ID" },
-    email: { type: "String" },
-    role: { type: Role },
-    expiresAt: { type: "DateTime" },
-    acceptedAt: { type: "DateTime", nullable: true },
-    createdAt: { type: "DateTime" },
-  },
-});
+/** An invite: declared with Pothos (src/graphql/types/workspaces.ts). */
+export const inviteView = declaredView("Invite");
 
 /** A workspace API token. Its value is only in the answer that creates it. */
 export const apiTokenView = defineView({

@@ -1,0 +1,52 @@
+/** The declared types of src/workspaces: users, members and invites (API tokens are still views). */
+import { builder } from "../builder.ts";
+import { fieldPlan, typePlan } from "../declared.ts";
+import { enumOf } from "../common_types.ts";
+import { Role } from "../../workspaces/schemas.ts";
+
+/** A person (never with password or hashes). */
+export const User = builder.prismaObject("User", {
+  extensions: typePlan({ label: "User" }),
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    name: t.exposeString("name"),
+    email: t.exposeString("email"),
+  }),
+});
+
+/** The member's user's `column`, in SQL (`t` aliases the membership). */
+const userColumn = (column: "name" | "email") =>
+  fieldPlan({ sql: (t) => `(SELECT u.${column} FROM "User" u WHERE u.id = ${t}."userId")` });
+
+/** A member of the workspace: the user's fields and the role held there. */
+export const Member = builder.prismaObject("Membership", {
+  name: "Member",
+  extensions: typePlan({ label: "Member", workspaceColumn: "workspaceId" }),
+  fields: (t) => ({
+    id: t.exposeID("userId", { description: "The user's id." }),
+    name: t.string({
+      extensions: userColumn("name"),
+      select: { user: { select: { name: true } } },
+      resolve: (member) => member.user.name,
+    }),
+    email: t.string({
+      extensions: userColumn("email"),
+      select: { user: { select: { email: true } } },
+      resolve: (member) => member.user.email,
+    }),
+    role: t.expose("role", { type: enumOf(Role) }),
+    joinedAt: t.expose("createdAt", { type: "DateTime" }),
+  }),
+});
+
+export const Invite = builder.prismaObject("Invite", {
+  extensions: typePlan({ label: "Invite", workspaceColumn: "workspaceId" }),
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    email: t.exposeString("email"),
+    role: t.expose("role", { type: enumOf(Role) }),
+    expiresAt: t.expose("expiresAt", { type: "DateTime" }),
+    acceptedAt: t.expose("acceptedAt", { type: "DateTime", nullable: true }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+  }),
+});
