@@ -414,7 +414,8 @@ export const staleSends = query(
  * A condition true of every row that makes the statement's commit wait for the disk, whatever its
  * session's setting (the job workers commit without waiting, app.ts workerDeps): a WhatsApp send
  * has no idempotency key, so the mark that its call began is on disk before the call, with every
- * commit before it (WAL is flushed in order). A row is changed only once all of its condition held.
+ * commit before it (WAL is flushed in order). A row is changed only when the whole condition held
+ * for it, this part included.
  */
 const DURABLE = Prisma.sql`set_config('synchronous_commit', 'on', true) = 'on'`;
 

@@ -32,7 +32,7 @@ export const CLIENT_CHECK_MS = 500;
 export interface PoolOptions {
   max: number;
   idleTimeoutMillis: number;
-  /** false: the sessions' commits do not wait for the disk (synchronous_commit=off; see Deps.jobDb). */
+  /** false: the sessions' commits do not wait for the disk (synchronous_commit=off; see app.ts workerDeps). */
   synchronousCommit?: boolean;
 }
 
@@ -75,14 +75,19 @@ function joinCorkedWrites(stream: Stream): void {
   stream.cork = () => {
     held ??= [];
   };
-  stream.uncork = () => {
+  const flush = () => {
     const batch = held;
     held = null;
     if (batch?.length) write(batch.length === 1 ? batch[0] : Buffer.concat(batch));
   };
+  stream.uncork = flush;
   stream.write = (chunk, ...rest) => {
-    // With a callback or an encoding, as written (pg's end message): nothing is held then.
-    if (held === null || rest.length > 0) return write(chunk, ...rest);
+    if (held === null) return write(chunk, ...rest);
+    // With a callback or an encoding (pg's end message), after what is held, as written.
+    if (rest.length > 0) {
+      flush();
+      return write(chunk, ...rest);
+    }
     held.push(chunk);
     return true;
   };
@@ -90,7 +95,7 @@ function joinCorkedWrites(stream: Stream): void {
 
 /**
  * A pg client whose message parsing is guarded and whose corked writes are joined (plain and TLS
- * streams alike). pg-boss's pool uses it too (jobs/named_statements_db.ts).
+ * streams alike). pg-boss's pool uses it too (jobs/boss.ts).
  */
 export class GuardedClient extends pg.Client {
   constructor(config?: pg.ClientConfig) {

@@ -3,7 +3,7 @@
  * unnamed, so PostgreSQL parses and plans it on every call: fetching and completing jobs cost more
  * to plan than to run (about 1.4 ms of PostgreSQL's time per conversation in `deno task bench
  * inbound`). Named, each statement text is prepared once per connection, as the app's own are
- * (db/client.ts). Everything else (the pool, LISTEN, transactions) is pg-boss's adapter unchanged.
+ * (db/statement_names.ts). Everything else (the pool, LISTEN, transactions) is pg-boss's adapter unchanged.
  */
 import Db from "pg-boss/dist/db.js";
 import type pg from "pg";
