@@ -13,7 +13,7 @@ export const CHROMIUM = "/usr/bin/chromium";
 export const DESK = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 
-/** Where the README's screenshots are written (made by the tests, so they show what the console does). */
+/** Where the console guide's screenshots (docs/console.md) are written (made by the tests, so they show what the console does). */
 const SCREENSHOTS = new URL("../../docs/screenshots/", import.meta.url);
 
 export interface ConsolePage {
@@ -103,7 +103,7 @@ export async function signIn(page: Page, who: { email: string; password: string 
 }
 
 /**
- * A screenshot of the page for the README (docs/screenshots/NAME.png). Always taken; written when
+ * A screenshot of the page for docs/console.md (docs/screenshots/NAME.png). Always taken; written when
  * the file is missing or UPDATE_SCREENSHOTS=1, so a test run does not rewrite the committed images
  * (their timestamps differ on every run).
  */
