@@ -24,6 +24,7 @@ import { createWebhook } from "../src/webhooks/mod.ts";
 import { benchEnv, seedOwner } from "./_seed.ts";
 import pg from "pg";
 import { cpuTimeMs } from "./_cpu.ts";
+import { printStatements } from "./_pg_stats.ts";
 import { denoScript, spawnReady } from "./_spawn.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
@@ -202,6 +203,16 @@ async function startCountingPostgres(dir: string) {
         [role],
       );
       return Number(rows[0].n);
+    },
+    /** BENCH_STATEMENTS=1: what that role ran, most called first, on stderr. */
+    async printStatements(role: string, per: number): Promise<void> {
+      if (!Deno.env.get("BENCH_STATEMENTS")) return;
+      const { rows } = await stats.query(
+        `SELECT calls::text, total_exec_time AS ms, total_plan_time AS "planMs", query FROM pg_stat_statements s
+          JOIN pg_roles r ON r.oid = s.userid WHERE r.rolname = $1 ORDER BY calls DESC`,
+        [role],
+      );
+      printStatements(rows, per, "request");
     },
     async stop(): Promise<void> {
       await stats.end().catch(() => {});
@@ -446,6 +457,11 @@ export async function runNestedBench(): Promise<void> {
         );
       }
     }
+
+    await db.printStatements(
+      servers.switchboard.role,
+      results.switchboard.reduce((n, r) => n + r.allRequests, 0),
+    );
 
     // What each server sends with no request in flight (Switchboard's job workers poll), per second,
     // taken after the rounds (steady state) and deducted from the statements per request.

@@ -13,7 +13,7 @@ import { customerMessage, seedChannel, waitUntil } from "./_helpers/conversation
 import {
   CONVERSATION_TIMER_QUEUE,
   runTimer,
-  scheduleTimers,
+  rescheduleTimers,
   type TimerJob,
   timerKey,
 } from "../src/conversations/timers.ts";
@@ -44,7 +44,7 @@ async function agentReplied(t: TestApp, conversationId: string, now: Date) {
       where: { id: conversationId },
       data: { lastMessageAt: now, lastAgentMessageAt: now },
     });
-    await scheduleTimers(t.app.deps, tx, conversationId);
+    await rescheduleTimers(t.app.deps, tx, conversationId);
   });
 }
 
@@ -109,7 +109,7 @@ Deno.test("a due time moved forward brings the waiting job forward", async () =>
     const { conversationId } = await write("oi");
     assert.ok((await waiting(t, conversationId))[0].secs > 3590);
     await t.app.deps.db.agent.update({ where: { id: agent.id }, data: { autoCloseMinutes: 5 } });
-    await t.app.deps.db.$transaction((tx) => scheduleTimers(t.app.deps, tx, conversationId));
+    await t.app.deps.db.$transaction((tx) => rescheduleTimers(t.app.deps, tx, conversationId));
     const jobs = await waiting(t, conversationId);
     assert.equal(jobs.length, 1);
     assert.ok(jobs[0].secs > 290 && jobs[0].secs <= 300, `auto-close in ${jobs[0].secs} s`);
@@ -137,7 +137,7 @@ Deno.test("timer workers take due jobs 20 to a fetch, and an auto-close queued b
   let workers: App | undefined;
   try {
     // Jobs of conversations long gone, due now, queued before the conversation's own. Each under
-    // its own key, as scheduleTimers queues them: the queue keeps one waiting job per key, so
+    // its own key, as rescheduleTimers queues them: the queue keeps one waiting job per key, so
     // unkeyed jobs would collapse into one.
     const others = Array.from({ length: 300 }, () => {
       const data: TimerJob = { conversationId: crypto.randomUUID(), kind: "auto-close" };
@@ -153,7 +153,7 @@ Deno.test("timer workers take due jobs 20 to a fetch, and an auto-close queued b
     });
     // Brings its waiting auto-close (the newest job of the queue: a fetch takes the oldest first)
     // forward to now.
-    await t.app.deps.db.$transaction((tx) => scheduleTimers(t.app.deps, tx, conversationId));
+    await t.app.deps.db.$transaction((tx) => rescheduleTimers(t.app.deps, tx, conversationId));
     assert.deepEqual(
       await t.app.deps.db.$queryRawUnsafe(
         `SELECT count(*)::int AS due FROM pgboss.job WHERE name = $1 AND state = 'created'

@@ -1,7 +1,9 @@
 /**
  * The fast path beside Prisma's $queryRaw (src/db/fast_path.ts): a declared statement run on the
  * client (the fast path) and in a transaction (Prisma's raw path) answers the same values of every
- * column type, a command the same count, and statement counters see both.
+ * column type, a command the same count, and statement counters see both. A transaction of raw
+ * statements (sqlTransaction) runs on it too: it answers the same, commits, rolls back on a throw or
+ * a failed statement, runs its after-commit callbacks only once committed, and gives its connection back.
  */
 import assert from "node:assert/strict";
 import { Prisma } from "../src/generated/prisma/client.ts";
@@ -9,6 +11,7 @@ import { createTestDatabase } from "./_helpers/db.ts";
 import { createPrisma } from "../src/db/client.ts";
 import { fastPathOf } from "../src/db/fast_path.ts";
 import { col, command, query } from "../src/db/statement.ts";
+import { afterCommit, sqlTransaction } from "../src/db/transaction.ts";
 
 const everyType = query(
   {
@@ -99,6 +102,77 @@ Deno.test("a client used through the fast path alone leaves no connection once d
   } finally {
     await admin.$disconnect();
     await fastPathOf(admin)?.close();
+    await database.drop();
+  }
+});
+
+const names = query(
+  { name: col.text },
+  ({ prefix }: { prefix: string }) =>
+    Prisma.sql`SELECT name FROM "Workspace" WHERE name LIKE ${prefix + "%"} ORDER BY name`,
+  [{ prefix: "" }],
+);
+const addWorkspace = command(
+  ({ id, name }: { id: string; name: string }) =>
+    Prisma.sql`INSERT INTO "Workspace" (id, name) VALUES (${id}, ${name})`,
+  [{ id: "w", name: "n" }],
+);
+
+Deno.test("a transaction of raw statements runs on the fast path: same answers, commit, rollback, callbacks", async () => {
+  const database = await createTestDatabase();
+  const statements: string[] = [];
+  const db = createPrisma(database.url, { max: 2, onQuery: (sql) => statements.push(sql) });
+  const order: string[] = [];
+  try {
+    const args = { n: 3, at: new Date("2026-11-27T15:04:05.678Z"), ids: ["x"] };
+    const viaPrisma = await db.$transaction((tx) => everyType.rows(tx, args));
+    const counted = statements.length;
+    const here = await sqlTransaction(db, async (tx) => {
+      assert.ok(fastPathOf(tx), "its statements take the fast path");
+      afterCommit(tx, () => order.push("after commit"));
+      const rows = await everyType.rows(tx, args);
+      await addWorkspace.run(tx, { id: "w1", name: "tx committed" });
+      order.push("body");
+      return rows;
+    });
+    assert.deepEqual(here, viaPrisma);
+    assert.deepEqual(order, ["body", "after commit"]);
+    assert.ok(statements.length > counted, "its statements are counted");
+    assert.deepEqual(await names.rows(db, { prefix: "tx " }), [{ name: "tx committed" }]);
+
+    // A throw rolls everything back; the callbacks never run; the error reaches the caller.
+    order.length = 0;
+    await assert.rejects(
+      sqlTransaction(db, async (tx) => {
+        afterCommit(tx, () => order.push("after commit"));
+        await addWorkspace.run(tx, { id: "w2", name: "tx rolled back" });
+        throw new Error("changed my mind");
+      }),
+      /changed my mind/,
+    );
+    // A failed statement too (the id is taken), and the connection is usable again afterwards.
+    await assert.rejects(
+      sqlTransaction(db, async (tx) => {
+        await addWorkspace.run(tx, { id: "w3", name: "tx also rolled back" });
+        await addWorkspace.run(tx, { id: "w1", name: "tx duplicate" });
+      }),
+      /unique|duplicate/i,
+    );
+    assert.deepEqual(order, []);
+    assert.deepEqual(await names.rows(db, { prefix: "tx " }), [{ name: "tx committed" }]);
+    // Both of the pool's two connections are free: two transactions at once both finish.
+    const both = await Promise.all(
+      ["a", "b"].map((k) =>
+        sqlTransaction(db, async (tx) => {
+          await addWorkspace.run(tx, { id: `p${k}`, name: `tx parallel ${k}` });
+          return (await names.rows(tx, { prefix: `tx parallel ${k}` })).length;
+        })
+      ),
+    );
+    assert.deepEqual(both, [1, 1]);
+  } finally {
+    await db.$disconnect();
+    await fastPathOf(db)?.close();
     await database.drop();
   }
 });

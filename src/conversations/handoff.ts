@@ -11,7 +11,7 @@ import { AppError } from "../shared/errors.ts";
 import { restRow } from "../reads/rest.ts";
 import { conversationView } from "./views.ts";
 import { sendsCommitted, storeOutgoing } from "./outbound.ts";
-import { scheduleTimers } from "./timers.ts";
+import { rescheduleTimers } from "./timers.ts";
 import { closeConversation, transferToHuman } from "./transitions.ts";
 
 export const humanReplySchema = z.object({
@@ -97,7 +97,7 @@ export async function humanReply(
       senderUserId: ctx.actor.userId,
       content: input.content,
     }]);
-    await scheduleTimers(ctx, tx, id);
+    await rescheduleTimers(ctx, tx, id);
   });
   sendsCommitted(ctx, conv.channel.type);
   return await answer(ctx, id);

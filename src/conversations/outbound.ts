@@ -11,7 +11,7 @@
  * subscriptions and the read API).
  */
 import type { Deps } from "../context.ts";
-import type { Tx } from "../db/client.ts";
+import type { SqlTx } from "../db/client.ts";
 import { sendText } from "../channels/whatsapp/graph_api.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import { newId } from "../shared/ids.ts";
@@ -71,7 +71,7 @@ export interface Outgoing {
  */
 export async function storeOutgoing<G = never>(
   deps: Pick<Deps, "events" | "jobs">,
-  tx: Tx,
+  tx: SqlTx,
   now: Date,
   messages: Outgoing[],
   options: { direct?: boolean; guard?: Prisma.Sql } = {},

@@ -12,8 +12,8 @@
  */
 import type { z } from "zod";
 import type { ActorContext, Deps } from "../context.ts";
-import type { Tx } from "../db/client.ts";
-import { transaction } from "../db/transaction.ts";
+import type { SqlTx } from "../db/client.ts";
+import { sqlTransaction } from "../db/transaction.ts";
 import { newId } from "../shared/ids.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import type { MessageStatus, MessageType } from "../generated/prisma/enums.ts";
@@ -116,8 +116,8 @@ export async function receiveCustomerMessage(
   m: CustomerMessage,
 ): Promise<Received> {
   try {
-    // transaction(): the reply job enqueued by the window starts here once this has committed.
-    const received = await transaction(deps.db, (tx) => store(deps, tx, channel, m));
+    // sqlTransaction(): the reply job enqueued by the window starts here once this has committed.
+    const received = await sqlTransaction(deps.db, (tx) => store(deps, tx, channel, m));
     // The reply job (the window) may be due already: its wake-up fired before this commit.
     deps.jobs.committed();
     return received;
@@ -127,7 +127,7 @@ export async function receiveCustomerMessage(
   }
 }
 
-async function store(deps: Deps, tx: Tx, channel: ChannelRef, m: CustomerMessage): Promise<Received> {
+async function store(deps: Deps, tx: SqlTx, channel: ChannelRef, m: CustomerMessage): Promise<Received> {
   const now = deps.clock.now();
   const name = m.contact.name?.trim() || null;
   // The upsert always takes the contact's row lock (DO UPDATE), even when the name is unchanged.

@@ -494,6 +494,24 @@ export const markFailed = command(
   [{ id: "m", now: at0, error: "{}" }],
 );
 
+// --- Transitions (transitions.ts) ---
+
+/** OPEN → HUMAN with the reason and summary; no row changed when the conversation was not OPEN. */
+export const markHuman = command(
+  ({ id, reason, summary, userId, now }: {
+    id: string;
+    reason: string;
+    summary: string;
+    userId: string | null;
+    now: Date;
+  }) =>
+    Prisma.sql`
+      UPDATE "Conversation" SET status = 'HUMAN', "humanReason" = ${reason}, "transferSummary" = ${summary},
+             "assignedUserId" = ${userId}, "updatedAt" = ${now}
+       WHERE id = ${id} AND status = 'OPEN'`,
+  [{ id: "c", reason: "TAG", summary: "s", userId: null, now: at0 }],
+);
+
 // --- The reply's release (pipeline/reply.ts), which writes a send's outcome ---
 
 /**

@@ -11,7 +11,7 @@
  * per message, and a due timer never waits behind a backlog of stale ones.
  */
 import type { Deps } from "../context.ts";
-import type { Tx } from "../db/client.ts";
+import type { SqlTx, Tx } from "../db/client.ts";
 import { autoCloseDueAt, isDue, reminderDueAt } from "./timing.ts";
 import { shapeReply } from "./shaping.ts";
 import { sendCommitted, storeOutgoing } from "./outbound.ts";
@@ -59,7 +59,7 @@ export const timerKey = (job: TimerJob) => `${job.kind}:${job.conversationId}`;
 /** Queues the timer jobs for their due times (inside `tx`, or at once with the pool). */
 async function queueTimers(
   deps: Pick<Deps, "jobs" | "clock">,
-  tx: Tx,
+  tx: SqlTx,
   conversationId: string,
   due: Array<[TimerJob["kind"], Date]>,
 ): Promise<void> {
@@ -76,22 +76,26 @@ async function queueTimers(
 
 /**
  * Inside `tx`, after the conversation's times changed: the reminder (when one is due and the agent
- * sends reminders) and the auto-close, each at its due time (see the module comment). `known`:
- * the state as the caller has just written it in `tx` (saves reading it again).
+ * sends reminders) and the auto-close, each at its due time (see the module comment). `state`:
+ * the conversation's times as the caller has just written them in `tx`.
  */
 export async function scheduleTimers(
   deps: Pick<Deps, "jobs" | "clock">,
-  tx: Tx,
+  tx: SqlTx,
   conversationId: string,
-  known?: TimerState,
+  state: TimerState,
 ): Promise<void> {
-  const conv: TimerState | null = known ?? await tx.conversation.findUnique({
+  const due = Object.entries(dueTimes(state)).filter((e): e is [TimerJob["kind"], Date] => e[1] !== null);
+  await queueTimers(deps, tx, conversationId, due);
+}
+
+/** As scheduleTimers, reading the conversation's times in `tx` first (nothing when it is gone). */
+export async function rescheduleTimers(deps: Pick<Deps, "jobs" | "clock">, tx: Tx, conversationId: string) {
+  const conv = await tx.conversation.findUnique({
     where: { id: conversationId },
     select: { ...TIMES, status: true, agent: { select: { autoCloseMinutes: true, enabledReminder: true } } },
   });
-  if (!conv) return;
-  const due = Object.entries(dueTimes(conv)).filter((e): e is [TimerJob["kind"], Date] => e[1] !== null);
-  await queueTimers(deps, tx, conversationId, due);
+  if (conv) await scheduleTimers(deps, tx, conversationId, conv);
 }
 
 /**

@@ -6,7 +6,8 @@
  * the same transaction.
  */
 import type { Deps } from "../context.ts";
-import type { Tx } from "../db/client.ts";
+import type { SqlTx, Tx } from "../db/client.ts";
+import { markHuman } from "./sql.ts";
 
 /** Why a conversation went to a person: a transfer tag, an escalation (or no model), a takeover. */
 export type HumanReason = "TAG" | "ESCALATION" | "MANUAL";
@@ -23,21 +24,19 @@ export interface ConversationRef {
  * `{ transferSummary, reason }`. Returns false (and changes nothing) when it was not OPEN.
  */
 export async function transferToHuman(
-  deps: Pick<Deps, "events">,
-  tx: Tx,
+  deps: Pick<Deps, "events" | "clock">,
+  tx: SqlTx,
   conversation: ConversationRef,
   transfer: { reason: HumanReason; summary: string; userId?: string | null },
 ): Promise<boolean> {
-  const changed = await tx.conversation.updateMany({
-    where: { id: conversation.id, status: "OPEN" },
-    data: {
-      status: "HUMAN",
-      humanReason: transfer.reason,
-      transferSummary: transfer.summary,
-      assignedUserId: transfer.userId ?? null,
-    },
+  const changed = await markHuman.run(tx, {
+    id: conversation.id,
+    reason: transfer.reason,
+    summary: transfer.summary,
+    userId: transfer.userId ?? null,
+    now: deps.clock.now(),
   });
-  if (changed.count !== 1) return false;
+  if (changed !== 1) return false;
   await deps.events.publish(tx, {
     type: "human.transferred",
     workspaceId: conversation.workspaceId,

@@ -13,6 +13,9 @@ import { addFastPath } from "./fast_path.ts";
 export type Db = PrismaClient;
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 
+/** A transaction of raw statements only (see fast_path.ts). */
+export type { SqlTx } from "./fast_path.ts";
+
 export interface PrismaOptions {
   /** Pool size. */
   max?: number;

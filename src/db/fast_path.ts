@@ -7,17 +7,38 @@
  * connection is Prisma's, so they run through it. Values come back as `$queryRaw` gives them: the
  * same pg parsers (json and jsonb parsed, timestamptz as Date), with a declared bigint column
  * turned into a BigInt. tests/db_fast_path_test.ts checks both paths answer alike.
+ *
+ * A transaction of raw statements only (the reply path's: declared statements and job inserts) runs
+ * here too, on one of the pool's connections (`transaction`), instead of Prisma's interactive
+ * transaction, whose every statement takes the raw path.
  */
 import type pg from "pg";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { throwIfClientGone } from "../shared/request_scope.ts";
 import { statementNames } from "./statement_names.ts";
 
+/**
+ * A transaction of raw statements only: what db/transaction.ts `sqlTransaction` gives (on this
+ * path), and what a Prisma `Tx` has too. Code that takes a SqlTx writes through declared
+ * statements (statement.ts) and job inserts, never through Prisma's models.
+ */
+export interface SqlTx {
+  $queryRaw<T = unknown>(sql: Prisma.Sql): Promise<T>;
+  $executeRaw(sql: Prisma.Sql): Promise<number>;
+  $queryRawUnsafe<T = unknown>(text: string, ...values: unknown[]): Promise<T>;
+  $executeRawUnsafe(text: string, ...values: unknown[]): Promise<number>;
+}
+
 export interface FastPath {
   /** The rows of a statement (`bigints`: the columns to turn into BigInt). */
   rows<R>(sql: Prisma.Sql | { text: string; values: unknown[] }, bigints?: readonly string[]): Promise<R[]>;
   /** The number of rows a statement changed. */
   run(sql: Prisma.Sql): Promise<number>;
+  /**
+   * `fn` in a transaction on one connection: committed when it resolves, rolled back when it
+   * throws. Statements on its `tx` take this path too (fastPathOf(tx) is the connection's).
+   */
+  transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T>;
   /**
    * Ends the pool unless Prisma's $disconnect did: it does only when Prisma itself connected, and a
    * client used through this path alone never does.
@@ -34,25 +55,83 @@ export const fastPathOf = (db: object): FastPath | undefined => paths.get(db);
 export function addFastPath(client: object, pool: pg.Pool, onQuery?: (sql: string) => void): void {
   // Its own names: a name is bound to one text per connection, and Prisma's adapter names its own.
   const nameOf = statementNames(undefined, "f");
-  const send = async (text: string, values: unknown[]) => {
+  const on = (runner: pg.Pool | pg.PoolClient) => async (text: string, values: unknown[]) => {
     // As the Prisma client's extension does (client.ts): a gone client's request stops here.
     throwIfClientGone();
     onQuery?.(text);
-    return await pool.query({ name: nameOf({ sql: text }), text, values });
+    // A text without parameters may hold several commands, which a named (extended) query cannot.
+    return await runner.query(values.length ? { name: nameOf({ sql: text }), text, values } : text);
   };
+  const send = on(pool);
   paths.set(client, {
-    async rows<R>(sql: Prisma.Sql | { text: string; values: unknown[] }, bigints: readonly string[] = []) {
-      const { rows } = await send(sql.text, sql.values);
-      for (const row of rows) {
-        for (const column of bigints) if (row[column] != null) row[column] = BigInt(row[column]);
-      }
-      return rows as R[];
-    },
+    rows: (sql, bigints) => rowsOf(send, sql, bigints),
     async run(sql) {
       return (await send(sql.text, sql.values)).rowCount ?? 0;
+    },
+    async transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T> {
+      const connection = await pool.connect();
+      const sendHere = on(connection);
+      const tx = sqlTxOn(sendHere);
+      paths.set(tx, {
+        rows: (sql, bigints) => rowsOf(sendHere, sql, bigints),
+        run: tx.$executeRaw,
+        // One already open: `fn` joins it.
+        transaction: (inner) => inner(tx),
+        close: () => Promise.resolve(),
+      });
+      const control = (text: string) => {
+        onQuery?.(text);
+        return connection.query(text);
+      };
+      let broken: Error | undefined;
+      try {
+        // As Prisma's interactive transactions are bounded: a transaction left open is ended.
+        await control(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = '${IDLE_IN_TRANSACTION}'`);
+        const result = await fn(tx);
+        await control("COMMIT");
+        return result;
+      } catch (error) {
+        await control("ROLLBACK").catch((e) => {
+          broken = e instanceof Error ? e : new Error(String(e));
+        });
+        throw error;
+      } finally {
+        // A connection that could not roll back is discarded, never handed to the next caller.
+        connection.release(broken);
+      }
     },
     async close() {
       if (!pool.ended) await pool.end();
     },
   });
+}
+
+/** How long a transaction here may sit idle between statements before PostgreSQL ends it. */
+const IDLE_IN_TRANSACTION = "15s";
+
+type Send = (text: string, values: unknown[]) => Promise<pg.QueryResult>;
+
+async function rowsOf<R>(
+  send: Send,
+  sql: Prisma.Sql | { text: string; values: unknown[] },
+  bigints: readonly string[] = [],
+): Promise<R[]> {
+  const { rows } = await send(sql.text, sql.values);
+  for (const row of rows) {
+    for (const column of bigints) if (row[column] != null) row[column] = BigInt(row[column]);
+  }
+  return rows as R[];
+}
+
+/**
+ * The raw methods of a Prisma transaction, on one connection. Undeclared statements answer pg's
+ * values (a bigint as text): declared ones (statement.ts) convert theirs as Prisma's raw path does.
+ */
+function sqlTxOn(send: Send): SqlTx {
+  return {
+    $queryRaw: async <T>(sql: Prisma.Sql) => (await send(sql.text, sql.values)).rows as T,
+    $executeRaw: async (sql: Prisma.Sql) => (await send(sql.text, sql.values)).rowCount ?? 0,
+    $queryRawUnsafe: async <T>(text: string, ...values: unknown[]) => (await send(text, values)).rows as T,
+    $executeRawUnsafe: async (text: string, ...values: unknown[]) => (await send(text, values)).rowCount ?? 0,
+  };
 }

@@ -9,7 +9,7 @@
  * checks the declaration (column names, types and their schema.prisma columns, parameter count).
  */
 import type { Prisma } from "../generated/prisma/client.ts";
-import type { Tx } from "./client.ts";
+import type { SqlTx } from "./client.ts";
 import { fastPathOf } from "./fast_path.ts";
 
 /**
@@ -51,7 +51,7 @@ export type Columns = Record<string, Column<unknown>>;
 export type RowOf<C extends Columns> = { -readonly [K in keyof C]: C[K] extends Column<infer T> ? T : never };
 
 /** What a statement runs on: the client or a transaction. */
-export type Runner = Pick<Tx, "$queryRaw" | "$executeRaw">;
+export type Runner = Pick<SqlTx, "$queryRaw" | "$executeRaw">;
 
 interface Declared<A> {
   /** Its text and parameters for these arguments (the same text for the same shape of arguments). */

@@ -6,7 +6,8 @@
  * joinTransaction(tx) }` commits or rolls back with the caller's work (approvals execute a change
  * in the transaction that records the decision).
  */
-import type { Db, Tx } from "./client.ts";
+import type { Db, SqlTx, Tx } from "./client.ts";
+import { fastPathOf } from "./fast_path.ts";
 
 export function joinTransaction(tx: Tx): Db {
   const join = (arg: unknown) =>
@@ -56,7 +57,7 @@ export async function dryRun(tx: Tx, fn: () => Promise<unknown>): Promise<void> 
   }
 }
 
-/** Callbacks to run once the transaction opened by `transaction()` has committed, by its tx. */
+/** Callbacks to run once the transaction opened by `transaction()` or `sqlTransaction()` has committed, by its tx. */
 const afterCommits = new WeakMap<object, Array<() => void>>();
 
 /**
@@ -75,10 +76,27 @@ export async function transaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promis
 }
 
 /**
+ * As `transaction`, for work of raw statements only (a SqlTx: declared statements, job inserts):
+ * on the client's pool directly (db/fast_path.ts), a few times cheaper per statement than Prisma's
+ * interactive transaction. A `db` without that path (a joined transaction) runs it through Prisma.
+ */
+export async function sqlTransaction<T>(db: Db, fn: (tx: SqlTx) => Promise<T>): Promise<T> {
+  const fast = fastPathOf(db);
+  if (!fast) return await transaction(db, fn);
+  const callbacks: Array<() => void> = [];
+  const result = await fast.transaction((tx) => {
+    afterCommits.set(tx, callbacks);
+    return fn(tx);
+  });
+  for (const callback of callbacks) callback();
+  return result;
+}
+
+/**
  * Registers `callback` to run once `tx` has committed. Returns false, registering nothing, when `tx`
  * was not opened by `transaction()` (nobody would call it): the caller takes its other way.
  */
-export function afterCommit(tx: Tx, callback: () => void): boolean {
+export function afterCommit(tx: SqlTx, callback: () => void): boolean {
   const callbacks = afterCommits.get(tx);
   callbacks?.push(callback);
   return callbacks !== undefined;

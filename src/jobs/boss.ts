@@ -4,7 +4,7 @@
  * LISTEN/NOTIFY, not by polling, so a new job starts without waiting for a poll interval.
  */
 import { fromPrisma, type Job, PgBoss, type Queue, type WorkOptions } from "pg-boss";
-import { POOL_IDLE_MS, type Tx } from "../db/client.ts";
+import { POOL_IDLE_MS, type SqlTx } from "../db/client.ts";
 import { afterCommit } from "../db/transaction.ts";
 import type { EnqueueOptions, JobQueue, KeyedJob } from "../shared/jobs.ts";
 import type { Logger } from "../shared/logger.ts";
@@ -153,7 +153,7 @@ export class Jobs implements JobQueue {
    * so this process also sets a timer that wakes its own workers when the job becomes due; other
    * processes pick it up on their next poll.
    */
-  async enqueue(tx: Tx, queue: string, data: object[], options: EnqueueOptions = {}): Promise<void> {
+  async enqueue(tx: SqlTx, queue: string, data: object[], options: EnqueueOptions = {}): Promise<void> {
     const items = data.map((d) => ({ data: d, startAfterMs: options.startAfterMs }));
     if (options.runHere && this.#canRunHere(queue, options.startAfterMs ?? 0)) {
       await this.#enqueueToRunHere(tx, queue, items);
@@ -167,7 +167,7 @@ export class Jobs implements JobQueue {
    * here when it is due (a ms late, as the wake-up timers). Not registered with a transaction that
    * can run callbacks after its commit: enqueued as usual.
    */
-  async #enqueueToRunHere(tx: Tx, queue: string, items: Array<{ data: object; startAfterMs?: number }>) {
+  async #enqueueToRunHere(tx: SqlTx, queue: string, items: Array<{ data: object; startAfterMs?: number }>) {
     const jobs = items.map((i) => ({
       id: crypto.randomUUID(),
       data: i.data,
@@ -192,7 +192,7 @@ export class Jobs implements JobQueue {
   }
 
   /** As enqueue, each job with its own delay, in one statement. */
-  async enqueueEach(tx: Tx, queue: string, items: Array<KeyedJob>): Promise<void> {
+  async enqueueEach(tx: SqlTx, queue: string, items: Array<KeyedJob>): Promise<void> {
     if (!items.length) return;
     const delays = items.map((i) => Math.max(0, i.startAfterMs ?? 0));
     // Due at an instant counted from now, not seconds after the database's now(), which in a

@@ -16,7 +16,9 @@
 import type { Deps } from "../context.ts";
 import type { EventListener } from "../shared/events.ts";
 import type { JobQueue } from "../shared/jobs.ts";
-import { transaction } from "../db/transaction.ts";
+import { sqlTransaction } from "../db/transaction.ts";
+import { finishMedia, keepImage, mediaJobMessage, type MediaType } from "./sql.ts";
+import type { RowOf } from "../db/statement.ts";
 import { REPLY_QUEUE, type ReplyJob } from "../conversations/pipeline/window.ts";
 import { describeMedia, downloadMedia, type MediaFailure, tooLarge } from "./graph_media.ts";
 import { bareMimeType, transcribe } from "./transcription.ts";
@@ -34,7 +36,6 @@ export interface MediaJob {
 const RETRY_DELAYS_MS = [1000, 4000];
 
 /** The media types whose files are fetched. */
-export type MediaType = "AUDIO" | "IMAGE" | "DOCUMENT";
 export const MEDIA_TYPES: ReadonlySet<string> = new Set<MediaType>(["AUDIO", "IMAGE", "DOCUMENT"]);
 
 /**
@@ -52,21 +53,7 @@ export function mediaListener(jobs: JobQueue): EventListener {
   };
 }
 
-interface MessageRow {
-  id: string;
-  type: MediaType;
-  content: string;
-  conversationId: string;
-  channelId: string;
-  workspaceId: string;
-  agentId: string;
-  mediaId: string;
-  mediaMimeType: string | null;
-  mediaFileName: string | null;
-  mediaPending: boolean;
-  createdAt: Date;
-  enabledVision: boolean;
-}
+type MessageRow = RowOf<typeof mediaJobMessage.columns> & { mediaId: string };
 
 /** What the work found out; `retry` when a Graph failure may pass on another attempt. */
 interface Outcome {
@@ -83,14 +70,10 @@ interface Outcome {
 
 /** Runs one media job (see the module comment). */
 export async function runMediaJob(deps: Deps, job: MediaJob): Promise<void> {
-  const [row] = await deps.db.$queryRaw<MessageRow[]>`
-    SELECT m.id, m.type::text AS type, m.content, m."conversationId", m."channelId", c."workspaceId",
-           c."agentId", m."mediaId", m."mediaMimeType", m."mediaFileName", m."mediaPending", m."createdAt",
-           a."enabledVision"
-      FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId" JOIN "Agent" a ON a.id = c."agentId"
-     WHERE m.id = ${job.messageId}`;
+  const [found] = await mediaJobMessage.rows(deps.db, { id: job.messageId });
   // Gone (deleted with its agent), or done already (a job run twice).
-  if (!row || !row.mediaPending) return;
+  if (!found || !found.mediaPending || found.mediaId === null) return;
+  const row = { ...found, mediaId: found.mediaId };
   const attempt = job.attempt ?? 1;
   const outcome = await understand(deps, row);
   if (outcome.retry && attempt <= RETRY_DELAYS_MS.length) {
@@ -193,24 +176,12 @@ async function understand(deps: Deps, row: MessageRow): Promise<Outcome> {
  */
 async function finish(deps: Deps, row: MessageRow, o: Outcome): Promise<void> {
   const now = deps.clock.now();
-  await transaction(deps.db, async (tx) => {
-    const [updated] = await tx.$queryRaw<Array<{ replyDueAt: Date | null; othersPending: boolean }>>`
-      WITH done AS (
-        UPDATE "Message" SET "mediaPending" = false, "mediaMimeType" = COALESCE(${o.mimeType}, "mediaMimeType"),
-               "mediaSize" = ${o.size}, "mediaSha256" = ${o.sha256}, "mediaError" = ${o.error},
-               transcript = ${o.transcript}, text = ${o.text}, "updatedAt" = ${now}
-         WHERE id = ${row.id} AND "mediaPending"
-        RETURNING id)
-      SELECT c."replyDueAt",
-             EXISTS (SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."mediaPending"
-                        AND m.id <> ${row.id}) AS "othersPending"
-        FROM "Conversation" c, done WHERE c.id = ${row.conversationId}`;
+  await sqlTransaction(deps.db, async (tx) => {
+    const [updated] = await finishMedia.rows(tx, { id: row.id, conversationId: row.conversationId, now, o });
     // Done by another run meanwhile.
     if (!updated) return;
     if (o.imageBytes) {
-      await tx.messageMediaBytes.create({
-        data: { messageId: row.id, bytes: new Uint8Array(o.imageBytes), createdAt: now },
-      });
+      await keepImage.run(tx, { messageId: row.id, bytes: o.imageBytes, now });
     }
     await deps.events.publish(tx, {
       type: "message.received",

@@ -11,7 +11,7 @@
  * writes (one statement, one snapshot).
  */
 import type { Prisma } from "../generated/prisma/client.ts";
-import type { Tx } from "../db/client.ts";
+import type { SqlTx } from "../db/client.ts";
 import { publishBatch } from "./events_sql.ts";
 
 /** The event types a webhook can subscribe to, named as the API names them (the webhooks registry lists the same). */
@@ -87,7 +87,7 @@ export interface EventListener {
    * After the statement, inside the transaction: `result` is its share's value (undefined without
    * one). Throwing aborts the publish, and so the caller's transaction.
    */
-  after?(tx: Tx, events: readonly PublishedEvent[], result: unknown): Promise<void>;
+  after?(tx: SqlTx, events: readonly PublishedEvent[], result: unknown): Promise<void>;
 }
 
 /**
@@ -115,7 +115,7 @@ export class EventBus {
   }
 
   /** Publishes one event (publishAll of one); returns its id. */
-  async publish(tx: Tx, event: DomainEvent): Promise<string> {
+  async publish(tx: SqlTx, event: DomainEvent): Promise<string> {
     const [id] = await this.publishAll(tx, [event]);
     return id;
   }
@@ -125,7 +125,7 @@ export class EventBus {
    * each listener's `after`, in the order they subscribed. Returns the events' ids, in order. A
    * listener that throws aborts the publish, and so the caller's transaction.
    */
-  async publishAll(tx: Tx, events: readonly DomainEvent[]): Promise<string[]> {
+  async publishAll(tx: SqlTx, events: readonly DomainEvent[]): Promise<string[]> {
     if (!events.length) return [];
     // One millisecond apart, so the events of a batch keep their order in reads by time.
     const at = this.now().getTime();

@@ -3,7 +3,7 @@
  * caller's transaction, so none is lost between commit and enqueue and none runs for a rolled-back
  * change. src/jobs/boss.ts implements it.
  */
-import type { Tx } from "../db/client.ts";
+import type { SqlTx } from "../db/client.ts";
 
 export interface EnqueueOptions {
   /** Run no earlier than this many milliseconds from now. */
@@ -24,13 +24,13 @@ export interface KeyedJob {
 
 export interface JobQueue {
   /** Enqueues one job per item of `data` on `queue`, inside `tx`. */
-  enqueue(tx: Tx, queue: string, data: object[], options?: EnqueueOptions): Promise<void>;
+  enqueue(tx: SqlTx, queue: string, data: object[], options?: EnqueueOptions): Promise<void>;
   /**
    * As enqueue, each job with its own delay (one statement for all). On a queue with the 'short'
    * policy, `singletonKey` keeps one waiting job per key: a second is not added, and the waiting one
    * is brought forward when the new one is due earlier.
    */
-  enqueueEach(tx: Tx, queue: string, items: Array<KeyedJob>): Promise<void>;
+  enqueueEach(tx: SqlTx, queue: string, items: Array<KeyedJob>): Promise<void>;
   /**
    * After the transaction that enqueued a job of `queue` committed: one of this process' workers
    * fetches it now. For queues without NOTIFY (which wakes every worker of every process).

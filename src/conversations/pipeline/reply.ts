@@ -24,6 +24,7 @@ import { transferToHuman } from "../transitions.ts";
 import { completeWithRetries } from "../../llm/retry.ts";
 import { scheduleTimers } from "../timers.ts";
 import type { RowOf } from "../../db/statement.ts";
+import { sqlTransaction } from "../../db/transaction.ts";
 import {
   claimConversation,
   type GuardedTimes,
@@ -275,7 +276,7 @@ async function reply(deps: Deps, conv: Loaded): Promise<Done> {
 
   // Nothing to store: the messages are marked handled with the claim's release.
   if (!plan.parts.length && !plan.transfer) return { sent: null, answered: ids, images };
-  const sent = await deps.db.$transaction(async (tx): Promise<Array<{ id: string; content: string }>> => {
+  const sent = await sqlTransaction(deps.db, async (tx): Promise<Array<{ id: string; content: string }>> => {
     const now = deps.clock.now();
     // One statement: the messages marked answered, the conversation's times moved, and the reply
     // stored, unless the conversation was taken over or closed while the model was thinking (a

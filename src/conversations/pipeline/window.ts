@@ -8,7 +8,7 @@
  * is its share of the event batch's one statement (src/shared/events.ts).
  */
 import type { Deps } from "../../context.ts";
-import type { Tx } from "../../db/client.ts";
+import type { SqlTx } from "../../db/client.ts";
 import type { EventListener } from "../../shared/events.ts";
 import { Prisma } from "../../generated/prisma/client.ts";
 import { scheduleTimers } from "../timers.ts";
@@ -70,7 +70,7 @@ export function replyWindowListener(deps: Pick<Deps, "jobs" | "clock" | "config"
   };
 }
 
-async function scheduleReply(deps: Pick<Deps, "jobs" | "clock">, tx: Tx, row: Restarted) {
+async function scheduleReply(deps: Pick<Deps, "jobs" | "clock">, tx: SqlTx, row: Restarted) {
   await deps.jobs.enqueue(tx, REPLY_QUEUE, [{ conversationId: row.id } satisfies ReplyJob], {
     startAfterMs: row.windowMs,
     // The process that stored the message answers it when the window closes (no fetch).
