@@ -5,7 +5,7 @@
  * (cookies, storage) per page; pages record what they refused and any script error or dialog.
  */
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import type { App } from "../../src/app.ts";
+import type { App, BuildOptions } from "../../src/app.ts";
 import { startTestApp, type TestApp } from "./app.ts";
 import { eventually } from "./receiver.ts";
 
@@ -53,11 +53,17 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
-/** A test app listening on 127.0.0.1 (port chosen by the system) and one browser for the file. */
-export async function consoleSuite(env: Record<string, string> = {}): Promise<ConsoleSuite> {
+/**
+ * A test app listening on 127.0.0.1 (port chosen by the system) and one browser for the file;
+ * `options` as buildApp's (an injected clock, no workers).
+ */
+export async function consoleSuite(
+  env: Record<string, string> = {},
+  options: BuildOptions = {},
+): Promise<ConsoleSuite> {
   // The browser starts while the app and its database do.
   const [t, browser] = await Promise.all([
-    startTestApp({ PORT: "0", HOST: "127.0.0.1", ...env }),
+    startTestApp({ PORT: "0", HOST: "127.0.0.1", ...env }, options),
     launchChromium(),
   ]);
   const { port } = await t.app.start();

@@ -120,10 +120,17 @@ export function ApprovalCard(
   const [approving, approve] = useMutation<{ approveApproval: Approval }>(APPROVE);
   const [rejecting, reject] = useMutation<{ rejectApproval: Approval }>(REJECT);
   const [reason, setReason] = useState<string | null>(null);
+  // Refused as no longer PENDING (decided elsewhere, or expired before the sweep marked it): no
+  // decision is offered any more. A stale one stays PENDING and may still be rejected.
+  const [closed, setClosed] = useState(false);
   const decide = async (which: "approve" | "reject") => {
     setReason(null);
     const r = which === "approve" ? await approve({ id: a.id }) : await reject({ id: a.id });
-    if (r.error) return setReason(whyNot(errorCode(r.error), errorText(r.error)));
+    if (r.error) {
+      const code = errorCode(r.error);
+      if (code === "APPROVAL_NOT_PENDING") setClosed(true);
+      return setReason(whyNot(code, errorText(r.error)));
+    }
     const decided = r.data && ("approveApproval" in r.data ? r.data.approveApproval : r.data.rejectApproval);
     if (decided) onDecided(decided);
   };
@@ -136,7 +143,7 @@ export function ApprovalCard(
       </h2>
       <p class="muted">
         <code>{a.tool}</code> · proposed <Time value={a.createdAt} />
-        {a.status === "PENDING" && (
+        {a.status === "PENDING" && !closed && (
           <>
             {" "}· expires <Time value={a.expiresAt} />
           </>
@@ -151,7 +158,7 @@ export function ApprovalCard(
         </p>
       )}
       {reason && <p class="error" role="alert">{reason}</p>}
-      {a.status === "PENDING" && (
+      {a.status === "PENDING" && !closed && (
         <div class="buttons">
           <button type="button" disabled={approving.fetching} onClick={() => decide("approve")}>
             Approve
