@@ -139,7 +139,7 @@ export function ApprovalCard(
     <article class="card approval" aria-label={`${title}${agentName ? ` for ${agentName}` : ""}`}>
       <h2>
         {title}
-        {agentName && <>· {agentName}</>} <Badge value={a.status} />
+        {agentName && <>{" "}· {agentName}</>} <Badge value={a.status} />
       </h2>
       <p class="muted">
         <code>{a.tool}</code> · proposed <Time value={a.createdAt} />
