@@ -10,6 +10,8 @@ import { consoleSuite, liveFeeds, screenshot, signIn } from "./_helpers/browser.
 import { type ModelCall, startModelServer } from "./_helpers/conversations.ts";
 import { actorOf, newApproval } from "./_helpers/approvals.ts";
 import { expireApprovals } from "../src/approvals/expiry.ts";
+import { eventually } from "./_helpers/receiver.ts";
+import type { Request } from "playwright-core";
 
 const FORMAL = "You are Ana. Address the customer formally, as Sir or Madam.";
 
@@ -145,16 +147,44 @@ Deno.test("the supervisor proposes, approvals arrive live with their diff, and a
       assert.equal(approval.body.status, "PENDING");
     });
 
-    await t.step("an approval decided elsewhere shows its outcome at once, without buttons", async () => {
-      const ctx = await actorOf(suite.t.app, manager.token, workspaceId);
-      const id = await newApproval(ctx, agentId);
-      const card = page.getByRole("article", { name: "Change the agent's training context for Ana" });
-      await card.getByRole("button", { name: "Reject" }).waitFor();
-      const rejected = await owner.client.post(`/api/approvals/${id}/reject`);
-      assert.equal(rejected.status, 200);
-      await card.getByText("Rejected: nothing was changed.").waitFor();
-      assert.equal(await card.getByRole("button", { name: "Reject" }).count(), 0);
-    });
+    await t.step(
+      "an approval decided elsewhere shows its outcome at once, without buttons, whatever an older read says",
+      async () => {
+        // The list's read again on the CREATED event is answered only after the rejection's event:
+        // read before the rejection (PENDING), it is older and must not bring the buttons back.
+        // urql sends a query as a GET (its name in the URL), a mutation as a POST.
+        const isListRead = (r: Request) => r.url().includes("ConsolePendingApprovals");
+        let read = false, release!: () => void;
+        const released = new Promise<void>((r) => release = r);
+        const graphql = (url: URL) => url.pathname === "/graphql";
+        await page.route(graphql, async (route) => {
+          if (!isListRead(route.request())) return route.fallback();
+          const response = await route.fetch();
+          read = true;
+          await released;
+          await route.fulfill({ response });
+        });
+        const ctx = await actorOf(suite.t.app, manager.token, workspaceId);
+        const id = await newApproval(ctx, agentId);
+        const card = page.getByRole("article", { name: "Change the agent's training context for Ana" });
+        await card.getByRole("button", { name: "Reject" }).waitFor();
+        // Read (PENDING) before the rejection.
+        await eventually(() => Promise.resolve(read || undefined));
+        const rejected = await owner.client.post(`/api/approvals/${id}/reject`);
+        assert.equal(rejected.status, 200);
+        await card.getByText("Rejected: nothing was changed.").waitFor();
+        const answered = page.waitForEvent("requestfinished", isListRead);
+        release();
+        await answered;
+        await page.unroute(graphql);
+        // Its answer handled and rendered: two frames after the response's body was read.
+        await page.evaluate(() =>
+          new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(null))))
+        );
+        await card.getByText("Rejected: nothing was changed.").waitFor();
+        assert.equal(await card.getByRole("button").count(), 0);
+      },
+    );
 
     const training = (text: string) => ({
       tool: "update_agent_training",
