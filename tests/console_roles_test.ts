@@ -49,6 +49,7 @@ Deno.test("roles decide what the console offers; invites, removals, keyboard and
 
       const { page, refused, incidents, close } = await suite.open(path);
       await page.getByText("You are invited to").waitFor();
+      assert.deepEqual(await unlabelledControls(page), []);
       await page.getByLabel("Name").fill("Alex");
       await page.getByLabel("Password").fill("a long enough password");
       await screenshot(page, "invite");
