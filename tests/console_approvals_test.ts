@@ -2,12 +2,16 @@
  * Approvals and the supervisor in the console: the supervisor chat ("Message", "Send") with each
  * answer's credits and proposals; an approval arriving live with its prompt diff by line, approved
  * from the page (its effect read over REST); a rejection; and the reasons an approval cannot be
- * decided: stale (its target changed), or decided elsewhere while on the screen.
+ * decided: stale (its target changed), decided elsewhere while on the screen, or expired (the app's
+ * clock moved past its expiry: refused when decided, then marked by the sweep, live).
  */
 import assert from "node:assert/strict";
 import { consoleSuite, liveFeeds, screenshot, signIn } from "./_helpers/browser.ts";
 import { type ModelCall, startModelServer } from "./_helpers/conversations.ts";
 import { actorOf, newApproval } from "./_helpers/approvals.ts";
+import { expireApprovals } from "../src/approvals/expiry.ts";
+import { eventually } from "./_helpers/receiver.ts";
+import type { Request } from "playwright-core";
 
 const FORMAL = "You are Ana. Address the customer formally, as Sir or Madam.";
 
@@ -53,7 +57,13 @@ Deno.test("the supervisor proposes, approvals arrive live with their diff, and a
     }
     return { content: "I proposed it; it waits for your approval." };
   });
-  const suite = await consoleSuite({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseUrl });
+  // The app's time: the wall clock, moved a day on by the expiry steps. No workers, so the expiry
+  // sweep runs only when the test runs it.
+  const clock = { ahead: 0, now: () => new Date(Date.now() + clock.ahead) };
+  const suite = await consoleSuite(
+    { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseUrl },
+    { clock, workers: false },
+  );
   try {
     const { workspaceId, owner } = await suite.t.seed.workspace("Acme");
     const manager = await suite.t.seed.member(workspaceId, "MANAGER");
@@ -137,15 +147,91 @@ Deno.test("the supervisor proposes, approvals arrive live with their diff, and a
       assert.equal(approval.body.status, "PENDING");
     });
 
-    await t.step("an approval decided elsewhere shows its outcome at once, without buttons", async () => {
-      const ctx = await actorOf(suite.t.app, manager.token, workspaceId);
-      const id = await newApproval(ctx, agentId);
-      const card = page.getByRole("article", { name: "Change the agent's training context for Ana" });
-      await card.getByRole("button", { name: "Reject" }).waitFor();
-      const rejected = await owner.client.post(`/api/approvals/${id}/reject`);
-      assert.equal(rejected.status, 200);
-      await card.getByText("Rejected: nothing was changed.").waitFor();
-      assert.equal(await card.getByRole("button", { name: "Reject" }).count(), 0);
+    await t.step(
+      "an approval decided elsewhere shows its outcome at once, without buttons, whatever an older read says",
+      async () => {
+        // The list's read again on the CREATED event is answered only after the rejection's event:
+        // read before the rejection (PENDING), it is older and must not bring the buttons back.
+        // urql sends a query as a GET (its name in the URL), a mutation as a POST.
+        const isListRead = (r: Request) => r.url().includes("ConsolePendingApprovals");
+        let read = false, release!: () => void;
+        const released = new Promise<void>((r) => release = r);
+        const graphql = (url: URL) => url.pathname === "/graphql";
+        await page.route(graphql, async (route) => {
+          if (!isListRead(route.request())) return route.fallback();
+          const response = await route.fetch();
+          read = true;
+          await released;
+          await route.fulfill({ response });
+        });
+        const ctx = await actorOf(suite.t.app, manager.token, workspaceId);
+        const id = await newApproval(ctx, agentId);
+        const card = page.getByRole("article", { name: "Change the agent's training context for Ana" });
+        await card.getByRole("button", { name: "Reject" }).waitFor();
+        // Read (PENDING) before the rejection.
+        await eventually(() => Promise.resolve(read || undefined));
+        const rejected = await owner.client.post(`/api/approvals/${id}/reject`);
+        assert.equal(rejected.status, 200);
+        await card.getByText("Rejected: nothing was changed.").waitFor();
+        const answered = page.waitForEvent("requestfinished", isListRead);
+        release();
+        await answered;
+        await page.unroute(graphql);
+        // Its answer handled and rendered: two frames after the response's body was read.
+        await page.evaluate(() =>
+          new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(null))))
+        );
+        await card.getByText("Rejected: nothing was changed.").waitFor();
+        assert.equal(await card.getByRole("button").count(), 0);
+      },
+    );
+
+    const training = (text: string) => ({
+      tool: "update_agent_training",
+      target: { agentId },
+      change: { trainingContext: text },
+    });
+    const trainingCard = (text: string) =>
+      page.getByRole("article", { name: "Change the agent's training context for Ana" }).filter({
+        hasText: text,
+      });
+    const late = trainingCard("We sell green tea.");
+    const waiting = trainingCard("We sell black tea.");
+    let lateId = "", waitingId = "";
+
+    await t.step(
+      "an approval past its expiry is refused as expired and offers no decision any more",
+      async () => {
+        const ctx = await actorOf(suite.t.app, manager.token, workspaceId);
+        lateId = await newApproval(ctx, agentId, training("We sell green tea."));
+        waitingId = await newApproval(ctx, agentId, training("We sell black tea."));
+        await late.getByRole("button", { name: "Approve" }).waitFor();
+        await waiting.getByRole("button", { name: "Approve" }).waitFor();
+        // A day on: past their expiry, which the sweep has not marked yet.
+        clock.ahead = 24 * 3600_000;
+        await late.getByRole("button", { name: "Approve" }).click();
+        await late.getByRole("alert").filter({
+          hasText:
+            "Already decided or expired: The approval has expired; only a PENDING approval can be approved.",
+        }).waitFor();
+        assert.equal(await late.getByRole("button").count(), 0);
+        assert.equal((await manager.client.get(`/api/approvals/${lateId}`)).body.status, "PENDING");
+        const agent = await manager.client.get(`/api/agents/${agentId}`);
+        assert.notEqual(agent.body.trainingContext, "We sell green tea.");
+      },
+    );
+
+    await t.step("the expiry sweep reaches the screen live: Expired, without Approve or Reject", async () => {
+      // The three PENDING ones: the stale one, and the two above.
+      assert.equal(await expireApprovals(suite.t.app.deps, clock.now()), 3);
+      const expired = "Expired: it waited more than 24 hours and can no longer be decided.";
+      await waiting.getByRole("status").filter({ hasText: expired }).waitFor();
+      await late.getByRole("status").filter({ hasText: expired }).waitFor();
+      assert.equal(await waiting.getByRole("button").count(), 0);
+      assert.equal(await page.getByRole("button", { name: "Approve" }).count(), 0);
+      for (const id of [lateId, waitingId]) {
+        assert.equal((await manager.client.get(`/api/approvals/${id}`)).body.status, "EXPIRED");
+      }
     });
 
     assert.deepEqual(refused, []);

@@ -15,28 +15,24 @@ import assert from "node:assert/strict";
 import { createTestDatabase } from "./_helpers/db.ts";
 import { freePort, TEST_JWT_SECRET } from "./_helpers/server_process.ts";
 import { TEST_SECRETS_KEY } from "./_helpers/app.ts";
+import {
+  baseEnv,
+  type Child,
+  client,
+  DEFAULT_BASE,
+  freePorts,
+  README,
+  ROOT,
+  serverBlock,
+  serverEnv,
+  spawn,
+  standinsBlock,
+  tourBlocks,
+  withPorts,
+} from "./_helpers/tour.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
-const README = await Deno.readTextFile(`${ROOT}README.md`);
-const DEFAULT_BASE = "BASE=http://127.0.0.1:8080";
-const STANDIN_PORTS = [9100, 9101, 9102];
-
-interface Block {
-  kind: string;
-  text: string;
-}
-
-function tourBlocks(markdown: string): Block[] {
-  const blocks: Block[] = [];
-  const re = /^<!-- (tour(?::[a-z]+)?) -->\n```sh\n([\s\S]*?)^```$/gm;
-  for (const m of markdown.matchAll(re)) blocks.push({ kind: m[1], text: m[2] });
-  return blocks;
-}
-
-const blocks = tourBlocks(README);
-const client = blocks.filter((b) => b.kind === "tour").map((b) => b.text);
-const serverBlock = blocks.find((b) => b.kind === "tour:server")?.text ?? "";
-const standinsBlock = blocks.find((b) => b.kind === "tour:standins")?.text ?? "";
+/** The README's marked blocks and the console walk-through's (docs/console.md), pasted alike. */
+const blocks = [...tourBlocks(README), ...tourBlocks(await Deno.readTextFile(`${ROOT}docs/console.md`))];
 
 /** What a shell would do with the text outside quotes, in the places bash and zsh disagree. */
 function zshPitfalls(block: string): string[] {
@@ -93,121 +89,6 @@ Deno.test("the tour's blocks avoid what breaks when pasted into zsh or an intera
   for (const b of blocks) assert.deepEqual(zshPitfalls(b.text), [], b.text);
 });
 
-/** The environment the server block gives `deno task start`. */
-function serverEnv(block: string, ports: number[]): Record<string, string> {
-  const command = block.replace(/\\\n/g, " ").split("\n").find((l) => l.includes("deno task start"));
-  assert.ok(command, "a line that runs deno task start");
-  const env: Record<string, string> = {};
-  for (const word of command.trim().split(/\s+/)) {
-    const m = /^([A-Z_]+)=(.*)$/.exec(word);
-    if (!m) break;
-    env[m[1]] = withPorts(m[2], ports);
-  }
-  assert.ok(env.BOOTSTRAP_OWNER_EMAIL && env.BOOTSTRAP_OWNER_PASSWORD, "the tour's first owner");
-  return env;
-}
-
-function withPorts(text: string, ports: number[]): string {
-  return STANDIN_PORTS.reduce((t, p, i) => t.replaceAll(`127.0.0.1:${p}`, `127.0.0.1:${ports[i]}`), text);
-}
-
-/** Three consecutive free loopback ports. */
-function freePorts(): number[] {
-  for (;;) {
-    const base = freePort();
-    if (base > 65000) continue;
-    try {
-      const held = [base, base + 1, base + 2].map((port) => Deno.listen({ hostname: "127.0.0.1", port }));
-      held.forEach((l) => l.close());
-      return [base, base + 1, base + 2];
-    } catch { /* taken: try another */ }
-  }
-}
-
-/** A child's output as it grows, with a wait for a pattern. */
-class Output {
-  text = "";
-  ended = false;
-  done: Promise<void>;
-  #waiters: Array<() => void> = [];
-  constructor(stream: ReadableStream<Uint8Array<ArrayBuffer>>) {
-    this.done = stream.pipeThrough(new TextDecoderStream()).pipeTo(
-      new WritableStream({
-        write: (chunk) => {
-          this.text += chunk;
-          this.#wake();
-        },
-      }),
-    ).catch(() => {}).finally(() => {
-      this.ended = true;
-      this.#wake();
-    });
-  }
-  #wake() {
-    this.#waiters.splice(0).forEach((w) => w());
-  }
-  async waitFor(pattern: RegExp, timeoutMs: number, what: string): Promise<RegExpExecArray> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const m = pattern.exec(this.text);
-      if (m) return m;
-      if (this.ended || Date.now() > deadline) throw new Error(`${what}: no ${pattern} in:\n${this.text}`);
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await new Promise<void>((resolve) => {
-        this.#waiters.push(resolve);
-        timer = setTimeout(resolve, deadline - Date.now() + 1);
-      });
-      clearTimeout(timer);
-    }
-  }
-}
-
-interface Child {
-  process: Deno.ChildProcess;
-  stdout: Output;
-  stderr: Output;
-  stop(): Promise<void>;
-}
-
-function spawn(args: string[], env: Record<string, string>, options: { stdin?: boolean } = {}): Child {
-  const process = new Deno.Command(args[0], {
-    args: args.slice(1),
-    cwd: ROOT,
-    env,
-    clearEnv: true,
-    stdin: options.stdin ? "piped" : "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stdout = new Output(process.stdout);
-  const stderr = new Output(process.stderr);
-  let exited = false;
-  const status = process.status.then(() => void (exited = true));
-  return {
-    process,
-    stdout,
-    stderr,
-    async stop() {
-      if (options.stdin) await process.stdin.close().catch(() => {});
-      if (!exited) {
-        try {
-          process.kill("SIGTERM");
-        } catch { /* gone */ }
-      }
-      await status;
-      await stdout.done;
-      await stderr.done;
-    },
-  };
-}
-
-const DENO_DIR = Deno.execPath().replace(/\/[^/]+$/, "");
-const baseEnv = (): Record<string, string> => ({
-  PATH: `${DENO_DIR}:${Deno.env.get("PATH") ?? "/usr/bin:/bin"}`,
-  HOME: Deno.env.get("HOME") ?? "/tmp",
-  ...(Deno.env.get("DENO_DIR") ? { DENO_DIR: Deno.env.get("DENO_DIR")! } : {}),
-});
-
 /** `.tools/node_modules/.bin/deno run -A examples/subscribe.ts ...` as printed by a block, started. */
 async function startFeed(printed: string): Promise<Child> {
   const m = /^(\S*deno) run -A (examples\/subscribe\.ts .+)$/m.exec(printed);
@@ -237,6 +118,8 @@ const lines = (...texts: string[]) =>
 const EXPECTED: RegExp[][] = [
   [/^logged in, workspace \w{8,}$/m],
   [/^track_order$/m, /^1158201444$/m, /examples\/subscribe\.ts /],
+  // The helpers `post` and `send`: nothing printed.
+  [/^\n?$/],
   [/(webhook answered 200\n[\s\S]*){3}/],
   [
     /^asked for a person\nHUMAN\nOPEN$/m,

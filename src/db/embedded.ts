@@ -179,14 +179,16 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   ];
   const initialised = (await readText(`${dir}/PG_VERSION`)) !== null;
   if (!initialised) {
-    // The library's initdb (as the postgres user when root, creating that user if needed).
+    // The library's initdb (as the postgres user when root, creating that user if needed). Not
+    // root (the Docker image's `deno` user): as that user; asked to create the postgres user, the
+    // library would try `groupadd` whoever runs it and fail.
     const server = new EmbeddedPostgres({
       databaseDir: dir,
       user: "postgres",
       password,
       port,
       persistent,
-      createPostgresUser: true,
+      createPostgresUser: Deno.uid() === 0,
       postgresFlags: flags,
       onLog: (m: string) => options.logger?.debug("postgres", { line: m.trim() }),
       onError: (e: unknown) => options.logger?.error("postgres", { error: String(e) }),

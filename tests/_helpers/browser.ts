@@ -4,8 +4,8 @@
  * listens on a port of 127.0.0.1. One browser per test file (`consoleSuite`), a fresh context
  * (cookies, storage) per page; pages record what they refused and any script error or dialog.
  */
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import type { App } from "../../src/app.ts";
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
+import type { App, BuildOptions } from "../../src/app.ts";
 import { startTestApp, type TestApp } from "./app.ts";
 import { eventually } from "./receiver.ts";
 
@@ -53,11 +53,17 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
-/** A test app listening on 127.0.0.1 (port chosen by the system) and one browser for the file. */
-export async function consoleSuite(env: Record<string, string> = {}): Promise<ConsoleSuite> {
+/**
+ * A test app listening on 127.0.0.1 (port chosen by the system) and one browser for the file;
+ * `options` as buildApp's (an injected clock, no workers).
+ */
+export async function consoleSuite(
+  env: Record<string, string> = {},
+  options: BuildOptions = {},
+): Promise<ConsoleSuite> {
   // The browser starts while the app and its database do.
   const [t, browser] = await Promise.all([
-    startTestApp({ PORT: "0", HOST: "127.0.0.1", ...env }),
+    startTestApp({ PORT: "0", HOST: "127.0.0.1", ...env }, options),
     launchChromium(),
   ]);
   const { port } = await t.app.start();
@@ -123,6 +129,36 @@ export async function unlabelledControls(page: Page): Promise<string[]> {
       .filter((el) => !el.labels?.length && !el.getAttribute("aria-label"))
       .map((el) => el.outerHTML)
   );
+}
+
+/**
+ * Presses Tab (at most `limit` times: the focus goes round the page) until `control` has the focus,
+ * and fails unless it shows that focus: an outline drawn by `:focus-visible`.
+ */
+export async function tabTo(page: Page, control: Locator, limit = 60): Promise<void> {
+  for (let i = 0; i < limit; i++) {
+    await page.keyboard.press("Tab");
+    const ring = await control.evaluate((el) => {
+      if (el !== document.activeElement) return null;
+      const style = getComputedStyle(el);
+      return {
+        visible: el.matches(":focus-visible"),
+        outline: `${style.outlineStyle} ${style.outlineWidth}`,
+      };
+    });
+    if (!ring) continue;
+    if (!ring.visible || /^none|\b0px$/.test(ring.outline)) {
+      throw new Error(`${control} has the focus without showing it (outline: ${ring.outline})`);
+    }
+    return;
+  }
+  throw new Error(`Tab does not reach ${control} in ${limit} presses`);
+}
+
+/** Fails when the page is wider than its viewport (something overflows sideways). */
+export async function assertFitsWidth(page: Page, what: string): Promise<void> {
+  const [width, viewport] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+  if (width > viewport) throw new Error(`${what} is ${width}px wide in a ${viewport}px viewport`);
 }
 
 /**

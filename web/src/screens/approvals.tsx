@@ -67,6 +67,20 @@ const OUTCOME: Record<string, string> = {
   FAILED: "Approved, but making the change failed.",
 };
 
+/**
+ * `seen` with `approvals` put in, except that a PENDING one never replaces a decided one: a status
+ * only ever leaves PENDING, so a read that set off before a decision (the list read again on a
+ * CREATED event) and answers after its live event is older, and must not bring the buttons back.
+ */
+function withNewer(seen: Map<string, Approval>, approvals: Approval[]): Map<string, Approval> {
+  const next = new Map(seen);
+  for (const a of approvals) {
+    const known = next.get(a.id);
+    if (!known || known.status === "PENDING" || a.status !== "PENDING") next.set(a.id, a);
+  }
+  return next;
+}
+
 export function ApprovalsScreen() {
   const [result, reread] = useQuery<{
     approvals: { edges: { node: Approval }[] };
@@ -78,17 +92,17 @@ export function ApprovalsScreen() {
   const [seen, setSeen] = useState<Map<string, Approval>>(new Map());
   useEffect(() => {
     const edges = result.data?.approvals.edges;
-    if (edges) setSeen((m) => new Map([...m, ...edges.map((e) => [e.node.id, e.node] as const)]));
+    if (edges) setSeen((m) => withNewer(m, edges.map((e) => e.node)));
   }, [result.data]);
   useEffect(() => {
     const a = live.data?.approvalEvents.approval;
     if (!a) return;
-    setSeen((m) => new Map(m).set(a.id, a));
+    setSeen((m) => withNewer(m, [a]));
     if (live.data!.approvalEvents.type === "CREATED") reread({ requestPolicy: "network-only" });
   }, [live.data]);
   const names = new Map(result.data?.agents.edges.map((e) => [e.node.id, e.node.name]) ?? []);
   const list = [...seen.values()].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-  const update = (a: Approval) => setSeen((m) => new Map(m).set(a.id, a));
+  const update = (a: Approval) => setSeen((m) => withNewer(m, [a]));
   return (
     <section>
       <h1>Approvals</h1>
@@ -120,10 +134,17 @@ export function ApprovalCard(
   const [approving, approve] = useMutation<{ approveApproval: Approval }>(APPROVE);
   const [rejecting, reject] = useMutation<{ rejectApproval: Approval }>(REJECT);
   const [reason, setReason] = useState<string | null>(null);
+  // Refused as no longer PENDING (decided elsewhere, or expired before the sweep marked it): no
+  // decision is offered any more. A stale one stays PENDING and may still be rejected.
+  const [closed, setClosed] = useState(false);
   const decide = async (which: "approve" | "reject") => {
     setReason(null);
     const r = which === "approve" ? await approve({ id: a.id }) : await reject({ id: a.id });
-    if (r.error) return setReason(whyNot(errorCode(r.error), errorText(r.error)));
+    if (r.error) {
+      const code = errorCode(r.error);
+      if (code === "APPROVAL_NOT_PENDING") setClosed(true);
+      return setReason(whyNot(code, errorText(r.error)));
+    }
     const decided = r.data && ("approveApproval" in r.data ? r.data.approveApproval : r.data.rejectApproval);
     if (decided) onDecided(decided);
   };
@@ -132,11 +153,11 @@ export function ApprovalCard(
     <article class="card approval" aria-label={`${title}${agentName ? ` for ${agentName}` : ""}`}>
       <h2>
         {title}
-        {agentName && <>· {agentName}</>} <Badge value={a.status} />
+        {agentName && <>{" "}· {agentName}</>} <Badge value={a.status} />
       </h2>
       <p class="muted">
         <code>{a.tool}</code> · proposed <Time value={a.createdAt} />
-        {a.status === "PENDING" && (
+        {a.status === "PENDING" && !closed && (
           <>
             {" "}· expires <Time value={a.expiresAt} />
           </>
@@ -151,7 +172,7 @@ export function ApprovalCard(
         </p>
       )}
       {reason && <p class="error" role="alert">{reason}</p>}
-      {a.status === "PENDING" && (
+      {a.status === "PENDING" && !closed && (
         <div class="buttons">
           <button type="button" disabled={approving.fetching} onClick={() => decide("approve")}>
             Approve
