@@ -4,6 +4,7 @@
  * one Pothos type each by name, and the registry ./declared.ts reads back from a built schema.
  */
 import type { EnumRef, ObjectRef } from "@pothos/core";
+import type { ConnectionShape } from "@pothos/plugin-relay";
 import { builder } from "./builder.ts";
 import type { EnumType, FieldSpec, JsonObjectType, Scalar } from "../shared/view.ts";
 
@@ -88,5 +89,23 @@ export function jsonObjectRef(type: JsonObjectType): ObjectTypeRef {
         ]),
       ),
   });
+  return ref;
+}
+
+const connections = new Map<string, ObjectRef<Types, unknown>>();
+
+/** The shape of a connection of `T` (Relay's). */
+export type ConnectionOf<T> = ConnectionShape<Types, T, false>;
+
+/**
+ * The Relay connection of an object type (`<Name>Connection`, `<Name>Edge`, PageInfo), one per
+ * type: the same type for a declared relation (`t.relatedConnection(..., connectionOf(Intent))`)
+ * and a derived read's page.
+ */
+export function connectionOf<T>(type: ObjectRef<Types, T>): ObjectRef<Types, ConnectionOf<T>> {
+  const found = connections.get(type.name);
+  if (found) return found as ObjectRef<Types, ConnectionOf<T>>;
+  const ref = builder.connectionObject({ type, name: `${type.name}Connection` });
+  connections.set(type.name, ref);
   return ref;
 }

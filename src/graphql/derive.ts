@@ -33,6 +33,7 @@ import { authorize } from "../auth/permissions.ts";
 import { type FieldSpec, isDeclared, type RelationSpec, type View } from "../shared/view.ts";
 import { DECLARED_TYPES } from "./types/mod.ts";
 import {
+  connectionOf,
   enumRef,
   type EnumTypeRef,
   objects,
@@ -67,42 +68,8 @@ const inputs = new Map<string, InputTypeRef>();
 
 // ---- object types of the views ----
 
-const pageInfo = () => {
-  let ref = objects.get("PageInfo");
-  if (ref) return ref;
-  const created = builder.objectRef<Row>("PageInfo");
-  objects.set("PageInfo", ref = created);
-  created.implement({
-    fields: (t) => ({
-      hasNextPage: t.boolean({ resolve: byResponseKey }),
-      hasPreviousPage: t.boolean({ resolve: byResponseKey }),
-      startCursor: t.string({ nullable: true, resolve: byResponseKey }),
-      endCursor: t.string({ nullable: true, resolve: byResponseKey }),
-    }),
-  });
-  return ref;
-};
-
 function connectionRef(view: View): ObjectTypeRef {
-  const name = `${view.name}Connection`;
-  let ref = objects.get(name);
-  if (ref) return ref;
-  const edge = builder.objectRef<Row>(`${view.name}Edge`);
-  edge.implement({
-    fields: (t) => ({
-      cursor: t.string({ resolve: byResponseKey }),
-      node: t.field({ type: viewRef(view), resolve: byResponseKey }),
-    }),
-  });
-  const created = builder.objectRef<Row>(name);
-  objects.set(name, ref = created);
-  created.implement({
-    fields: (t) => ({
-      edges: t.field({ type: [edge], resolve: byResponseKey }),
-      pageInfo: t.field({ type: pageInfo(), resolve: byResponseKey }),
-    }),
-  });
-  return ref;
+  return connectionOf(viewRef(view));
 }
 
 /** Relay's page arguments, on every connection. */

@@ -110,6 +110,31 @@ export function provideDeclaredFacts(facts: (name: string) => DeclaredFacts): vo
   declaredFacts = facts;
 }
 
+let declaredTargets: ((typeName: string, relation: string) => string | undefined) | undefined;
+
+/**
+ * Where a declared type's relations lead before the schema is built (for the GraphQL type of a read
+ * whose path walks them): the type declared for the related Prisma model
+ * (src/graphql/types/mod.ts).
+ */
+export function provideDeclaredTargets(
+  targets: (typeName: string, relation: string) => string | undefined,
+): void {
+  declaredTargets = targets;
+}
+
+/**
+ * The view the relation `relation` of `view` leads to (undefined when it has none): a declared
+ * type's from its facts, or while the schema is being built, from its Prisma model.
+ */
+export function relatedView(view: View, relation: string): View | undefined {
+  if (isDeclared(view) && !declaredFacts) {
+    const target = declaredTargets?.(view.name, relation);
+    return target === undefined ? undefined : declaredView(target);
+  }
+  return view.relations?.[relation]?.view();
+}
+
 /** Is `view` the view of a type declared with Pothos (rather than written with defineView)? */
 export function isDeclared(view: View): boolean {
   return declaredViews.get(view.name) === view;
