@@ -12,7 +12,6 @@ import { GraphQLError, type GraphQLResolveInfo } from "graphql";
 import {
   type ArgBuilder,
   type ArgumentRef,
-  EnumRef,
   type FieldRef,
   type InputObjectRef,
   type ObjectRef,
@@ -30,17 +29,16 @@ import type {
 } from "../shared/capability.ts";
 import { checkIds, invoke } from "../shared/capability.ts";
 import { authorize } from "../auth/permissions.ts";
-import { type FieldSpec, isDeclared, type RelationSpec, type View } from "../shared/view.ts";
+import { isDeclared, type RelationSpec, type View } from "../shared/view.ts";
 import { DECLARED_TYPES } from "./types/mod.ts";
 import {
   connectionOf,
+  enumOf,
   enumRef,
-  type EnumTypeRef,
   objects,
   type ObjectTypeRef,
   type RefParam,
   type Row,
-  type ScalarName,
   scalarOrEnum,
   type Types,
 } from "./common_types.ts";
@@ -290,18 +288,11 @@ function graphQLCaller(ctx: GraphQLContext, workspaceArg?: string): CallerContex
 const argName = (param: string, target: string | undefined) => param === target ? "id" : param;
 const isId = (param: string) => param === "id" || param.endsWith("Id");
 
-/** A page read's declared filters, each an optional argument of its field's type. */
-const filterArgs = (arg: ArgBuilder<Types>, read: ReadCapability, view: View): Args =>
+/** A page read's declared filters, each an optional argument of its enum. */
+const filterArgs = (arg: ArgBuilder<Types>, read: ReadCapability): Args =>
   Object.fromEntries(
-    (read.filters ?? []).map((name) => [name, arg({ type: filterType(view.fields[name].type) })]),
+    Object.entries(read.filters ?? {}).map(([name, type]) => [name, arg({ type: enumOf(type) })]),
   );
-
-/** A filter's argument type: a scalar or an enum of the field (never an object). */
-function filterType(type: FieldSpec["type"]): ScalarName | EnumTypeRef {
-  const ref = scalarOrEnum(type);
-  if (typeof ref === "string" || ref instanceof EnumRef) return ref;
-  throw new Error(`cannot filter on the object type ${ref.name}`);
-}
 
 /** The fields of Query and Mutation (the same options on either). */
 type RootFields = PothosSchemaTypes.RootFieldBuilder<Types, Types["Root"], "Query" | "Mutation">;
@@ -317,7 +308,7 @@ function readField(t: RootFields, read: ReadCapability): RootField {
     type: one ? viewRef(view) : connectionRef(view),
     description: read.summary,
     authScopes: { member: true },
-    args: one ? args : { ...args, ...pageArgs(t.arg), ...filterArgs(t.arg, read, view) },
+    args: one ? args : { ...args, ...pageArgs(t.arg), ...filterArgs(t.arg, read) },
     resolve: async (_root: unknown, _args: unknown, ctx: GraphQLContext, info: GraphQLResolveInfo) =>
       resolveRead(await ctx.actor(), info, read),
   });

@@ -7,12 +7,12 @@ import { PrismaObjectRef } from "@pothos/plugin-prisma";
 import { getDatamodel } from "../../generated/pothos-types.ts";
 import { provideDeclaredTargets } from "../../shared/view.ts";
 import type { builder } from "../builder.ts";
-import { AgentCounts, PromptVersion } from "./agents.ts";
+import { Agent, AgentCounts, PromptVersion } from "./agents.ts";
 import { Intent } from "./intents.ts";
-import { Invite, Member, User } from "./workspaces.ts";
+import { ApiToken, Invite, Member, User } from "./workspaces.ts";
 import { Channel } from "./channels.ts";
 import { Webhook, WebhookDelivery, WebhookDeliveryAttempt } from "./webhooks.ts";
-import { Contact, Message } from "./conversations.ts";
+import { Contact, Conversation, Message } from "./conversations.ts";
 
 type Types = typeof builder.$inferSchemaTypes;
 
@@ -29,6 +29,9 @@ const declared: ObjectRef<Types, unknown>[] = [
   User,
   Member,
   Channel,
+  Conversation,
+  ApiToken,
+  Agent,
 ];
 
 export const DECLARED_TYPES: ReadonlyMap<string, ObjectRef<Types, unknown>> = new Map(
