@@ -29,7 +29,7 @@ import type {
 } from "../shared/capability.ts";
 import { checkIds, invoke } from "../shared/capability.ts";
 import { authorize } from "../auth/permissions.ts";
-import { isDeclared, type RelationSpec, type View } from "../shared/view.ts";
+import { declaredView, isDeclared, type RelationSpec, type View } from "../shared/view.ts";
 import { DECLARED_TYPES } from "./types/mod.ts";
 import {
   connectionOf,
@@ -230,35 +230,68 @@ function inputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: s
   return ref;
 }
 
-function outputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: string): ObjectTypeRef {
-  // An answer naming a declared type (a session's User) is that type.
-  const declared = DECLARED_TYPES.get(name);
-  if (declared) return declared;
-  let ref = objects.get(name);
-  if (ref) return ref;
-  const created = builder.objectRef<Row>(name);
-  objects.set(name, ref = created);
-  const required = new Set(node.required ?? []);
-  created.implement({
-    description: node.description,
-    fields: (t) =>
-      Object.fromEntries(
-        Object.entries(node.properties ?? {}).map(([field, prop]) => {
-          const { ref: type, nullable } = typeOf(prop, defs, `${name}${pascal(field)}`, outputObject);
-          return [
-            field,
-            t.field({
-              type,
-              nullable: nullable || !required.has(field),
-              description: prop.description,
-              resolve: byResponseKey,
-            }),
-          ];
-        }),
-      ),
-  });
-  return ref;
+/** The declared type a field's type names (itself or as a list), if it names one. */
+function declaredOf(type: RefParam<ObjectTypeRef>): string | undefined {
+  const item = Array.isArray(type) ? type[0] : type;
+  return typeof item === "object" && "name" in item && DECLARED_TYPES.get(item.name) === item
+    ? item.name
+    : undefined;
 }
+
+/**
+ * A value of a declared type inside a workspace operation's answer (the approvals a supervisor turn
+ * created): shaped as that type's row, the fields the operation returned as it presented them, and
+ * what it did not return (a message's approvals) through the planner by the row's id.
+ */
+const declaredAnswer = (name: string) =>
+async (
+  parent: Row,
+  _args: unknown,
+  ctx: GraphQLContext,
+  info: GraphQLResolveInfo,
+): Promise<unknown> => {
+  const value: unknown = byResponseKey(parent, null, null, info);
+  if (value === null || value === undefined) return value;
+  const actor = await ctx.actor();
+  const row = (v: unknown) => rowAnswer(actor, declaredView(name), v as Row, info);
+  return Array.isArray(value) ? await Promise.all(value.map(row)) : await row(value);
+};
+
+/**
+ * The object type of an answer's object (by its `id` meta, else `name`). An answer naming a declared
+ * type (a session's User) is that type; inside a workspace operation's answer (`scoped`), its values
+ * are that type's rows (declaredAnswer), elsewhere they reach its own resolvers.
+ */
+const outputObjectOf = (scoped: boolean) =>
+  function outputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: string): ObjectTypeRef {
+    const declared = DECLARED_TYPES.get(name);
+    if (declared) return declared;
+    let ref = objects.get(name);
+    if (ref) return ref;
+    const created = builder.objectRef<Row>(name);
+    objects.set(name, ref = created);
+    const required = new Set(node.required ?? []);
+    created.implement({
+      description: node.description,
+      fields: (t) =>
+        Object.fromEntries(
+          Object.entries(node.properties ?? {}).map(([field, prop]) => {
+            const { ref: type, nullable } = typeOf(prop, defs, `${name}${pascal(field)}`, outputObject);
+            const declaredName = scoped ? declaredOf(type) : undefined;
+            return [
+              field,
+              t.field({
+                type,
+                nullable: nullable || !required.has(field),
+                description: prop.description,
+                resolve: declaredName ? declaredAnswer(declaredName) : byResponseKey,
+              }),
+            ];
+          }),
+        ),
+    });
+    return ref;
+  };
 
 /** The GraphQL type of a zod schema, named by its `id` meta or `fallback`. */
 function zodInputType(schema: z.ZodType, fallback: string): Resolved<InputTypeRef> {
@@ -266,9 +299,9 @@ function zodInputType(schema: z.ZodType, fallback: string): Resolved<InputTypeRe
   return typeOf(json, json.$defs ?? {}, fallback, inputObject);
 }
 
-function zodOutputType(schema: z.ZodType, fallback: string): Resolved<ObjectTypeRef> {
+function zodOutputType(schema: z.ZodType, fallback: string, scoped: boolean): Resolved<ObjectTypeRef> {
   const json = toJson(schema, "output");
-  return typeOf(json, json.$defs ?? {}, fallback, outputObject);
+  return typeOf(json, json.$defs ?? {}, fallback, outputObjectOf(scoped));
 }
 
 // ---- fields of the capabilities ----
@@ -339,7 +372,7 @@ function outputType(cap: OperationCapability): Resolved<ObjectTypeRef> {
             Object.entries(extra.properties ?? {}).map(([field, prop]) => [
               field,
               t.field({
-                type: typeOf(prop, extra.$defs ?? {}, field, outputObject).ref,
+                type: typeOf(prop, extra.$defs ?? {}, field, outputObjectOf(false)).ref,
                 description: prop.description,
                 resolve: byResponseKey,
               }),
@@ -350,7 +383,9 @@ function outputType(cap: OperationCapability): Resolved<ObjectTypeRef> {
     }
     return { ref, nullable: false };
   }
-  if ("schema" in out) return zodOutputType(out.schema, out.typeName ?? pascal(cap.name));
+  if ("schema" in out) {
+    return zodOutputType(out.schema, out.typeName ?? pascal(cap.name), cap.access.kind === "workspace");
+  }
   // Nothing to answer: the id acted on, or true.
   return { ref: noneAnswerParam(cap) ? "ID" : "Boolean", nullable: false };
 }

@@ -13,6 +13,8 @@ import { ApiToken, Invite, Member, User } from "./workspaces.ts";
 import { Channel } from "./channels.ts";
 import { Webhook, WebhookDelivery, WebhookDeliveryAttempt } from "./webhooks.ts";
 import { Contact, Conversation, Message } from "./conversations.ts";
+import { Approval } from "./approvals.ts";
+import { SupervisorConversation, SupervisorMessage } from "./supervisor.ts";
 
 type Types = typeof builder.$inferSchemaTypes;
 
@@ -32,6 +34,9 @@ const declared: ObjectRef<Types, unknown>[] = [
   Conversation,
   ApiToken,
   Agent,
+  Approval,
+  SupervisorMessage,
+  SupervisorConversation,
 ];
 
 export const DECLARED_TYPES: ReadonlyMap<string, ObjectRef<Types, unknown>> = new Map(
