@@ -6,7 +6,7 @@
 import type { EnumRef, ObjectRef } from "@pothos/core";
 import type { ConnectionShape } from "@pothos/plugin-relay";
 import { builder } from "./builder.ts";
-import type { EnumType, FieldSpec, JsonObjectType, Scalar } from "../shared/view.ts";
+import type { EnumType, JsonObjectType, Scalar } from "../shared/view.ts";
 
 /** The builder's schema types (context, scalars, scopes, Prisma types). */
 export type Types = typeof builder.$inferSchemaTypes;
@@ -54,16 +54,6 @@ export function enumOf(type: EnumType): EnumTypeRef {
   if (ref === "String") throw new Error(`${type.name}'s values are not GraphQL names`);
   enumDeclarations.set(type.name, type);
   return ref;
-}
-
-export function scalarOrEnum(type: FieldSpec["type"]): Ref<ObjectTypeRef> {
-  if (typeof type === "string") return type;
-  if ("values" in type) {
-    const ref = enumRef(type.name, type.values, type.description);
-    if (ref !== "String") enumDeclarations.set(type.name, type);
-    return ref;
-  }
-  return jsonObjectRef(type);
 }
 
 /** The object type of a JSON object column's objects (an intent's requiredFields). */

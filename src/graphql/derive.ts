@@ -1,9 +1,9 @@
 /**
- * The GraphQL schema derived from the declarations: an object type per view not declared with Pothos
- * (fields, and relations as connections, lists or objects; a declared type's ref comes from
- * ./types/mod.ts), the Query fields of the read capabilities, and a Query or Mutation field per
- * operation with its input type generated from the operation's zod input (zod enums become GraphQL
- * enums).
+ * The GraphQL fields derived from the capabilities: the Query fields of the read capabilities (a
+ * row, or a Relay connection, of the type declared with Pothos in ./types/), and a Query or
+ * Mutation field per operation with its input type generated from the operation's zod input (zod
+ * enums become GraphQL enums) and its answer's type (a declared type, or one generated from the
+ * answer's zod schema); the Subscription fields of the live feeds.
  *
  * Resolvers are thin: reads and the rows writes answer are shaped by the read planner
  * (src/reads/graphql.ts), whose objects are keyed by response key; `byResponseKey` reads them.
@@ -29,7 +29,7 @@ import type {
 } from "../shared/capability.ts";
 import { checkIds, invoke } from "../shared/capability.ts";
 import { authorize } from "../auth/permissions.ts";
-import { declaredView, isDeclared, type RelationSpec, type View } from "../shared/view.ts";
+import { declaredView, type View } from "../shared/view.ts";
 import { DECLARED_TYPES } from "./types/mod.ts";
 import {
   connectionOf,
@@ -39,7 +39,6 @@ import {
   type ObjectTypeRef,
   type RefParam,
   type Row,
-  scalarOrEnum,
   type Types,
 } from "./common_types.ts";
 import {
@@ -58,80 +57,22 @@ import { AppError } from "../shared/errors.ts";
 import { isOneRow, viewOfRead } from "../reads/plan.ts";
 
 type InputTypeRef = InputObjectRef<Types, Row>;
-type ObjectFields = PothosSchemaTypes.ObjectFieldBuilder<Types, Row>;
-type ObjectField = FieldRef<Types, unknown, "Object">;
 type Args = Record<string, ArgumentRef<Types, unknown>>;
 
 const inputs = new Map<string, InputTypeRef>();
 
-// ---- object types of the views ----
+// ---- the declared types (./types/) of the capabilities' rows ----
 
-function connectionRef(view: View): ObjectTypeRef {
-  return connectionOf(viewRef(view));
-}
-
-/** Relay's page arguments, on every connection. */
-const pageArgs = (arg: ArgBuilder<Types>): Args => ({
-  first: arg.int(),
-  after: arg.string(),
-  last: arg.int(),
-  before: arg.string(),
-});
-
-function relationField(t: ObjectFields, rel: RelationSpec): ObjectField {
-  const target = rel.view();
-  switch (rel.kind) {
-    case "connection":
-      return t.field({
-        type: connectionRef(target),
-        description: rel.description,
-        args: pageArgs(t.arg),
-        resolve: byResponseKey,
-      });
-    case "list":
-      return t.field({ type: [viewRef(target)], description: rel.description, resolve: byResponseKey });
-    case "object":
-      return t.field({
-        type: viewRef(target),
-        nullable: rel.nullable,
-        description: rel.description,
-        resolve: byResponseKey,
-      });
-    case "embedded":
-      return t.field({ type: viewRef(target), description: rel.description, resolve: byResponseKey });
-  }
-}
-
+/** The declared type of a view (src/shared/view.ts' declaredView names it). */
 export function viewRef(view: View): ObjectTypeRef {
   const declared = DECLARED_TYPES.get(view.name);
-  if (declared) return declared;
-  let ref = objects.get(view.name);
-  if (ref) return ref;
-  const created = builder.objectRef<Row>(view.name);
-  objects.set(view.name, ref = created);
-  created.implement({
-    description: view.description,
-    fields: (t) => ({
-      ...Object.fromEntries(
-        Object.entries(view.fields).map(([name, spec]) => {
-          const type = scalarOrEnum(spec.type);
-          return [
-            name,
-            t.field({
-              type: spec.list ? [type] : type,
-              nullable: spec.nullable ?? false,
-              description: spec.description,
-              resolve: byResponseKey,
-            }),
-          ];
-        }),
-      ),
-      ...Object.fromEntries(
-        Object.entries(view.relations ?? {}).map(([name, rel]) => [name, relationField(t, rel)]),
-      ),
-    }),
-  });
-  return ref;
+  if (!declared) throw new Error(`${view.name} is not a type declared with Pothos (./types/mod.ts)`);
+  return declared;
+}
+
+/** The Relay connection of a view's declared type (a page read's answer). */
+function connectionRef(view: View): ObjectTypeRef {
+  return connectionOf(viewRef(view));
 }
 
 // ---- types from zod schemas (operation inputs and non-view answers), through JSON Schema ----
@@ -341,7 +282,7 @@ function readField(t: RootFields, read: ReadCapability): RootField {
     type: one ? viewRef(view) : connectionRef(view),
     description: read.summary,
     authScopes: { member: true },
-    args: one ? args : { ...args, ...pageArgs(t.arg), ...filterArgs(t.arg, read) },
+    args: one ? args : { ...args, ...t.arg.connectionArgs(), ...filterArgs(t.arg, read) },
     resolve: async (_root: unknown, _args: unknown, ctx: GraphQLContext, info: GraphQLResolveInfo) =>
       resolveRead(await ctx.actor(), info, read),
   });
@@ -445,18 +386,6 @@ function operationField(t: RootFields, cap: OperationCapability): RootField {
 
 /** Adds the fields of every capability to Query and Mutation. */
 export function deriveFields(capabilities: readonly Capability[]): void {
-  // The views' types first, and those their relations reach: an answer schema naming the same
-  // type (User, SupervisorMessage) then reuses it.
-  const withRelated = (view: View): void => {
-    // A declared type's relations are its declaration's (and read only once the schema is built).
-    if (objects.has(view.name) || isDeclared(view)) return;
-    viewRef(view);
-    for (const rel of Object.values(view.relations ?? {})) withRelated(rel.view());
-  };
-  for (const cap of capabilities) {
-    if (cap.kind === "read") withRelated(viewOfRead(cap).view);
-    else if ("view" in cap.output) withRelated(cap.output.view);
-  }
   builder.queryFields((t) =>
     Object.fromEntries(
       capabilities

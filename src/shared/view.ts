@@ -1,10 +1,11 @@
 /**
  * Views: what the read planner (src/reads/), REST row shapes and the OpenAPI document know of each
  * readable type: its table, its fields (the column or SQL that reads each, its type, who may see it
- * as stored) and its relations to other views. A type declared with Pothos
- * (src/graphql/types/<domain>.ts) has its view read from that declaration (`declaredView`); the
- * others are still written here with `defineView` in `<domain>/views.ts`, and their GraphQL object
- * types are derived from them (src/graphql/derive.ts).
+ * as stored) and its relations to other views. Every readable type is declared with Pothos
+ * (src/graphql/types/<domain>.ts); its view is read from that declaration once the schema is built
+ * (`declaredView`, src/graphql/declared.ts). Domains name a type's view with `declaredView("Agent")`
+ * and keep here what a declaration refers to: enums (`enumType`), JSON object shapes, and how an
+ * actor sees a stored value (`present`).
  */
 import { z } from "zod";
 import { type Action, can } from "../auth/permissions.ts";
@@ -92,10 +93,6 @@ export interface View {
   relations?: Record<string, RelationSpec>;
 }
 
-export function defineView<const V extends View>(view: V): V {
-  return view;
-}
-
 /** What a type declared with Pothos (src/graphql/types/) tells the read planner, REST and OpenAPI. */
 export type DeclaredFacts = Omit<View, "name">;
 
@@ -124,20 +121,15 @@ export function provideDeclaredTargets(
 }
 
 /**
- * The view the relation `relation` of `view` leads to (undefined when it has none): a declared
- * type's from its facts, or while the schema is being built, from its Prisma model.
+ * The view the relation `relation` of `view` leads to (undefined when it has none): from its facts,
+ * or while the schema is being built, from its Prisma model.
  */
 export function relatedView(view: View, relation: string): View | undefined {
-  if (isDeclared(view) && !declaredFacts) {
+  if (!declaredFacts) {
     const target = declaredTargets?.(view.name, relation);
     return target === undefined ? undefined : declaredView(target);
   }
   return view.relations?.[relation]?.view();
-}
-
-/** Is `view` the view of a type declared with Pothos (rather than written with defineView)? */
-export function isDeclared(view: View): boolean {
-  return declaredViews.get(view.name) === view;
 }
 
 /**
@@ -178,15 +170,6 @@ export function declaredView(name: string): View {
   };
   declaredViews.set(name, view);
   return view;
-}
-
-/** A Prisma `select` of every stored column of a view's fields (computed fields excluded). */
-export function columnSelect<V extends View>(view: V): { [K in keyof V["fields"]]: true } {
-  const select: Record<string, true> = {};
-  for (const [name, spec] of Object.entries(view.fields)) {
-    if (!spec.sql) select[spec.column ?? name] = true;
-  }
-  return select as { [K in keyof V["fields"]]: true };
 }
 
 /**
