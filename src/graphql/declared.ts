@@ -27,11 +27,14 @@ import {
   isScalarType,
 } from "graphql";
 import { getDatamodel } from "../generated/pothos-types.ts";
+import type { GraphQLContext } from "./context.ts";
 import {
   type DeclaredFacts,
   declaredView,
   type FieldSpec,
   type Order,
+  type Presenter,
+  presentValue,
   type RelationSpec,
   type Scalar,
 } from "../shared/view.ts";
@@ -62,6 +65,26 @@ const typePlans = new WeakSet<object>();
 export function fieldPlan(plan: FieldPlan): { plan: FieldPlan } {
   fieldPlans.add(plan);
   return { plan };
+}
+
+/**
+ * A stored field an actor sees through `present` (masked URLs and headers): the planner applies it
+ * to the values it reads (the extension), and `resolve` to any other row reaching the field (a
+ * Prisma row through plugin-prisma), so no path shows the stored value to an actor who may not see
+ * it. `read` takes the stored value from the row.
+ */
+export function presentedField<Row, Value>(
+  present: Presenter,
+  read: (row: Row) => Value,
+): {
+  extensions: { plan: FieldPlan };
+  resolve: (row: Row, args: object, ctx: GraphQLContext) => Promise<Value>;
+} {
+  return {
+    extensions: fieldPlan({ present }),
+    // A presenter gives a value of the stored value's kind (a URL for a URL, headers for headers).
+    resolve: async (row, _args, ctx) => presentValue(await ctx.actor(), present, read(row)) as Value,
+  };
 }
 
 /** A type's extensions carrying its plan. */

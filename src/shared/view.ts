@@ -57,6 +57,9 @@ export interface FieldSpec {
   present?: { unless?: Action; apply: (ctx: ActorContext, stored: unknown) => unknown };
 }
 
+/** What an actor sees of a stored value (FieldSpec.present). */
+export type Presenter = NonNullable<FieldSpec["present"]>;
+
 export type Order = "asc" | "desc";
 
 export type RelationSpec =
@@ -179,9 +182,16 @@ export function declaredView(name: string): View {
 export function presentRow<R extends Record<string, unknown>>(ctx: ActorContext, view: View, row: R): R {
   const out: Record<string, unknown> = { ...row };
   for (const [name, spec] of Object.entries(view.fields)) {
-    const p = spec.present;
-    if (!p || !(name in out) || (p.unless && can(ctx.actor, p.unless))) continue;
-    out[name] = p.apply(ctx, out[name]);
+    if (spec.present && name in out) out[name] = presentValue(ctx, spec.present, out[name]);
   }
   return out as R;
+}
+
+/** A stored value as the actor may see it through `present` (as is for actors allowed `unless`). */
+export function presentValue(
+  ctx: ActorContext,
+  present: Presenter,
+  stored: unknown,
+): unknown {
+  return present.unless && can(ctx.actor, present.unless) ? stored : present.apply(ctx, stored);
 }

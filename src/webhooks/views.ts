@@ -2,7 +2,7 @@
  * What an actor sees of a webhook's stored URL and headers, and the views of the webhook types
  * declared with Pothos (src/graphql/types/webhooks.ts).
  */
-import { declaredView, type FieldSpec } from "../shared/view.ts";
+import { declaredView, type Presenter } from "../shared/view.ts";
 import { MASK, maskUrlSecrets, openUrlSecrets } from "../shared/url_secrets.ts";
 import { can } from "../auth/permissions.ts";
 
@@ -10,7 +10,7 @@ import { can } from "../auth/permissions.ts";
  * URLs (webhook and intent) are stored with credential-like query values sealed: opened for roles
  * with webhook:secrets, masked for the others.
  */
-export const presentUrl: FieldSpec["present"] = {
+export const presentUrl: Presenter = {
   apply: (ctx, url) =>
     can(ctx.actor, "webhook:secrets")
       ? openUrlSecrets(ctx.secrets, String(url))
@@ -18,7 +18,7 @@ export const presentUrl: FieldSpec["present"] = {
 };
 
 /** Stored header values are sealed: opened for roles with webhook:secrets, masked for the others. */
-export const presentHeaders: FieldSpec["present"] = {
+export const presentHeaders: Presenter = {
   apply: (ctx, stored) => {
     const headers = (stored ?? {}) as Record<string, string>;
     if (can(ctx.actor, "webhook:secrets")) return ctx.secrets.openValues(headers);

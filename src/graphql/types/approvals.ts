@@ -1,6 +1,7 @@
 /** The declared type of src/approvals: a change the supervisor proposed, and its decision. */
 import { builder } from "../builder.ts";
-import { fieldPlan, typePlan } from "../declared.ts";
+import { presentedField, typePlan } from "../declared.ts";
+import type { Presenter } from "../../shared/view.ts";
 import { enumOf } from "../common_types.ts";
 import {
   ApprovalStatus,
@@ -10,7 +11,7 @@ import {
 } from "../../approvals/views.ts";
 
 /** A before/after snapshot: header values and URL credentials as the actor may see them. */
-const snapshot = fieldPlan({ present: { apply: presentSnapshot } });
+const snapshot: Presenter = { apply: presentSnapshot };
 
 /** A change proposed by the supervisor, waiting for (or carrying) a person's decision. */
 export const Approval = builder.prismaObject("PendingApproval", {
@@ -26,17 +27,17 @@ export const Approval = builder.prismaObject("PendingApproval", {
         "The intent or webhook changed; for a create, null until approved, then the created record.",
     }),
     agentId: t.exposeID("agentId", { nullable: true, description: "The agent the change belongs to." }),
-    before: t.expose("before", {
+    before: t.field({
       type: "JSON",
       nullable: true,
       description: "What the change replaces (null for a create). Header values masked for AGENT and VIEWER.",
-      extensions: snapshot,
+      ...presentedField(snapshot, (approval) => approval.before),
     }),
-    after: t.expose("after", {
+    after: t.field({
       type: "JSON",
       nullable: true,
       description: "What the change writes (null for a delete). Header values masked for AGENT and VIEWER.",
-      extensions: snapshot,
+      ...presentedField(snapshot, (approval) => approval.after),
     }),
     rationale: t.exposeString("rationale"),
     status: t.expose("status", { type: enumOf(ApprovalStatus) }),

@@ -1,6 +1,6 @@
 /** The declared types of src/webhooks: registrations, their delivery log and each delivery's attempts. */
 import { builder } from "../builder.ts";
-import { fieldPlan, typePlan } from "../declared.ts";
+import { fieldPlan, presentedField, typePlan } from "../declared.ts";
 import { connectionOf, enumOf } from "../common_types.ts";
 import { DeliveryStatus, HttpMethod, WEBHOOK_EVENTS } from "../../webhooks/schemas.ts";
 import { presentHeaders, presentUrl } from "../../webhooks/views.ts";
@@ -56,16 +56,16 @@ export const Webhook = builder.prismaObject("EventWebhook", {
     id: t.exposeID("id"),
     agentId: t.exposeID("agentId"),
     event: t.exposeString("event", { description: `One of: ${WEBHOOK_EVENTS.join(", ")}.` }),
-    url: t.exposeString("url", {
+    url: t.string({
       description: "Credential-like query values are masked for AGENT and VIEWER.",
-      extensions: fieldPlan({ present: presentUrl }),
+      ...presentedField(presentUrl, (webhook) => webhook.url),
     }),
     method: t.expose("method", { type: enumOf(HttpMethod) }),
-    headers: t.expose("headers", {
+    headers: t.field({
       type: "JSON",
       description:
         "Extra headers sent with each call (name to value); values are masked for AGENT and VIEWER.",
-      extensions: fieldPlan({ present: presentHeaders }),
+      ...presentedField(presentHeaders, (webhook) => webhook.headers),
     }),
     lastError: t.expose("lastError", { type: "JSON", nullable: true }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
