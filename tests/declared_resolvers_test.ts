@@ -16,6 +16,11 @@ import { declaredView } from "../src/shared/view.ts";
 import { restRow } from "../src/reads/rest.ts";
 import { getDatamodel } from "../src/generated/pothos-types.ts";
 import type { ActorContext } from "../src/context.ts";
+import { agentSelect } from "../src/agents/service.ts";
+import { webhookSelect } from "../src/webhooks/service.ts";
+import { channelSelect } from "../src/channels/service.ts";
+import { approvalSelect } from "../src/approvals/views.ts";
+import { messageSelect } from "../src/conversations/receive.ts";
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -157,5 +162,21 @@ Deno.test("every declared type answers a Prisma row as the planner answers the r
     }
   } finally {
     await ta.close();
+  }
+});
+
+Deno.test("the services' selects hold every stored column of their types, so a new field reaches REST's write answers", () => {
+  const selects: [string, Readonly<Record<string, unknown>>][] = [
+    ["Agent", agentSelect],
+    ["Webhook", webhookSelect],
+    ["Channel", channelSelect],
+    ["Approval", approvalSelect],
+    ["Message", messageSelect],
+  ];
+  for (const [typeName, select] of selects) {
+    const stored = Object.entries(declaredView(typeName).fields)
+      .filter(([, spec]) => !spec.sql)
+      .map(([name, spec]) => spec.column ?? name);
+    for (const column of stored) assert.ok(column in select, `${typeName}: its select lacks ${column}`);
   }
 });
