@@ -419,7 +419,7 @@ function generateQuery(
       case "channels": {
         const args = w.pageArgs();
         const more = args ? `, ${args.slice(1, -1)}` : "";
-        const view = agentView.relations.channels.view();
+        const view = agentView.relations!.channels.view();
         roots.push(`${key}channels(agentId: ${w.value("ID!", agentId())}${more}) ${w.connection(view, 1)}`);
         break;
       }
@@ -427,7 +427,7 @@ function generateQuery(
         const args = w.pageArgs();
         let more = args ? `, ${args.slice(1, -1)}` : "";
         if (w.chance(0.5)) more += `, status: ${w.pick(["OPEN", "HUMAN", "CLOSED"])}`;
-        const view = agentView.relations.conversations.view();
+        const view = agentView.relations!.conversations.view();
         roots.push(
           `${key}conversations(agentId: ${w.value("ID!", agentId())}${more}) ${w.connection(view, 1)}`,
         );
@@ -439,7 +439,7 @@ function generateQuery(
           : w.chance(0.5)
           ? any(theirs.conversations)
           : UNKNOWN;
-        const view = agentView.relations.conversations.view();
+        const view = agentView.relations!.conversations.view();
         roots.push(`${key}conversation(id: ${w.value("ID!", id)}) { ${w.object(view, 1)} }`);
         break;
       }
@@ -451,7 +451,7 @@ function generateQuery(
           : UNKNOWN;
         const args = w.pageArgs();
         const more = args ? `, ${args.slice(1, -1)}` : "";
-        const view = agentView.relations.conversations.view().relations!.messages.view();
+        const view = agentView.relations!.conversations.view().relations!.messages.view();
         roots.push(
           `${key}conversationMessages(conversationId: ${w.value("ID!", id)}${more}) ${w.connection(view, 1)}`,
         );
@@ -475,21 +475,21 @@ function generateQuery(
       case "intents": {
         const args = w.pageArgs();
         const more = args ? `, ${args.slice(1, -1)}` : "";
-        const view = agentView.relations.intents.view();
+        const view = agentView.relations!.intents.view();
         roots.push(`${key}intents(agentId: ${w.value("ID!", agentId())}${more}) ${w.connection(view, 1)}`);
         break;
       }
       case "webhooks": {
         const args = w.pageArgs();
         const more = args ? `, ${args.slice(1, -1)}` : "";
-        const view = agentView.relations.webhooks.view();
+        const view = agentView.relations!.webhooks.view();
         roots.push(`${key}webhooks(agentId: ${w.value("ID!", agentId())}${more}) ${w.connection(view, 1)}`);
         break;
       }
       case "intent": {
         const a = agentId();
         const id = w.chance(0.8) ? any(mine.intents.get(a) ?? []) : any([...theirs.intents.values()].flat());
-        const view = agentView.relations.intents.view();
+        const view = agentView.relations!.intents.view();
         roots.push(
           `${key}intent(agentId: ${w.value("ID!", a)}, id: ${w.value("ID!", id)}) { ${w.object(view, 1)} }`,
         );
@@ -500,7 +500,7 @@ function generateQuery(
         const id = w.chance(0.8)
           ? any(mine.webhooks.get(a) ?? [])
           : any([...theirs.webhooks.values()].flat());
-        const view = agentView.relations.webhooks.view();
+        const view = agentView.relations!.webhooks.view();
         roots.push(
           `${key}webhook(agentId: ${w.value("ID!", a)}, id: ${w.value("ID!", id)}) { ${w.object(view, 1)} }`,
         );
@@ -512,7 +512,7 @@ function generateQuery(
           ? any(mine.webhooks.get(a) ?? [])
           : any([...theirs.webhooks.values()].flat());
         const id = w.chance(0.85) ? any(mine.deliveries.get(hook) ?? []) : UNKNOWN;
-        const view = agentView.relations.webhooks.view().relations!.deliveries.view();
+        const view = agentView.relations!.webhooks.view().relations!.deliveries.view();
         roots.push(
           `${key}webhookDelivery(agentId: ${w.value("ID!", a)}, webhookId: ${w.value("ID!", hook)}, id: ${
             w.value("ID!", id)

@@ -538,6 +538,48 @@ Deno.test("a model failure or timeout: 502 SUPERVISOR_MODEL_ERROR, the message s
   }
 });
 
+Deno.test("GraphQL: a turn's approvals are Approval rows, as REST shows them, and its reply's approvals the same", async () => {
+  let agentId = "";
+  const s = await setup((_call, index) =>
+    index === 0
+      ? {
+        content: "",
+        toolCalls: [{
+          id: "p1",
+          name: "propose_change",
+          arguments: {
+            tool: "update_agent_prompt",
+            target: { agentId },
+            change: { systemPrompt: "Be formal." },
+            rationale: "Asked for a formal tone.",
+          },
+        }],
+      }
+      : answer("Proposed.")
+  );
+  try {
+    agentId = (await s.ta.seed.agent(s.owner.client, { name: "Ana" })).id;
+    const sent = gqlOk(
+      await s.manager.client.graphql(
+        'mutation { sendSupervisorMessage(input: { message: "Formal, please" }) { ' +
+          "reply { content approvals { id proposedBy } } " +
+          "approvals { id tool targetType targetId agentId after rationale status proposedBy decidedBy expiresAt } } }",
+      ),
+    ).sendSupervisorMessage;
+    assert.equal(sent.reply.content, "Proposed.");
+    assert.equal(sent.approvals.length, 1);
+    const [approval] = sent.approvals;
+    assert.equal(approval.proposedBy, s.manager.userId);
+    assert.equal(approval.decidedBy, null);
+    const rest = await s.manager.client.get(`/api/approvals/${approval.id}`);
+    assert.equal(rest.status, 200, JSON.stringify(rest.body));
+    for (const key of Object.keys(approval)) assert.deepEqual(approval[key], rest.body[key], key);
+    assert.deepEqual(sent.reply.approvals, [{ id: approval.id, proposedBy: s.manager.userId }]);
+  } finally {
+    await s.close();
+  }
+});
+
 Deno.test("GraphQL: the conversation, a message with its reply, and a reset", async () => {
   const s = await setup(() => answer("Hi from GraphQL."));
   try {

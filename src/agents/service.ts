@@ -8,9 +8,7 @@ import type { z } from "zod";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
-import { columnSelect } from "../shared/view.ts";
 import { renderSystemPrompt } from "./template.ts";
-import { agentView } from "./views.ts";
 import {
   type createAgentSchema,
   FLAG_DEFAULTS,
@@ -23,8 +21,31 @@ import {
 type CreateAgentInput = z.output<typeof createAgentSchema>;
 type ReplaceAgentInput = z.output<typeof replaceAgentSchema>;
 
-/** Every stored column of an agent (the Agent view's fields). */
-export const agentSelect = columnSelect(agentView);
+/** Every column of an agent's fields (src/graphql/types/agents.ts). */
+export const agentSelect = {
+  id: true,
+  name: true,
+  status: true,
+  template: true,
+  model: true,
+  jobName: true,
+  jobSite: true,
+  jobDescription: true,
+  trainingContext: true,
+  systemPrompt: true,
+  temperature: true,
+  enabledHumanTransfer: true,
+  enabledReminder: true,
+  splitMessages: true,
+  enabledEmoji: true,
+  signMessages: true,
+  enabledVision: true,
+  messageGroupingTime: true,
+  maxDailyMessages: true,
+  autoCloseMinutes: true,
+  createdAt: true,
+  updatedAt: true,
+} as const satisfies Prisma.AgentSelect;
 export type AgentView = Prisma.AgentGetPayload<{ select: typeof agentSelect }>;
 
 /** Loads an agent of the actor's workspace or throws 404 (also for other workspaces' ids). */

@@ -4,7 +4,7 @@
  */
 import { defineOperation, defineRead } from "../shared/capability.ts";
 import * as service from "./service.ts";
-import { approvalView } from "./views.ts";
+import { ApprovalStatus, approvalView } from "./views.ts";
 
 const approvalParam = { approvalId: "Approval" } as const;
 
@@ -14,7 +14,7 @@ export const approvals = defineRead({
   action: "supervisor:use",
   params: {},
   from: { view: approvalView, order: "desc" },
-  filters: ["status"],
+  filters: { status: ApprovalStatus },
   http: { path: "/api/approvals" },
 });
 

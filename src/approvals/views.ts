@@ -1,7 +1,10 @@
-/** The readable type of src/approvals: a pending approval and its decision (see shared/view.ts). */
+/**
+ * The readable type of src/approvals: a pending approval and its decision, declared with Pothos
+ * (src/graphql/types/approvals.ts), and what an actor sees of its snapshots.
+ */
 import { can } from "../auth/permissions.ts";
 import type { ActorContext } from "../context.ts";
-import { defineView, enumType, type FieldSpec, presentRow } from "../shared/view.ts";
+import { declaredView, enumType, presentRow } from "../shared/view.ts";
 import { MASK, maskUrlSecrets, openUrlSecrets } from "../shared/url_secrets.ts";
 
 export const APPROVAL_TOOLS = [
@@ -59,61 +62,10 @@ export function presentSnapshot(ctx: ActorContext, stored: unknown): unknown {
   return out;
 }
 
-const snapshot = (description: string): FieldSpec => ({
-  type: "JSON",
-  nullable: true,
-  description,
-  present: { apply: presentSnapshot },
-});
+/** A change proposed by the supervisor: declared with Pothos (src/graphql/types/approvals.ts). */
+export const approvalView = declaredView("Approval");
 
-/** A change proposed by the supervisor, waiting for (or carrying) a person's decision. */
-export const approvalView = defineView({
-  name: "Approval",
-  label: "Approval",
-  table: "PendingApproval",
-  workspaceColumn: "workspaceId",
-  fields: {
-    id: { type: "ID" },
-    tool: { type: ApprovalToolEnum },
-    targetType: { type: ApprovalTargetType },
-    targetId: {
-      type: "ID",
-      nullable: true,
-      description:
-        "The intent or webhook changed; for a create, null until approved, then the created record.",
-    },
-    agentId: { type: "ID", nullable: true, description: "The agent the change belongs to." },
-    before: snapshot(
-      "What the change replaces (null for a create). Header values masked for AGENT and VIEWER.",
-    ),
-    after: snapshot("What the change writes (null for a delete). Header values masked for AGENT and VIEWER."),
-    rationale: { type: "String" },
-    status: { type: ApprovalStatus },
-    supervisorMessageId: {
-      type: "ID",
-      nullable: true,
-      description: "The supervisor message whose propose_change created it (null once the history is reset).",
-    },
-    proposedBy: {
-      type: "ID",
-      nullable: true,
-      column: "proposedById",
-      description: "The user who was chatting.",
-    },
-    decidedBy: {
-      type: "ID",
-      nullable: true,
-      column: "decidedById",
-      description: "The user who approved or rejected.",
-    },
-    decidedAt: { type: "DateTime", nullable: true },
-    expiresAt: { type: "DateTime", description: "24 h after creation; then EXPIRED if still PENDING." },
-    error: { type: "String", nullable: true, description: "Why executing it failed (FAILED only)." },
-    createdAt: { type: "DateTime" },
-  },
-});
-
-/** The stored columns of an approval (every view field is one). */
+/** The stored columns of an approval (every field of its type is one). */
 export const approvalSelect = {
   id: true,
   tool: true,

@@ -1,7 +1,7 @@
 /** Reading conversations and their messages, declared once (see shared/capability.ts). */
 import { defineRead } from "../shared/capability.ts";
 import { agentView } from "../agents/views.ts";
-import { conversationView } from "./views.ts";
+import { ConversationStatus, conversationView } from "./views.ts";
 
 export const conversations = defineRead({
   name: "conversations",
@@ -11,7 +11,7 @@ export const conversations = defineRead({
   params: { agentId: "Agent" },
   from: { view: agentView, idParam: "agentId" },
   path: [{ relation: "conversations" }],
-  filters: ["status"],
+  filters: { status: ConversationStatus },
   http: { path: "/api/agents/{agentId}/conversations" },
 });
 

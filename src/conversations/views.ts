@@ -1,6 +1,5 @@
 /** The readable types of src/conversations: conversations, their messages and contacts (see shared/view.ts). */
-import { declaredView, defineView, enumType, type JsonObjectType } from "../shared/view.ts";
-import { channelView } from "../channels/views.ts";
+import { declaredView, enumType, type JsonObjectType } from "../shared/view.ts";
 
 export const ConversationStatus = enumType(
   "ConversationStatus",
@@ -48,43 +47,5 @@ export const contactView = declaredView("Contact");
 /** A message: declared with Pothos (src/graphql/types/conversations.ts). */
 export const messageView = declaredView("Message");
 
-export const conversationView = defineView({
-  name: "Conversation",
-  label: "Conversation",
-  table: "Conversation",
-  workspaceColumn: "workspaceId",
-  fields: {
-    id: { type: "ID" },
-    agentId: { type: "ID" },
-    status: { type: ConversationStatus },
-    contactId: {
-      type: "ID",
-      description: "The contact's address on its channel (WhatsApp: the wa_id; API: the externalId). " +
-        "The contact's internal id is contact.id.",
-      sql: (t) => `(SELECT c."externalId" FROM "Contact" c WHERE c.id = ${t}."contactId")`,
-    },
-    contactName: {
-      type: "String",
-      sql: (t) => `(SELECT c.name FROM "Contact" c WHERE c.id = ${t}."contactId")`,
-    },
-    closeReason: { type: "String", nullable: true, description: "INACTIVITY or MANUAL." },
-    humanReason: { type: "String", nullable: true, description: "TAG, ESCALATION or MANUAL." },
-    transferSummary: { type: "String", nullable: true },
-    assignedUserId: { type: "ID", nullable: true, description: "The person who took it over." },
-    lastMessageAt: { type: "DateTime", description: "The last message of either side." },
-    closedAt: { type: "DateTime", nullable: true },
-    createdAt: { type: "DateTime" },
-    updatedAt: { type: "DateTime" },
-  },
-  relations: {
-    contact: { kind: "object", view: () => contactView, localKey: "contactId", nullable: false },
-    channel: { kind: "object", view: () => channelView, localKey: "channelId", nullable: false },
-    messages: {
-      kind: "connection",
-      view: () => messageView,
-      foreignKey: "conversationId",
-      order: "asc",
-      description: "Oldest first.",
-    },
-  },
-});
+/** A conversation: declared with Pothos (src/graphql/types/conversations.ts). */
+export const conversationView = declaredView("Conversation");

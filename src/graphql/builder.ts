@@ -5,6 +5,7 @@
 import SchemaBuilder from "@pothos/core";
 import ScopeAuthPlugin from "@pothos/plugin-scope-auth";
 import PrismaPlugin from "@pothos/plugin-prisma";
+import RelayPlugin from "@pothos/plugin-relay";
 import type PrismaTypes from "../generated/pothos-types.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
 import PlannedAnswersPlugin from "./planned_answers.ts";
@@ -31,7 +32,10 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   // Scope checks first; then a planned answer is read by response key, before plugin-prisma would
   // look for a Prisma row's loaded relations in it.
-  plugins: [ScopeAuthPlugin, PlannedAnswersPlugin, PrismaPlugin],
+  plugins: [ScopeAuthPlugin, PlannedAnswersPlugin, RelayPlugin, PrismaPlugin],
+  // Connections (`t.relatedConnection`, and the derived reads' pages) as Relay's: `first`/`after`/
+  // `last`/`before`, non-null edges and nodes, PageInfo; cursors are the planner's (src/shared/pagination.ts).
+  relay: {},
   scopeAuth: {
     // Both scopes reuse authenticate()/actorFor(): a failure throws the same AppError REST answers
     // (UNAUTHENTICATED, WORKSPACE_REQUIRED, FORBIDDEN); the role rules are the capabilities'.

@@ -4,8 +4,9 @@
  * one Pothos type each by name, and the registry ./declared.ts reads back from a built schema.
  */
 import type { EnumRef, ObjectRef } from "@pothos/core";
+import type { ConnectionShape } from "@pothos/plugin-relay";
 import { builder } from "./builder.ts";
-import type { EnumType, FieldSpec, JsonObjectType, Scalar } from "../shared/view.ts";
+import type { EnumType, JsonObjectType, Scalar } from "../shared/view.ts";
 
 /** The builder's schema types (context, scalars, scopes, Prisma types). */
 export type Types = typeof builder.$inferSchemaTypes;
@@ -55,16 +56,6 @@ export function enumOf(type: EnumType): EnumTypeRef {
   return ref;
 }
 
-export function scalarOrEnum(type: FieldSpec["type"]): Ref<ObjectTypeRef> {
-  if (typeof type === "string") return type;
-  if ("values" in type) {
-    const ref = enumRef(type.name, type.values, type.description);
-    if (ref !== "String") enumDeclarations.set(type.name, type);
-    return ref;
-  }
-  return jsonObjectRef(type);
-}
-
 /** The object type of a JSON object column's objects (an intent's requiredFields). */
 export function jsonObjectRef(type: JsonObjectType): ObjectTypeRef {
   let ref = objects.get(type.name);
@@ -88,5 +79,23 @@ export function jsonObjectRef(type: JsonObjectType): ObjectTypeRef {
         ]),
       ),
   });
+  return ref;
+}
+
+const connections = new Map<string, ObjectRef<Types, unknown>>();
+
+/** The shape of a connection of `T` (Relay's). */
+export type ConnectionOf<T> = ConnectionShape<Types, T, false>;
+
+/**
+ * The Relay connection of an object type (`<Name>Connection`, `<Name>Edge`, PageInfo), one per
+ * type: the same type for a declared relation (`t.relatedConnection(..., connectionOf(Intent))`)
+ * and a derived read's page.
+ */
+export function connectionOf<T>(type: ObjectRef<Types, T>): ObjectRef<Types, ConnectionOf<T>> {
+  const found = connections.get(type.name);
+  if (found) return found as ObjectRef<Types, ConnectionOf<T>>;
+  const ref = builder.connectionObject({ type, name: `${type.name}Connection` });
+  connections.set(type.name, ref);
   return ref;
 }

@@ -6,11 +6,18 @@
  * prismaObject's model its table. What a declaration cannot say in GraphQL terms rides on
  * extensions: `typePlan` on the type (its label, its workspace column) and `fieldPlan` on a field
  * (SQL computing it, what an actor sees of it).
+ *
+ * A field of another declared type is a relation: plugin-prisma's `t.relation` (an object, or a
+ * list) and `t.relatedConnection` carry the Prisma relation (`pothosPrismaRelationField`), whose
+ * foreign key joins the rows, and the `query` given to plugin-prisma (read back through
+ * `pothosPrismaSelect`) orders them; a field of a declared type without a model (AgentCounts) is an
+ * object computed from the same row.
  */
 import {
   type GraphQLField,
   type GraphQLNamedType,
   GraphQLNonNull,
+  type GraphQLObjectType,
   type GraphQLOutputType,
   type GraphQLSchema,
   isEnumType,
@@ -20,7 +27,17 @@ import {
   isScalarType,
 } from "graphql";
 import { getDatamodel } from "../generated/pothos-types.ts";
-import type { DeclaredFacts, FieldSpec, Scalar } from "../shared/view.ts";
+import type { GraphQLContext } from "./context.ts";
+import {
+  type DeclaredFacts,
+  declaredView,
+  type FieldSpec,
+  type Order,
+  type Presenter,
+  presentValue,
+  type RelationSpec,
+  type Scalar,
+} from "../shared/view.ts";
 import { enumDeclarations, jsonObjectDeclarations } from "./common_types.ts";
 
 /** The planner's facts of a field that its GraphQL type does not carry. */
@@ -48,6 +65,26 @@ const typePlans = new WeakSet<object>();
 export function fieldPlan(plan: FieldPlan): { plan: FieldPlan } {
   fieldPlans.add(plan);
   return { plan };
+}
+
+/**
+ * A stored field an actor sees through `present` (masked URLs and headers): the planner applies it
+ * to the values it reads (the extension), and `resolve` to any other row reaching the field (a
+ * Prisma row through plugin-prisma), so no path shows the stored value to an actor who may not see
+ * it. `read` takes the stored value from the row.
+ */
+export function presentedField<Row, Value>(
+  present: Presenter,
+  read: (row: Row) => Value,
+): {
+  extensions: { plan: FieldPlan };
+  resolve: (row: Row, args: object, ctx: GraphQLContext) => Promise<Value>;
+} {
+  return {
+    extensions: fieldPlan({ present }),
+    // A presenter gives a value of the stored value's kind (a URL for a URL, headers for headers).
+    resolve: async (row, _args, ctx) => presentValue(await ctx.actor(), present, read(row)) as Value,
+  };
 }
 
 /** A type's extensions carrying its plan. */
@@ -116,6 +153,123 @@ function typeOf(
   return { type: declared, ...(list ? { list } : {}), ...(nullable ? { nullable } : {}) };
 }
 
+/** Prisma's datamodel (DMMF) field of a relation, as plugin-prisma carries it. */
+interface RelationField {
+  name: string;
+  type: string;
+  isList: boolean;
+  relationName: string;
+  relationFromFields?: readonly string[];
+}
+
+const isRelationField = (value: unknown): value is RelationField =>
+  typeof value === "object" && value !== null && "relationName" in value && "type" in value &&
+  typeof value.relationName === "string" && typeof value.type === "string";
+
+/** The foreign key of a relation to many: the column of the other model pointing back (its `fields`). */
+function foreignKeyOf(relation: RelationField): string {
+  const other = getDatamodel().datamodel.models[relation.type].fields.find((f) =>
+    f.relationName === relation.relationName && (f.relationFromFields?.length ?? 0) > 0
+  );
+  const key = other?.relationFromFields?.[0];
+  if (!key) throw new Error(`${relation.type} has no foreign key of the relation ${relation.relationName}`);
+  return key;
+}
+
+/** What plugin-prisma's select of a relation field is called with. */
+type RelationSelect = (
+  args: object,
+  ctx: object,
+  nested: (query: unknown) => object,
+  selection: () => ReadonlySet<string>,
+) => unknown;
+
+/**
+ * The order of a relation's rows: the first `orderBy` of the `query` its declaration gives
+ * plugin-prisma (`{ orderBy: [{ createdAt: "desc" }, { id: "desc" }] }`), read back by calling the
+ * field's plugin-prisma select with no arguments.
+ */
+function orderOf(where: string, select: unknown): { key: string; order: Order } {
+  let query: unknown;
+  if (typeof select !== "function") throw new Error(`${where} has no plugin-prisma select`);
+  (select as RelationSelect)({}, {}, (q) => {
+    query = q;
+    return {};
+  }, () => new Set());
+  const orderBy = typeof query === "object" && query !== null && "orderBy" in query
+    ? query.orderBy
+    : undefined;
+  const first: unknown = Array.isArray(orderBy) ? orderBy[0] : orderBy;
+  const [entry] = typeof first === "object" && first !== null ? Object.entries(first) : [];
+  if (!entry || (entry[1] !== "asc" && entry[1] !== "desc")) {
+    throw new Error(`${where}: its query names no orderBy ({ orderBy: { createdAt: "asc" } })`);
+  }
+  return { key: entry[0], order: entry[1] };
+}
+
+/** The named object type of a field's type (through non-null and list), if it is one. */
+function objectTypeOf(type: GraphQLOutputType) {
+  const inner = type instanceof GraphQLNonNull ? type.ofType : type;
+  const item = isListType(inner) ? inner.ofType : inner;
+  const named = item instanceof GraphQLNonNull ? item.ofType : item;
+  return isObjectType(named) && !jsonObjectDeclarations.has(named.name) ? named : undefined;
+}
+
+/** A relation field of a declared type, as the planner walks it. */
+function relationOf(
+  typeName: string,
+  field: GraphQLField<unknown, unknown>,
+  target: GraphQLObjectType,
+): RelationSpec {
+  const where = `${typeName}.${field.name}`;
+  const description = field.description ?? undefined;
+  const relation = field.extensions.pothosPrismaRelationField;
+  if (!isRelationField(relation)) {
+    if (modelOf(target) !== undefined) throw new Error(`${where} is not declared with t.relation`);
+    return { kind: "embedded", view: () => declaredView(target.name), description };
+  }
+  const select = field.extensions.pothosPrismaSelect;
+  const edges = target.getFields().edges;
+  const edge = edges && objectTypeOf(edges.type);
+  const node = edge?.getFields().node;
+  const nodeType = node && objectTypeOf(node.type);
+  // The type a read's path is given while the schema is built (./types/mod.ts: the model's type).
+  if (modelOf(nodeType ?? target) !== relation.type) {
+    throw new Error(`${where} is not of the type declared for ${relation.type}`);
+  }
+  if (nodeType) {
+    const { key, order } = orderOf(where, select);
+    return {
+      kind: "connection",
+      view: () => declaredView(nodeType.name),
+      foreignKey: foreignKeyOf(relation),
+      order,
+      ...(key === "createdAt" ? {} : { sortKey: key }),
+      description,
+    };
+  }
+  if (relation.isList) {
+    const { key, order } = orderOf(where, select);
+    if (order !== "asc") throw new Error(`${where}: a list is read oldest first (asc)`);
+    return {
+      kind: "list",
+      view: () => declaredView(target.name),
+      foreignKey: foreignKeyOf(relation),
+      orderBy: key,
+      description,
+    };
+  }
+  const localKey = relation.relationFromFields?.[0];
+  if (!localKey) throw new Error(`${where}: the foreign key is on the other side`);
+  return {
+    kind: "object",
+    view: () => declaredView(target.name),
+    localKey,
+    nullable: !isNonNullType(field.type),
+    description,
+  };
+}
+
 /** The facts of the declared type `name` of `schema`. */
 export function declaredFacts(schema: GraphQLSchema, name: string): DeclaredFacts {
   const type = schema.getType(name);
@@ -128,7 +282,13 @@ export function declaredFacts(schema: GraphQLSchema, name: string): DeclaredFact
     )
     : undefined;
   const fields: Record<string, FieldSpec> = {};
+  const relations: Record<string, RelationSpec> = {};
   for (const field of Object.values(type.getFields())) {
+    const target = objectTypeOf(field.type);
+    if (target) {
+      relations[field.name] = relationOf(name, field, target);
+      continue;
+    }
     const { sql, present } = fieldPlanOf(field);
     const spec: FieldSpec = {
       ...typeOf(name, field.name, field.type),
@@ -151,5 +311,6 @@ export function declaredFacts(schema: GraphQLSchema, name: string): DeclaredFact
     table: model,
     workspaceColumn,
     fields,
+    ...(Object.keys(relations).length ? { relations } : {}),
   };
 }

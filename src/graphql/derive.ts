@@ -1,9 +1,9 @@
 /**
- * The GraphQL schema derived from the declarations: an object type per view not declared with Pothos
- * (fields, and relations as connections, lists or objects; a declared type's ref comes from
- * ./types/mod.ts), the Query fields of the read capabilities, and a Query or Mutation field per
- * operation with its input type generated from the operation's zod input (zod enums become GraphQL
- * enums).
+ * The GraphQL fields derived from the capabilities: the Query fields of the read capabilities (a
+ * row, or a Relay connection, of the type declared with Pothos in ./types/), and a Query or
+ * Mutation field per operation with its input type generated from the operation's zod input (zod
+ * enums become GraphQL enums) and its answer's type (a declared type, or one generated from the
+ * answer's zod schema); the Subscription fields of the live feeds.
  *
  * Resolvers are thin: reads and the rows writes answer are shaped by the read planner
  * (src/reads/graphql.ts), whose objects are keyed by response key; `byResponseKey` reads them.
@@ -12,7 +12,6 @@ import { GraphQLError, type GraphQLResolveInfo } from "graphql";
 import {
   type ArgBuilder,
   type ArgumentRef,
-  EnumRef,
   type FieldRef,
   type InputObjectRef,
   type ObjectRef,
@@ -30,17 +29,16 @@ import type {
 } from "../shared/capability.ts";
 import { checkIds, invoke } from "../shared/capability.ts";
 import { authorize } from "../auth/permissions.ts";
-import { type FieldSpec, isDeclared, type RelationSpec, type View } from "../shared/view.ts";
+import { declaredView, type View } from "../shared/view.ts";
 import { DECLARED_TYPES } from "./types/mod.ts";
 import {
+  connectionOf,
+  enumOf,
   enumRef,
-  type EnumTypeRef,
   objects,
   type ObjectTypeRef,
   type RefParam,
   type Row,
-  type ScalarName,
-  scalarOrEnum,
   type Types,
 } from "./common_types.ts";
 import {
@@ -59,114 +57,22 @@ import { AppError } from "../shared/errors.ts";
 import { isOneRow, viewOfRead } from "../reads/plan.ts";
 
 type InputTypeRef = InputObjectRef<Types, Row>;
-type ObjectFields = PothosSchemaTypes.ObjectFieldBuilder<Types, Row>;
-type ObjectField = FieldRef<Types, unknown, "Object">;
 type Args = Record<string, ArgumentRef<Types, unknown>>;
 
 const inputs = new Map<string, InputTypeRef>();
 
-// ---- object types of the views ----
+// ---- the declared types (./types/) of the capabilities' rows ----
 
-const pageInfo = () => {
-  let ref = objects.get("PageInfo");
-  if (ref) return ref;
-  const created = builder.objectRef<Row>("PageInfo");
-  objects.set("PageInfo", ref = created);
-  created.implement({
-    fields: (t) => ({
-      hasNextPage: t.boolean({ resolve: byResponseKey }),
-      hasPreviousPage: t.boolean({ resolve: byResponseKey }),
-      startCursor: t.string({ nullable: true, resolve: byResponseKey }),
-      endCursor: t.string({ nullable: true, resolve: byResponseKey }),
-    }),
-  });
-  return ref;
-};
-
-function connectionRef(view: View): ObjectTypeRef {
-  const name = `${view.name}Connection`;
-  let ref = objects.get(name);
-  if (ref) return ref;
-  const edge = builder.objectRef<Row>(`${view.name}Edge`);
-  edge.implement({
-    fields: (t) => ({
-      cursor: t.string({ resolve: byResponseKey }),
-      node: t.field({ type: viewRef(view), resolve: byResponseKey }),
-    }),
-  });
-  const created = builder.objectRef<Row>(name);
-  objects.set(name, ref = created);
-  created.implement({
-    fields: (t) => ({
-      edges: t.field({ type: [edge], resolve: byResponseKey }),
-      pageInfo: t.field({ type: pageInfo(), resolve: byResponseKey }),
-    }),
-  });
-  return ref;
-}
-
-/** Relay's page arguments, on every connection. */
-const pageArgs = (arg: ArgBuilder<Types>): Args => ({
-  first: arg.int(),
-  after: arg.string(),
-  last: arg.int(),
-  before: arg.string(),
-});
-
-function relationField(t: ObjectFields, rel: RelationSpec): ObjectField {
-  const target = rel.view();
-  switch (rel.kind) {
-    case "connection":
-      return t.field({
-        type: connectionRef(target),
-        description: rel.description,
-        args: pageArgs(t.arg),
-        resolve: byResponseKey,
-      });
-    case "list":
-      return t.field({ type: [viewRef(target)], description: rel.description, resolve: byResponseKey });
-    case "object":
-      return t.field({
-        type: viewRef(target),
-        nullable: rel.nullable,
-        description: rel.description,
-        resolve: byResponseKey,
-      });
-    case "embedded":
-      return t.field({ type: viewRef(target), description: rel.description, resolve: byResponseKey });
-  }
-}
-
+/** The declared type of a view (src/shared/view.ts' declaredView names it). */
 export function viewRef(view: View): ObjectTypeRef {
   const declared = DECLARED_TYPES.get(view.name);
-  if (declared) return declared;
-  let ref = objects.get(view.name);
-  if (ref) return ref;
-  const created = builder.objectRef<Row>(view.name);
-  objects.set(view.name, ref = created);
-  created.implement({
-    description: view.description,
-    fields: (t) => ({
-      ...Object.fromEntries(
-        Object.entries(view.fields).map(([name, spec]) => {
-          const type = scalarOrEnum(spec.type);
-          return [
-            name,
-            t.field({
-              type: spec.list ? [type] : type,
-              nullable: spec.nullable ?? false,
-              description: spec.description,
-              resolve: byResponseKey,
-            }),
-          ];
-        }),
-      ),
-      ...Object.fromEntries(
-        Object.entries(view.relations ?? {}).map(([name, rel]) => [name, relationField(t, rel)]),
-      ),
-    }),
-  });
-  return ref;
+  if (!declared) throw new Error(`${view.name} is not a type declared with Pothos (./types/mod.ts)`);
+  return declared;
+}
+
+/** The Relay connection of a view's declared type (a page read's answer). */
+function connectionRef(view: View): ObjectTypeRef {
+  return connectionOf(viewRef(view));
 }
 
 // ---- types from zod schemas (operation inputs and non-view answers), through JSON Schema ----
@@ -265,35 +171,68 @@ function inputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: s
   return ref;
 }
 
-function outputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: string): ObjectTypeRef {
-  // An answer naming a declared type (a session's User) is that type.
-  const declared = DECLARED_TYPES.get(name);
-  if (declared) return declared;
-  let ref = objects.get(name);
-  if (ref) return ref;
-  const created = builder.objectRef<Row>(name);
-  objects.set(name, ref = created);
-  const required = new Set(node.required ?? []);
-  created.implement({
-    description: node.description,
-    fields: (t) =>
-      Object.fromEntries(
-        Object.entries(node.properties ?? {}).map(([field, prop]) => {
-          const { ref: type, nullable } = typeOf(prop, defs, `${name}${pascal(field)}`, outputObject);
-          return [
-            field,
-            t.field({
-              type,
-              nullable: nullable || !required.has(field),
-              description: prop.description,
-              resolve: byResponseKey,
-            }),
-          ];
-        }),
-      ),
-  });
-  return ref;
+/** The declared type a field's type names (itself or as a list), if it names one. */
+function declaredOf(type: RefParam<ObjectTypeRef>): string | undefined {
+  const item = Array.isArray(type) ? type[0] : type;
+  return typeof item === "object" && "name" in item && DECLARED_TYPES.get(item.name) === item
+    ? item.name
+    : undefined;
 }
+
+/**
+ * A value of a declared type inside a workspace operation's answer (the approvals a supervisor turn
+ * created): shaped as that type's row, the fields the operation returned as it presented them, and
+ * what it did not return (a message's approvals) through the planner by the row's id.
+ */
+const declaredAnswer = (name: string) =>
+async (
+  parent: Row,
+  _args: unknown,
+  ctx: GraphQLContext,
+  info: GraphQLResolveInfo,
+): Promise<unknown> => {
+  const value: unknown = byResponseKey(parent, null, null, info);
+  if (value === null || value === undefined) return value;
+  const actor = await ctx.actor();
+  const row = (v: unknown) => rowAnswer(actor, declaredView(name), v as Row, info);
+  return Array.isArray(value) ? await Promise.all(value.map(row)) : await row(value);
+};
+
+/**
+ * The object type of an answer's object (by its `id` meta, else `name`). An answer naming a declared
+ * type (a session's User) is that type; inside a workspace operation's answer (`scoped`), its values
+ * are that type's rows (declaredAnswer), elsewhere they reach its own resolvers.
+ */
+const outputObjectOf = (scoped: boolean) =>
+  function outputObject(node: JsonSchema, defs: Record<string, JsonSchema>, name: string): ObjectTypeRef {
+    const declared = DECLARED_TYPES.get(name);
+    if (declared) return declared;
+    let ref = objects.get(name);
+    if (ref) return ref;
+    const created = builder.objectRef<Row>(name);
+    objects.set(name, ref = created);
+    const required = new Set(node.required ?? []);
+    created.implement({
+      description: node.description,
+      fields: (t) =>
+        Object.fromEntries(
+          Object.entries(node.properties ?? {}).map(([field, prop]) => {
+            const { ref: type, nullable } = typeOf(prop, defs, `${name}${pascal(field)}`, outputObject);
+            const declaredName = scoped ? declaredOf(type) : undefined;
+            return [
+              field,
+              t.field({
+                type,
+                nullable: nullable || !required.has(field),
+                description: prop.description,
+                resolve: declaredName ? declaredAnswer(declaredName) : byResponseKey,
+              }),
+            ];
+          }),
+        ),
+    });
+    return ref;
+  };
 
 /** The GraphQL type of a zod schema, named by its `id` meta or `fallback`. */
 function zodInputType(schema: z.ZodType, fallback: string): Resolved<InputTypeRef> {
@@ -301,9 +240,9 @@ function zodInputType(schema: z.ZodType, fallback: string): Resolved<InputTypeRe
   return typeOf(json, json.$defs ?? {}, fallback, inputObject);
 }
 
-function zodOutputType(schema: z.ZodType, fallback: string): Resolved<ObjectTypeRef> {
+function zodOutputType(schema: z.ZodType, fallback: string, scoped: boolean): Resolved<ObjectTypeRef> {
   const json = toJson(schema, "output");
-  return typeOf(json, json.$defs ?? {}, fallback, outputObject);
+  return typeOf(json, json.$defs ?? {}, fallback, outputObjectOf(scoped));
 }
 
 // ---- fields of the capabilities ----
@@ -323,18 +262,11 @@ function graphQLCaller(ctx: GraphQLContext, workspaceArg?: string): CallerContex
 const argName = (param: string, target: string | undefined) => param === target ? "id" : param;
 const isId = (param: string) => param === "id" || param.endsWith("Id");
 
-/** A page read's declared filters, each an optional argument of its field's type. */
-const filterArgs = (arg: ArgBuilder<Types>, read: ReadCapability, view: View): Args =>
+/** A page read's declared filters, each an optional argument of its enum. */
+const filterArgs = (arg: ArgBuilder<Types>, read: ReadCapability): Args =>
   Object.fromEntries(
-    (read.filters ?? []).map((name) => [name, arg({ type: filterType(view.fields[name].type) })]),
+    Object.entries(read.filters ?? {}).map(([name, type]) => [name, arg({ type: enumOf(type) })]),
   );
-
-/** A filter's argument type: a scalar or an enum of the field (never an object). */
-function filterType(type: FieldSpec["type"]): ScalarName | EnumTypeRef {
-  const ref = scalarOrEnum(type);
-  if (typeof ref === "string" || ref instanceof EnumRef) return ref;
-  throw new Error(`cannot filter on the object type ${ref.name}`);
-}
 
 /** The fields of Query and Mutation (the same options on either). */
 type RootFields = PothosSchemaTypes.RootFieldBuilder<Types, Types["Root"], "Query" | "Mutation">;
@@ -350,7 +282,7 @@ function readField(t: RootFields, read: ReadCapability): RootField {
     type: one ? viewRef(view) : connectionRef(view),
     description: read.summary,
     authScopes: { member: true },
-    args: one ? args : { ...args, ...pageArgs(t.arg), ...filterArgs(t.arg, read, view) },
+    args: one ? args : { ...args, ...t.arg.connectionArgs(), ...filterArgs(t.arg, read) },
     resolve: async (_root: unknown, _args: unknown, ctx: GraphQLContext, info: GraphQLResolveInfo) =>
       resolveRead(await ctx.actor(), info, read),
   });
@@ -381,7 +313,7 @@ function outputType(cap: OperationCapability): Resolved<ObjectTypeRef> {
             Object.entries(extra.properties ?? {}).map(([field, prop]) => [
               field,
               t.field({
-                type: typeOf(prop, extra.$defs ?? {}, field, outputObject).ref,
+                type: typeOf(prop, extra.$defs ?? {}, field, outputObjectOf(false)).ref,
                 description: prop.description,
                 resolve: byResponseKey,
               }),
@@ -392,7 +324,9 @@ function outputType(cap: OperationCapability): Resolved<ObjectTypeRef> {
     }
     return { ref, nullable: false };
   }
-  if ("schema" in out) return zodOutputType(out.schema, out.typeName ?? pascal(cap.name));
+  if ("schema" in out) {
+    return zodOutputType(out.schema, out.typeName ?? pascal(cap.name), cap.access.kind === "workspace");
+  }
   // Nothing to answer: the id acted on, or true.
   return { ref: noneAnswerParam(cap) ? "ID" : "Boolean", nullable: false };
 }
@@ -452,18 +386,6 @@ function operationField(t: RootFields, cap: OperationCapability): RootField {
 
 /** Adds the fields of every capability to Query and Mutation. */
 export function deriveFields(capabilities: readonly Capability[]): void {
-  // The views' types first, and those their relations reach: an answer schema naming the same
-  // type (User, SupervisorMessage) then reuses it.
-  const withRelated = (view: View): void => {
-    // A declared type's relations are its declaration's (and read only once the schema is built).
-    if (objects.has(view.name) || isDeclared(view)) return;
-    viewRef(view);
-    for (const rel of Object.values(view.relations ?? {})) withRelated(rel.view());
-  };
-  for (const cap of capabilities) {
-    if (cap.kind === "read") withRelated(viewOfRead(cap).view);
-    else if ("view" in cap.output) withRelated(cap.output.view);
-  }
   builder.queryFields((t) =>
     Object.fromEntries(
       capabilities

@@ -10,6 +10,7 @@ import { CAPABILITIES, SUBSCRIPTIONS } from "../capabilities.ts";
 import { provideDeclaredFacts } from "../shared/view.ts";
 import { declaredFacts } from "./declared.ts";
 import { DECLARED_TYPES } from "./types/mod.ts";
+import { viewOfRead } from "../reads/plan.ts";
 
 deriveFields(CAPABILITIES);
 deriveSubscriptions(SUBSCRIPTIONS);
@@ -25,3 +26,15 @@ provideDeclaredFacts((name) => {
   if (!found) throw new Error(`${name} is not a type declared with Pothos (src/graphql/types/mod.ts)`);
   return found;
 });
+
+// A read's filter is an argument of its declared enum: the field it pins must be of that enum.
+for (const cap of CAPABILITIES) {
+  if (cap.kind !== "read") continue;
+  const { view } = viewOfRead(cap);
+  for (const [name, type] of Object.entries(cap.filters ?? {})) {
+    const field = view.fields[name];
+    if (!field || field.sql || field.type !== type) {
+      throw new Error(`${cap.name}: filter ${name} is not a stored ${type.name} field of ${view.name}`);
+    }
+  }
+}

@@ -226,7 +226,9 @@ class Translator {
     const shape = this.connection(view, sets, [key]);
     const page = this.pageRequest(args, shape, nodes, [key]);
     const where: Record<string, string> = {};
-    for (const name of read.filters ?? []) if (args[name] != null) where[name] = String(args[name]);
+    for (const name of Object.keys(read.filters ?? {})) {
+      if (args[name] != null) where[name] = String(args[name]);
+    }
     if (Object.keys(where).length) page.where = where;
     return { key, read, params, page, shape };
   }

@@ -17,7 +17,7 @@
  */
 import type { ActorContext } from "../context.ts";
 import type { ReadCapability } from "../shared/capability.ts";
-import type { FieldSpec, Order, View } from "../shared/view.ts";
+import { type FieldSpec, type Order, relatedView, type View } from "../shared/view.ts";
 import type { EdgePart, JsonPart, PageRequest, PageShape, Selection } from "./selection.ts";
 import { authorize, can } from "../auth/permissions.ts";
 import { AppError, notFound } from "../shared/errors.ts";
@@ -669,9 +669,9 @@ export function isOneRow(read: ReadCapability): boolean {
 export function viewOfRead(read: ReadCapability): { view: View } {
   let view = read.from.view;
   for (const step of read.path ?? []) {
-    const rel = view.relations?.[step.relation];
-    if (!rel) throw new Error(`${read.name}: no relation ${step.relation}`);
-    view = rel.view();
+    const next = relatedView(view, step.relation);
+    if (!next) throw new Error(`${read.name}: no relation ${step.relation}`);
+    view = next;
   }
   return { view };
 }

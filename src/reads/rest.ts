@@ -50,7 +50,7 @@ export async function restRead(
     shape = { kind: "rest", node };
     first = page.limit;
     after = (query as { cursor?: string } | undefined)?.cursor;
-    where = restFilters(read, view, query);
+    where = restFilters(read, query);
   }
   const params = checkIds(rawParams, read.params);
   const json = await readOne(ctx, { key: "v", read, params, page: { first, after, where }, shape });
@@ -69,17 +69,16 @@ export async function restRow(
 }
 
 /** The read's declared filters given in the query, each checked against its enum (400 otherwise). */
-function restFilters(read: ReadCapability, view: View, query: unknown): Record<string, string> | undefined {
-  if (!read.filters?.length) return undefined;
+function restFilters(read: ReadCapability, query: unknown): Record<string, string> | undefined {
+  if (!read.filters) return undefined;
   const q = (query ?? {}) as Record<string, unknown>;
   const where: Record<string, string> = {};
-  for (const name of read.filters) {
+  for (const [name, type] of Object.entries(read.filters)) {
     const value = q[name];
     if (value === undefined || value === "") continue;
-    const type = view.fields[name].type;
-    const allowed = typeof type === "object" && "values" in type ? type.values : undefined;
-    if (typeof value !== "string" || (allowed && !allowed.includes(value))) {
-      const message = allowed ? `must be one of ${allowed.join(", ")}` : "must be one value";
+    const allowed: readonly string[] = type.values;
+    if (typeof value !== "string" || !allowed.includes(value)) {
+      const message = `must be one of ${allowed.join(", ")}`;
       throw new AppError("VALIDATION_FAILED", 400, `Invalid input: ${name}: ${message}`, [
         { path: name, message },
       ]);

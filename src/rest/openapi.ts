@@ -325,7 +325,7 @@ class Generator {
         ...this.pathParameters(path, cap.params),
         ...(workspaceHeader(path, true) ? [ref("WorkspaceId", "parameters")] : []),
         ...(paged ? [ref("Limit", "parameters"), ref("Cursor", "parameters")] : []),
-        ...(cap.filters ?? []).map((name) => ({
+        ...Object.keys(cap.filters ?? {}).map((name) => ({
           name,
           in: "query",
           required: false,

@@ -77,10 +77,11 @@ export interface ReadCapability {
   path?: readonly ReadStep[];
   http?: { path: string };
   /**
-   * Equality filters of a page: fields of the page's view (enums) a caller may pin, as REST query
+   * Equality filters of a page: enum fields of the page's view a caller may pin, each with its enum
+   * (checked against the field's type at start), as REST query
    * parameters and GraphQL arguments of the same name (`?status=OPEN`, `status: OPEN`).
    */
-  filters?: readonly string[];
+  filters?: Readonly<Record<string, EnumType>>;
   /**
    * REST's answer: a page of `{data, nextCursor}` (default for lists) or, with `unpaged`, every row
    * as `{data}`; `fields` limits and renames what REST shows of each row (default: src/rest/row_shape.ts).

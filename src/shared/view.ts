@@ -1,10 +1,11 @@
 /**
  * Views: what the read planner (src/reads/), REST row shapes and the OpenAPI document know of each
  * readable type: its table, its fields (the column or SQL that reads each, its type, who may see it
- * as stored) and its relations to other views. A type declared with Pothos
- * (src/graphql/types/<domain>.ts) has its view read from that declaration (`declaredView`); the
- * others are still written here with `defineView` in `<domain>/views.ts`, and their GraphQL object
- * types are derived from them (src/graphql/derive.ts).
+ * as stored) and its relations to other views. Every readable type is declared with Pothos
+ * (src/graphql/types/<domain>.ts); its view is read from that declaration once the schema is built
+ * (`declaredView`, src/graphql/declared.ts). Domains name a type's view with `declaredView("Agent")`
+ * and keep here what a declaration refers to: enums (`enumType`), JSON object shapes, and how an
+ * actor sees a stored value (`present`).
  */
 import { z } from "zod";
 import { type Action, can } from "../auth/permissions.ts";
@@ -56,6 +57,9 @@ export interface FieldSpec {
   present?: { unless?: Action; apply: (ctx: ActorContext, stored: unknown) => unknown };
 }
 
+/** What an actor sees of a stored value (FieldSpec.present). */
+export type Presenter = NonNullable<FieldSpec["present"]>;
+
 export type Order = "asc" | "desc";
 
 export type RelationSpec =
@@ -92,10 +96,6 @@ export interface View {
   relations?: Record<string, RelationSpec>;
 }
 
-export function defineView<const V extends View>(view: V): V {
-  return view;
-}
-
 /** What a type declared with Pothos (src/graphql/types/) tells the read planner, REST and OpenAPI. */
 export type DeclaredFacts = Omit<View, "name">;
 
@@ -110,9 +110,29 @@ export function provideDeclaredFacts(facts: (name: string) => DeclaredFacts): vo
   declaredFacts = facts;
 }
 
-/** Is `view` the view of a type declared with Pothos (rather than written with defineView)? */
-export function isDeclared(view: View): boolean {
-  return declaredViews.get(view.name) === view;
+let declaredTargets: ((typeName: string, relation: string) => string | undefined) | undefined;
+
+/**
+ * Where a declared type's relations lead before the schema is built (for the GraphQL type of a read
+ * whose path walks them): the type declared for the related Prisma model
+ * (src/graphql/types/mod.ts).
+ */
+export function provideDeclaredTargets(
+  targets: (typeName: string, relation: string) => string | undefined,
+): void {
+  declaredTargets = targets;
+}
+
+/**
+ * The view the relation `relation` of `view` leads to (undefined when it has none): from its facts,
+ * or while the schema is being built, from its Prisma model.
+ */
+export function relatedView(view: View, relation: string): View | undefined {
+  if (!declaredFacts) {
+    const target = declaredTargets?.(view.name, relation);
+    return target === undefined ? undefined : declaredView(target);
+  }
+  return view.relations?.[relation]?.view();
 }
 
 /**
@@ -155,15 +175,6 @@ export function declaredView(name: string): View {
   return view;
 }
 
-/** A Prisma `select` of every stored column of a view's fields (computed fields excluded). */
-export function columnSelect<V extends View>(view: V): { [K in keyof V["fields"]]: true } {
-  const select: Record<string, true> = {};
-  for (const [name, spec] of Object.entries(view.fields)) {
-    if (!spec.sql) select[spec.column ?? name] = true;
-  }
-  return select as { [K in keyof V["fields"]]: true };
-}
-
 /**
  * A row a service read or wrote, as the actor may see it: each field's `present` applied, the same
  * rule the read planner applies to the rows it reads.
@@ -171,9 +182,16 @@ export function columnSelect<V extends View>(view: V): { [K in keyof V["fields"]
 export function presentRow<R extends Record<string, unknown>>(ctx: ActorContext, view: View, row: R): R {
   const out: Record<string, unknown> = { ...row };
   for (const [name, spec] of Object.entries(view.fields)) {
-    const p = spec.present;
-    if (!p || !(name in out) || (p.unless && can(ctx.actor, p.unless))) continue;
-    out[name] = p.apply(ctx, out[name]);
+    if (spec.present && name in out) out[name] = presentValue(ctx, spec.present, out[name]);
   }
   return out as R;
+}
+
+/** A stored value as the actor may see it through `present` (as is for actors allowed `unless`). */
+export function presentValue(
+  ctx: ActorContext,
+  present: Presenter,
+  stored: unknown,
+): unknown {
+  return present.unless && can(ctx.actor, present.unless) ? stored : present.apply(ctx, stored);
 }

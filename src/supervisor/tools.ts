@@ -54,7 +54,7 @@ const workspaceConversations: ReadCapability = defineRead({
   action: "workspace:read",
   params: {},
   from: { view: conversationView },
-  filters: ["status"],
+  filters: { status: ConversationStatus },
 });
 
 interface Inspection<S extends z.ZodType> {

@@ -7,14 +7,24 @@ import type { ActorContext } from "../context.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { badRequest, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
-import { columnSelect, presentRow } from "../shared/view.ts";
+import { presentRow } from "../shared/view.ts";
 import { sealUrlSecrets } from "../shared/url_secrets.ts";
 import { findAgentOr404 } from "../agents/service.ts";
 import type { createWebhookSchema, updateWebhookSchema } from "./schemas.ts";
 import { webhookView as webhookViewDecl } from "./views.ts";
 
-/** Every stored column of a webhook's view (never the signing secrets). */
-export const webhookSelect = columnSelect(webhookViewDecl);
+/** The columns of a webhook's fields (src/graphql/types/webhooks.ts; never the signing secrets). */
+export const webhookSelect = {
+  id: true,
+  agentId: true,
+  event: true,
+  url: true,
+  method: true,
+  headers: true,
+  lastError: true,
+  createdAt: true,
+  updatedAt: true,
+} as const satisfies Prisma.EventWebhookSelect;
 type WebhookRow = Prisma.EventWebhookGetPayload<{ select: typeof webhookSelect }>;
 export type WebhookView = Omit<WebhookRow, "headers"> & { headers: Record<string, string> };
 

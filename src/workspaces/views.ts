@@ -1,5 +1,5 @@
 /** The readable types of src/workspaces: members, invites, API tokens and users (see shared/view.ts). */
-import { declaredView, defineView } from "../shared/view.ts";
+import { declaredView } from "../shared/view.ts";
 
 /** A person (never with password or hashes): declared with Pothos (src/graphql/types/workspaces.ts). */
 export const userView = declaredView("User");
@@ -10,32 +10,5 @@ export const memberView = declaredView("Member");
 /** An invite: declared with Pothos (src/graphql/types/workspaces.ts). */
 export const inviteView = declaredView("Invite");
 
-/** A workspace API token. Its value is only in the answer that creates it. */
-export const apiTokenView = defineView({
-  name: "ApiToken",
-  label: "API token",
-  table: "ApiToken",
-  workspaceColumn: "workspaceId",
-  description: "A workspace API token. Its value is only in createApiToken's answer.",
-  fields: {
-    id: { type: "ID" },
-    label: { type: "String" },
-    prefix: { type: "String", description: "The first characters of the value, to recognise it." },
-    createdAt: { type: "DateTime" },
-    lastUsedAt: {
-      type: "DateTime",
-      nullable: true,
-      description: "When it last authenticated a request (recorded at most once a minute).",
-    },
-    revokedAt: { type: "DateTime", nullable: true },
-  },
-  relations: {
-    createdBy: {
-      kind: "object",
-      view: () => userView,
-      localKey: "createdById",
-      nullable: true,
-      description: "The person who created it; null when an API token did or the user was deleted.",
-    },
-  },
-});
+/** A workspace API token: declared with Pothos (src/graphql/types/workspaces.ts). */
+export const apiTokenView = declaredView("ApiToken");

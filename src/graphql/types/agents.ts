@@ -1,10 +1,15 @@
 /**
- * The declared types of src/agents: an agent's prompt versions and counts. The read planner, REST
- * and OpenAPI read them from here (../declared.ts); the Agent type itself is still a view
- * (src/agents/views.ts) whose relations point here.
+ * The declared types of src/agents: an agent, its prompt versions and counts. The read planner, REST
+ * and OpenAPI read them from here (../declared.ts).
  */
 import { builder } from "../builder.ts";
 import { fieldPlan, typePlan } from "../declared.ts";
+import { connectionOf, enumOf } from "../common_types.ts";
+import { AgentStatus, AgentTemplate, MessageGroupingTime } from "../../agents/schemas.ts";
+import { Intent } from "./intents.ts";
+import { Webhook } from "./webhooks.ts";
+import { Channel } from "./channels.ts";
+import { Conversation } from "./conversations.ts";
 
 /** The agent's rows of `table`, counted in SQL (`t` aliases the agent's row). */
 const counted = (table: string) =>
@@ -41,5 +46,67 @@ export const AgentCounts = builder.objectRef<AgentCountsShape>("AgentCounts").im
       description: "Messaging channels (phone numbers) of the agent.",
       extensions: counted("Channel"),
     }),
+  }),
+});
+
+/** Relay pages of an agent's rows, by (`key`, id) in `order` (plugin-prisma's query; the planner reads it). */
+const byKey = <K extends string>(key: K, order: "asc" | "desc") => ({
+  cursor: "id" as const,
+  query: { orderBy: [{ [key]: order } as { [k in K]: "asc" | "desc" }, { id: order }] },
+});
+
+/** An agent with every field of GET /api/agents/{id}. */
+export const Agent = builder.prismaObject("Agent", {
+  extensions: typePlan({ label: "Agent", workspaceColumn: "workspaceId" }),
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    name: t.exposeString("name"),
+    status: t.expose("status", { type: enumOf(AgentStatus) }),
+    template: t.expose("template", { type: enumOf(AgentTemplate) }),
+    model: t.exposeString("model"),
+    jobName: t.exposeString("jobName", { nullable: true }),
+    jobSite: t.exposeString("jobSite", { nullable: true }),
+    jobDescription: t.exposeString("jobDescription", { nullable: true }),
+    trainingContext: t.exposeString("trainingContext", { nullable: true }),
+    systemPrompt: t.exposeString("systemPrompt"),
+    temperature: t.exposeFloat("temperature", { nullable: true }),
+    enabledHumanTransfer: t.exposeBoolean("enabledHumanTransfer"),
+    enabledReminder: t.exposeBoolean("enabledReminder"),
+    splitMessages: t.exposeBoolean("splitMessages"),
+    enabledEmoji: t.exposeBoolean("enabledEmoji"),
+    signMessages: t.exposeBoolean("signMessages"),
+    enabledVision: t.exposeBoolean("enabledVision", {
+      description: "Images reach the model as images (and IMAGE intents can fire); off: their caption only.",
+    }),
+    messageGroupingTime: t.expose("messageGroupingTime", { type: enumOf(MessageGroupingTime) }),
+    maxDailyMessages: t.exposeInt("maxDailyMessages", { nullable: true }),
+    autoCloseMinutes: t.exposeInt("autoCloseMinutes"),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    updatedAt: t.expose("updatedAt", { type: "DateTime" }),
+    counts: t.field({
+      type: AgentCounts,
+      select: { _count: { select: { conversations: true, intents: true, channels: true } } },
+      resolve: ({ _count }) => ({
+        conversations: _count.conversations,
+        intents: _count.intents,
+        numbers: _count.channels,
+      }),
+    }),
+    intents: t.relatedConnection("intents", byKey("createdAt", "asc"), connectionOf(Intent)),
+    webhooks: t.relatedConnection("webhooks", byKey("createdAt", "asc"), connectionOf(Webhook)),
+    promptVersions: t.relatedConnection(
+      "promptVersions",
+      byKey("createdAt", "desc"),
+      connectionOf(PromptVersion),
+    ),
+    channels: t.relatedConnection("channels", byKey("createdAt", "asc"), connectionOf(Channel)),
+    conversations: t.relatedConnection(
+      "conversations",
+      {
+        ...byKey("lastMessageAt", "desc"),
+        description: "Newest activity first (the last message of either side).",
+      },
+      connectionOf(Conversation),
+    ),
   }),
 });

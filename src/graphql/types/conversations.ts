@@ -1,8 +1,14 @@
-/** The declared types of src/conversations: contacts and messages (conversations are still views). */
+/** The declared types of src/conversations: conversations, their contacts and messages. */
 import { builder } from "../builder.ts";
 import { fieldPlan, typePlan } from "../declared.ts";
-import { enumOf, jsonObjectRef } from "../common_types.ts";
-import { MessageContentType, MessageMediaType, MessageStatus, Sender } from "../../conversations/views.ts";
+import { connectionOf, enumOf, jsonObjectRef } from "../common_types.ts";
+import {
+  ConversationStatus,
+  MessageContentType,
+  MessageMediaType,
+  MessageStatus,
+  Sender,
+} from "../../conversations/views.ts";
 
 export const Contact = builder.prismaObject("Contact", {
   extensions: typePlan({ label: "Contact", workspaceColumn: "workspaceId" }),
@@ -70,5 +76,58 @@ export const Message = builder.prismaObject("Message", {
     inputTokens: t.exposeInt("inputTokens", { nullable: true, description: "Model usage of an AI message." }),
     outputTokens: t.exposeInt("outputTokens", { nullable: true }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
+  }),
+});
+
+/** The conversation's contact's `column`, in SQL (`t` aliases the conversation). */
+const contactColumn = (column: "externalId" | "name") =>
+  fieldPlan({ sql: (t) => `(SELECT c."${column}" FROM "Contact" c WHERE c.id = ${t}."contactId")` });
+
+export const Conversation = builder.prismaObject("Conversation", {
+  extensions: typePlan({ label: "Conversation", workspaceColumn: "workspaceId" }),
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    agentId: t.exposeID("agentId"),
+    status: t.expose("status", { type: enumOf(ConversationStatus) }),
+    contactId: t.id({
+      description: "The contact's address on its channel (WhatsApp: the wa_id; API: the externalId). " +
+        "The contact's internal id is contact.id.",
+      extensions: contactColumn("externalId"),
+      select: { contact: { select: { externalId: true } } },
+      resolve: (conversation) => conversation.contact.externalId,
+    }),
+    contactName: t.string({
+      extensions: contactColumn("name"),
+      select: { contact: { select: { name: true } } },
+      resolve: (conversation) => conversation.contact.name,
+    }),
+    closeReason: t.exposeString("closeReason", { nullable: true, description: "INACTIVITY or MANUAL." }),
+    humanReason: t.exposeString("humanReason", {
+      nullable: true,
+      description: "TAG, ESCALATION or MANUAL.",
+    }),
+    transferSummary: t.exposeString("transferSummary", { nullable: true }),
+    assignedUserId: t.exposeID("assignedUserId", {
+      nullable: true,
+      description: "The person who took it over.",
+    }),
+    lastMessageAt: t.expose("lastMessageAt", {
+      type: "DateTime",
+      description: "The last message of either side.",
+    }),
+    closedAt: t.expose("closedAt", { type: "DateTime", nullable: true }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    updatedAt: t.expose("updatedAt", { type: "DateTime" }),
+    contact: t.relation("contact"),
+    channel: t.relation("channel"),
+    messages: t.relatedConnection(
+      "messages",
+      {
+        cursor: "id",
+        description: "Oldest first.",
+        query: { orderBy: [{ createdAt: "asc" }, { id: "asc" }] },
+      },
+      connectionOf(Message),
+    ),
   }),
 });

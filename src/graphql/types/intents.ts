@@ -1,6 +1,6 @@
 /** The declared type of src/intents: an intent, whose tag the agent emits to call `webhookUrl`. */
 import { builder } from "../builder.ts";
-import { fieldPlan, typePlan } from "../declared.ts";
+import { presentedField, typePlan } from "../declared.ts";
 import { enumOf, jsonObjectRef, type Row } from "../common_types.ts";
 import { RequiredFieldType } from "../../intents/views.ts";
 import { MessageType } from "../../intents/schemas.ts";
@@ -30,9 +30,9 @@ export const Intent = builder.prismaObject("Intent", {
       type: [jsonObjectRef(RequiredFieldType)],
       resolve: (intent) => objectsOf(intent.requiredFields),
     }),
-    webhookUrl: t.exposeString("webhookUrl", {
+    webhookUrl: t.string({
       description: "Credential-like query values are masked for AGENT and VIEWER.",
-      extensions: fieldPlan({ present: presentUrl }),
+      ...presentedField(presentUrl, (intent) => intent.webhookUrl),
     }),
     webhookMethod: t.expose("webhookMethod", { type: enumOf(HttpMethod) }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),

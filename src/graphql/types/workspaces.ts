@@ -1,4 +1,4 @@
-/** The declared types of src/workspaces: users, members and invites (API tokens are still views). */
+/** The declared types of src/workspaces: users, members, invites and API tokens. */
 import { builder } from "../builder.ts";
 import { fieldPlan, typePlan } from "../declared.ts";
 import { enumOf } from "../common_types.ts";
@@ -48,5 +48,28 @@ export const Invite = builder.prismaObject("Invite", {
     expiresAt: t.expose("expiresAt", { type: "DateTime" }),
     acceptedAt: t.expose("acceptedAt", { type: "DateTime", nullable: true }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
+  }),
+});
+
+export const ApiToken = builder.prismaObject("ApiToken", {
+  description: "A workspace API token. Its value is only in createApiToken's answer.",
+  extensions: typePlan({ label: "API token", workspaceColumn: "workspaceId" }),
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    label: t.exposeString("label"),
+    prefix: t.exposeString("prefix", {
+      description: "The first characters of the value, to recognise it.",
+    }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    lastUsedAt: t.expose("lastUsedAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When it last authenticated a request (recorded at most once a minute).",
+    }),
+    revokedAt: t.expose("revokedAt", { type: "DateTime", nullable: true }),
+    createdBy: t.relation("createdBy", {
+      nullable: true,
+      description: "The person who created it; null when an API token did or the user was deleted.",
+    }),
   }),
 });

@@ -1,0 +1,182 @@
+/**
+ * One declaration, two executors: each type declared with Pothos (src/graphql/types/) answers a row
+ * through the read planner's SQL, and a Prisma row through its own resolvers (plugin-prisma's path).
+ * For a row of every declared type with an id, every field (relations aside) has the same value
+ * both ways, for a role that sees stored values and one that sees them masked.
+ */
+import assert from "node:assert/strict";
+import type { GraphQLObjectType, GraphQLResolveInfo } from "graphql";
+import { defaultFieldResolver, isLeafType, isNonNullType, Kind } from "graphql";
+import { startTestApp } from "./_helpers/app.ts";
+import { actorOf, newApproval } from "./_helpers/approvals.ts";
+import { customerMessage, seedChannel } from "./_helpers/conversations.ts";
+import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
+import { schema } from "../src/graphql/schema.ts";
+import { declaredView } from "../src/shared/view.ts";
+import { restRow } from "../src/reads/rest.ts";
+import { getDatamodel } from "../src/generated/pothos-types.ts";
+import type { ActorContext } from "../src/context.ts";
+import { agentSelect } from "../src/agents/service.ts";
+import { webhookSelect } from "../src/webhooks/service.ts";
+import { channelSelect } from "../src/channels/service.ts";
+import { approvalSelect } from "../src/approvals/views.ts";
+import { messageSelect } from "../src/conversations/receive.ts";
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** `b` merged into `a` (Prisma selects). */
+function merge(a: Obj, b: Obj): Obj {
+  const out: Obj = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = isObj(out[k]) && isObj(v) ? merge(out[k] as Obj, v) : v;
+  return out;
+}
+
+/** The Prisma select of a declared type: its model's columns and what its fields' own selects add. */
+function selectOf(type: GraphQLObjectType, model: string): Obj {
+  let select: Obj = Object.fromEntries(
+    getDatamodel().datamodel.models[model].fields.filter((f) => f.kind !== "object").map((
+      f,
+    ) => [f.name, true]),
+  );
+  for (const field of Object.values(type.getFields())) {
+    const extra = field.extensions.pothosPrismaSelect;
+    if (isObj(extra)) select = merge(select, extra);
+  }
+  return select;
+}
+
+/** A field's value for `row` through the type's resolvers, serialized as graphql-js would. */
+async function resolvedField(type: GraphQLObjectType, name: string, row: Obj, ctx: object): Promise<unknown> {
+  const field = type.getFields()[name];
+  // The field alone, as a document selecting it would reach it (plugin-prisma reads the node when
+  // it loads what a field's own select needs for a row that lacks it).
+  const info = {
+    fieldName: name,
+    fieldNodes: [{ kind: Kind.FIELD, name: { kind: Kind.NAME, value: name } }],
+    parentType: type,
+    returnType: field.type,
+    path: { key: name, prev: undefined, typename: type.name },
+    schema,
+    fragments: {},
+    variableValues: {},
+  } as unknown as GraphQLResolveInfo;
+  let value: unknown;
+  try {
+    value = await (field.resolve ?? defaultFieldResolver)(row, {}, ctx, info);
+  } catch (error) {
+    throw new Error(`${type.name}.${name}: ${error}`);
+  }
+  const named = isNonNullType(field.type) ? field.type.ofType : field.type;
+  if (value === null || value === undefined) return null;
+  if (isLeafType(named)) return named.serialize(value);
+  return JSON.parse(JSON.stringify(value));
+}
+
+Deno.test("every declared type answers a Prisma row as the planner answers the row", async () => {
+  const ta = await startTestApp();
+  const { app, seed } = ta;
+  try {
+    const { workspaceId, owner } = await seed.workspace();
+    const viewer = await seed.member(workspaceId, "VIEWER");
+    const o = owner.client;
+    const db = app.deps.db;
+    const agent = await seed.agent(o, { trainingContext: "Be kind." });
+    const intent = (await o.post(`/api/agents/${agent.id}/intents`, {
+      ...INTENT_FIELDS,
+      name: "Book visit",
+      requiredFields: [{ name: "date", type: "string", description: "When." }],
+      webhookUrl: "https://example.com/i?token=s3cr3t",
+    })).body;
+    const hook = (await o.post(`/api/agents/${agent.id}/webhooks`, {
+      ...HOOK,
+      url: "https://example.com/w?token=s3cr3t",
+    })).body;
+    const delivery = (await o.post(`/api/agents/${agent.id}/webhooks/${hook.id}/test`, {})).body;
+    const invite = (await o.post(`/api/workspaces/${workspaceId}/invites`, {
+      email: "new@example.test",
+      role: "AGENT",
+    })).body;
+    const token = (await o.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "CI" })).body;
+    const channel = await seedChannel(app, workspaceId, agent.id, "API");
+    const { messageId, conversationId } = await customerMessage(app, {
+      workspaceId,
+      agentId: agent.id,
+      channelId: channel.id,
+      content: "Hello",
+    });
+    const conversation = await db.conversation.findUniqueOrThrow({ where: { id: conversationId } });
+    const ownerCtx = await actorOf(app, owner.token, workspaceId);
+    const approvalId = await newApproval(ownerCtx, agent.id);
+    const supervisor = await db.supervisorConversation.create({ data: { workspaceId } });
+    const said = await db.supervisorMessage.create({
+      data: { conversationId: supervisor.id, role: "USER", content: "Hi", authorUserId: owner.userId },
+    });
+    const prompt = await o.put(`/api/agents/${agent.id}/prompt`, {
+      systemPrompt: "Be brief.",
+      rationale: "r",
+    });
+    assert.equal(prompt.status, 200, JSON.stringify(prompt.body));
+    const version = await db.promptVersion.findFirstOrThrow({ where: { agentId: agent.id } });
+
+    for (const [what, created] of Object.entries({ intent, hook, delivery, invite, token })) {
+      assert.ok(typeof created.id === "string", `${what}: ${JSON.stringify(created)}`);
+    }
+    const rows: [type: string, model: string, id: string, where: Obj][] = [
+      ["Agent", "Agent", agent.id, { id: agent.id }],
+      ["PromptVersion", "PromptVersion", version.id, { id: version.id }],
+      ["Intent", "Intent", intent.id, { id: intent.id }],
+      ["Channel", "Channel", channel.id, { id: channel.id }],
+      ["Webhook", "EventWebhook", hook.id, { id: hook.id }],
+      ["WebhookDelivery", "WebhookDelivery", delivery.id, { id: delivery.id }],
+      ["Invite", "Invite", invite.id, { id: invite.id }],
+      ["ApiToken", "ApiToken", token.id, { id: token.id }],
+      ["User", "User", owner.userId, { id: owner.userId }],
+      ["Member", "Membership", owner.userId, { userId_workspaceId: { userId: owner.userId, workspaceId } }],
+      ["Contact", "Contact", conversation.contactId, { id: conversation.contactId }],
+      ["Conversation", "Conversation", conversationId, { id: conversationId }],
+      ["Message", "Message", messageId, { id: messageId }],
+      ["Approval", "PendingApproval", approvalId, { id: approvalId }],
+      ["SupervisorConversation", "SupervisorConversation", supervisor.id, { id: supervisor.id }],
+      ["SupervisorMessage", "SupervisorMessage", said.id, { id: said.id }],
+    ];
+    for (const member of [owner, viewer]) {
+      const actor: ActorContext = await actorOf(app, member.token, workspaceId);
+      const ctx = { deps: app.deps, actor: () => Promise.resolve(actor) };
+      for (const [typeName, model, id, where] of rows) {
+        const type = schema.getType(typeName) as GraphQLObjectType;
+        const view = declaredView(typeName);
+        const planned = JSON.parse(await restRow(actor, view, id)) as Obj;
+        const delegate = (db as unknown as Record<string, { findUniqueOrThrow(q: Obj): Promise<Obj> }>)[
+          model.charAt(0).toLowerCase() + model.slice(1)
+        ];
+        const row = await delegate.findUniqueOrThrow({ where, select: selectOf(type, model) });
+        for (const name of Object.keys(view.fields)) {
+          assert.deepEqual(
+            await resolvedField(type, name, row, ctx),
+            planned[name],
+            `${typeName}.${name} (${actor.actor.role})`,
+          );
+        }
+      }
+    }
+  } finally {
+    await ta.close();
+  }
+});
+
+Deno.test("the services' selects hold every stored column of their types, so a new field reaches REST's write answers", () => {
+  const selects: [string, Readonly<Record<string, unknown>>][] = [
+    ["Agent", agentSelect],
+    ["Webhook", webhookSelect],
+    ["Channel", channelSelect],
+    ["Approval", approvalSelect],
+    ["Message", messageSelect],
+  ];
+  for (const [typeName, select] of selects) {
+    const stored = Object.entries(declaredView(typeName).fields)
+      .filter(([, spec]) => !spec.sql)
+      .map(([name, spec]) => spec.column ?? name);
+    for (const column of stored) assert.ok(column in select, `${typeName}: its select lacks ${column}`);
+  }
+});
