@@ -12,8 +12,8 @@ import { ManualClock } from "./_helpers/clock.ts";
 import { customerMessage, seedChannel, waitUntil } from "./_helpers/conversations.ts";
 import {
   CONVERSATION_TIMER_QUEUE,
-  runTimer,
   rescheduleTimers,
+  runTimer,
   type TimerJob,
   timerKey,
 } from "../src/conversations/timers.ts";
