@@ -15,6 +15,7 @@ import { randomToken, sha256Hex } from "../shared/crypto.ts";
 import { isMissingParent } from "../shared/db_errors.ts";
 import { assertId, parseInput } from "../shared/validation.ts";
 import type { Tx } from "../db/client.ts";
+import { membershipsOfUser } from "./sql.ts";
 import {
   type acceptInviteSchema,
   type changeMemberRoleSchema,
@@ -44,13 +45,12 @@ export interface Session {
   workspaces: MembershipView[];
 }
 
+/**
+ * One statement: Prisma reads a relation with a query of its own, and a workspace deleted between
+ * the two would fail the request (a membership whose required workspace is missing).
+ */
 async function membershipsOf(deps: Deps, userId: string): Promise<MembershipView[]> {
-  const rows = await deps.db.membership.findMany({
-    where: { userId },
-    orderBy: { createdAt: "asc" },
-    select: { role: true, workspace: { select: { id: true, name: true } } },
-  });
-  return rows.map((m) => ({ id: m.workspace.id, name: m.workspace.name, role: m.role as Role }));
+  return await membershipsOfUser.rows(deps.db, { userId });
 }
 
 /** Opens a login session (a Session row named by the JWT's jti). */
