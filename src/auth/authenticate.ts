@@ -9,7 +9,8 @@ import { AppError, forbidden, unauthorized } from "../shared/errors.ts";
 import { sha256Hex } from "../shared/crypto.ts";
 import { idSchema } from "../shared/validation.ts";
 import { type JwtKeys, verifyUserJwt } from "./jwt.ts";
-import type { Actor, Principal, Role } from "./actor.ts";
+import type { Actor, Principal } from "./actor.ts";
+import { apiTokenByHash, liveSession, sessionMembership, touchApiToken } from "./sql.ts";
 
 /** What reading a credential needs of the app's dependencies (src/context.ts's Deps has it all). */
 export interface CredentialDeps {
@@ -38,15 +39,12 @@ export async function readCredential(
   const credential = match[1];
 
   if (credential.startsWith(API_TOKEN_PREFIX)) {
-    const token = await deps.db.apiToken.findUnique({
-      where: { tokenHash: sha256Hex(credential) },
-      select: { id: true, workspaceId: true, label: true, revokedAt: true, lastUsedAt: true },
-    });
+    const [token] = await apiTokenByHash.rows(deps.db, { tokenHash: sha256Hex(credential) });
     if (!token || token.revokedAt) throw unauthorized("The API token is invalid or revoked.");
     const now = deps.clock.now();
     if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
       // Not awaited: the request need not wait for bookkeeping.
-      deps.db.apiToken.update({ where: { id: token.id }, data: { lastUsedAt: now } })
+      touchApiToken.run(deps.db, { id: token.id, now })
         .catch((e) => deps.logger.warn("could not record token use", { error: String(e) }));
     }
     return { kind: "token", tokenId: token.id, workspaceId: token.workspaceId, label: token.label };
@@ -65,10 +63,7 @@ export const sessionEnded = () =>
  * the JWT's `exp`).
  */
 async function requireLiveSession(deps: CredentialDeps, principal: { userId: string; sessionId: string }) {
-  const session = await deps.db.session.findFirst({
-    where: { id: principal.sessionId, userId: principal.userId, revokedAt: null },
-    select: { id: true },
-  });
+  const [session] = await liveSession.rows(deps.db, principal);
   if (!session) throw sessionEnded();
 }
 
@@ -134,12 +129,11 @@ export async function actorFor(
   }
   // One statement for the session (401) and the membership (403): the JWT path is benchmarked.
   const validId = idSchema.safeParse(workspaceId).success;
-  const [row] = await deps.db.$queryRaw<Array<{ email: string; role: Role | null }>>`
-    SELECT u."email", m."role"::text AS "role"
-    FROM "Session" s
-    JOIN "User" u ON u."id" = s."userId"
-    LEFT JOIN "Membership" m ON m."userId" = s."userId" AND m."workspaceId" = ${validId ? workspaceId : null}
-    WHERE s."id" = ${principal.sessionId} AND s."userId" = ${principal.userId} AND s."revokedAt" IS NULL`;
+  const [row] = await sessionMembership.rows(deps.db, {
+    sessionId: principal.sessionId,
+    userId: principal.userId,
+    workspaceId: validId ? workspaceId : null,
+  });
   if (!row) throw sessionEnded();
   if (!row.role) throw forbidden("You are not a member of this workspace.");
   return {
