@@ -57,7 +57,7 @@ export async function dryRun(tx: Tx, fn: () => Promise<unknown>): Promise<void> 
   }
 }
 
-/** Callbacks to run once the transaction opened by `transaction()` or `sqlTransaction()` has committed, by its tx. */
+/** Callbacks to run once a transaction opened by `transaction()` or `sqlTransaction()` has committed. */
 const afterCommits = new WeakMap<object, Array<() => void>>();
 
 /**
@@ -94,7 +94,7 @@ export async function sqlTransaction<T>(db: Db, fn: (tx: SqlTx) => Promise<T>): 
 
 /**
  * Registers `callback` to run once `tx` has committed. Returns false, registering nothing, when `tx`
- * was not opened by `transaction()` (nobody would call it): the caller takes its other way.
+ * was not opened by `transaction()` or `sqlTransaction()` (nobody would call it): the caller takes its other way.
  */
 export function afterCommit(tx: SqlTx, callback: () => void): boolean {
   const callbacks = afterCommits.get(tx);

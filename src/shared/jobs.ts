@@ -10,7 +10,7 @@ export interface EnqueueOptions {
   startAfterMs?: number;
   /**
    * Run by this process once `tx` committed and the job is due, rather than fetched by a worker,
-   * when `tx` was opened by db/transaction.ts `transaction()` and the job is due within a minute;
+   * when `tx` was opened by db/transaction.ts `transaction()` or `sqlTransaction()` and the job is due within a minute;
    * the job stays as the backstop (see `enqueueAndRun`). Otherwise enqueued as usual.
    */
   runHere?: boolean;
