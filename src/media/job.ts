@@ -17,7 +17,7 @@ import type { Deps } from "../context.ts";
 import type { EventListener } from "../shared/events.ts";
 import type { JobQueue } from "../shared/jobs.ts";
 import { sqlTransaction } from "../db/transaction.ts";
-import { finishMedia, keepImage, mediaJobMessage, type MediaType } from "./sql.ts";
+import { finishMedia, keepImage, type MediaFields, mediaJobMessage, type MediaType } from "./sql.ts";
 import type { RowOf } from "../db/statement.ts";
 import { REPLY_QUEUE, type ReplyJob } from "../conversations/pipeline/window.ts";
 import { describeMedia, downloadMedia, type MediaFailure, tooLarge } from "./graph_media.ts";
@@ -56,13 +56,7 @@ export function mediaListener(jobs: JobQueue): EventListener {
 type MessageRow = RowOf<typeof mediaJobMessage.columns> & { mediaId: string };
 
 /** What the work found out; `retry` when a Graph failure may pass on another attempt. */
-interface Outcome {
-  mimeType: string | null;
-  size: number | null;
-  sha256: string | null;
-  error: string | null;
-  transcript: string | null;
-  text: string | null;
+interface Outcome extends MediaFields {
   /** An image kept for the reply (vision on). */
   imageBytes: Uint8Array | null;
   retry: boolean;

@@ -34,6 +34,16 @@ export const mediaJobMessage = query(
   [{ id: "m" }],
 );
 
+/** What the media work stores on its message. */
+export interface MediaFields {
+  mimeType: string | null;
+  size: number | null;
+  sha256: string | null;
+  error: string | null;
+  transcript: string | null;
+  text: string | null;
+}
+
 /**
  * The media work's outcome on its message (once: only while it is pending), and whether the reply
  * may be queued: the conversation's window end and whether another media of it is still pending.
@@ -45,14 +55,7 @@ export const finishMedia = query(
     id: string;
     conversationId: string;
     now: Date;
-    o: {
-      mimeType: string | null;
-      size: number | null;
-      sha256: string | null;
-      error: string | null;
-      transcript: string | null;
-      text: string | null;
-    };
+    o: MediaFields;
   }) =>
     Prisma.sql`
       WITH done AS (
