@@ -2,10 +2,15 @@
 import type { App } from "../../src/app.ts";
 import type { DomainEvent } from "../../src/shared/events.ts";
 import type { TestApp } from "./app.ts";
+import { QUEUED_TRANSACTION } from "../../src/db/transaction.ts";
 
-/** Publishes `event` in a transaction of its own; returns the event's id once committed. */
+/**
+ * Publishes `event` in a transaction of its own; returns the event's id once committed. Tests
+ * publish bursts larger than the pool: each waits for a connection as a queued service does
+ * (Prisma's default gives up after 2 s, which a loaded CI machine reached).
+ */
 export function publish(app: App, event: DomainEvent): Promise<string> {
-  return app.deps.db.$transaction((tx) => app.deps.events.publish(tx, event));
+  return app.deps.db.$transaction((tx) => app.deps.events.publish(tx, event), QUEUED_TRANSACTION);
 }
 
 /** A WhatsApp channel, a contact and an OPEN conversation of the agent, written directly. */
