@@ -21,7 +21,11 @@ import { createApiToken } from "../src/workspaces/mod.ts";
 import { createAgent } from "../src/agents/mod.ts";
 import { createIntent } from "../src/intents/mod.ts";
 import { createWebhook } from "../src/webhooks/mod.ts";
+import { createChannel } from "../src/channels/service.ts";
+import { setAgentStatus } from "../src/agents/service.ts";
+import { receiveApiMessage } from "../src/conversations/receive.ts";
 import { benchEnv, seedOwner } from "./_seed.ts";
+import type { Deps } from "../src/context.ts";
 import pg from "pg";
 import { cpuTimeMs } from "./_cpu.ts";
 import { printStatements } from "./_pg_stats.ts";
@@ -89,6 +93,13 @@ const WEBHOOK_FIELDS = [
   "createdAt",
   "updatedAt",
 ];
+
+/** The inbox: conversations of one agent, each with its contact, its channel and its last message. */
+const INBOX_CONVERSATIONS = 50;
+const INBOX_MESSAGES = 3;
+const INBOX_QUERY = `query Inbox($agentId: ID!) { conversations(agentId: $agentId, first: ${INBOX_CONVERSATIONS}) {
+  edges { node { id status lastMessageAt contact { id externalId name } channel { id type label }
+    messages(last: 1) { edges { node { id sender type content createdAt } } } } } } }`;
 
 const SWITCHBOARD_QUERY = `{ agents(first: ${AGENTS}) { edges { node { ${AGENT_FIELDS.join(" ")}
   intents { edges { node { ${INTENT_FIELDS.join(" ")} } } }
@@ -290,6 +301,7 @@ export async function runNestedBench(): Promise<void> {
       }
     }
     const apiToken = (await createApiToken(ctx, { label: "bench" })).token;
+    const inbox = await seedInbox(seeder.deps);
     await seeder.stop();
 
     // Each server logs in as its own role to the same database.
@@ -463,6 +475,16 @@ export async function runNestedBench(): Promise<void> {
       results.switchboard.reduce((n, r) => n + r.allRequests, 0),
     );
 
+    // The inbox, on Switchboard alone (the others serve no conversations): checked, then loaded.
+    const inboxServer: Server = {
+      ...servers.switchboard,
+      headers: { ...json, authorization: `Bearer ${inbox.apiToken}`, "x-workspace-id": inbox.workspaceId },
+      body: JSON.stringify({ query: INBOX_QUERY, variables: { agentId: inbox.agentId } }),
+    };
+    checkInbox(await (await fetch(inboxServer.url, request(inboxServer))).json());
+    const inboxRounds: Round[] = [];
+    for (let round = 0; round < Math.min(ROUNDS, 2); round++) inboxRounds.push(await load(inboxServer));
+
     // What each server sends with no request in flight (Switchboard's job workers poll), per second,
     // taken after the rounds (steady state) and deducted from the statements per request.
     const IDLE_MS = 5000;
@@ -477,8 +499,8 @@ export async function runNestedBench(): Promise<void> {
       ),
     ) as Record<string, number>;
 
-    const perRequest = (name: string) =>
-      results[name].map((r) => Math.max(0, r.statements - idlePerSecond[name] * r.seconds) / r.allRequests);
+    const statementsOf = (r: Round, idle: number) => Math.max(0, r.statements - idle * r.seconds) / r.allRequests;
+    const perRequest = (name: string) => results[name].map((r) => statementsOf(r, idlePerSecond[name]));
 
     const median = (xs: number[]) => {
       const s = [...xs].sort((a, b) => a - b);
@@ -545,6 +567,20 @@ Per round, Switchboard / bare: ${perRound("switchboard", "bare")}; Switchboard /
   \`requiredFields\` as objects; the baseline and PostGraphile pass the stored (sealed) JSON through.
 - The baseline and PostGraphile do not authenticate; Switchboard checks the API token per request.
 
+## Conversation inbox (Switchboard alone)
+
+${INBOX_CONVERSATIONS} conversations of one agent (another workspace, its own API token), each with its
+contact, its channel and the last of its ${INBOX_MESSAGES} messages, under the same load (medians of
+${inboxRounds.length} rounds): ${median(inboxRounds.map((r) => r.rps)).toFixed(0)} req/s, p50 ${
+      median(inboxRounds.map((r) => r.p50)).toFixed(1)
+    } ms, p99 ${median(inboxRounds.map((r) => r.p99)).toFixed(1)} ms, ${
+      median(inboxRounds.map((r) => statementsOf(r, idlePerSecond.switchboard))).toFixed(2)
+    } statements a request (the API token's and the read's; goal at most 2).
+
+\`\`\`graphql
+${INBOX_QUERY}
+\`\`\`
+
 The baseline's statement is in bench/baseline_nested.ts. Switchboard query:
 
 \`\`\`graphql
@@ -571,6 +607,40 @@ ${postgraphileQuery("<workspace id>")}
     }
     await db.stop();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * The inbox's data in a workspace of its own: a PAUSED agent (its messages are stored, never
+ * answered: no reply job runs during the rounds) with an API channel, INBOX_CONVERSATIONS customers
+ * writing INBOX_MESSAGES messages each through the API channel, as a client would.
+ */
+async function seedInbox(deps: Deps): Promise<{ workspaceId: string; agentId: string; apiToken: string }> {
+  const ctx = await seedOwner(deps, "inbox@example.test");
+  const agent = await createAgent(ctx, { name: "Inbox", jobName: "Bench Co" });
+  await setAgentStatus(ctx, agent.id, { status: "PAUSED" });
+  const channel = await createChannel(ctx, agent.id, { type: "API", label: "API" });
+  for (let c = 0; c < INBOX_CONVERSATIONS; c++) {
+    for (let m = 0; m < INBOX_MESSAGES; m++) {
+      await receiveApiMessage(ctx, channel.id, {
+        contact: { externalId: `55119${String(c).padStart(8, "0")}`, name: `Customer ${c}` },
+        type: "TEXT",
+        content: `Message ${m} of customer ${c}: where is my order?`,
+      });
+    }
+  }
+  const apiToken = (await createApiToken(ctx, { label: "inbox" })).token;
+  return { workspaceId: ctx.actor.workspaceId, agentId: agent.id, apiToken };
+}
+
+/** Fails early unless the inbox answered every conversation with its contact, channel and last message. */
+function checkInbox(body: { data?: { conversations?: { edges: { node: Record<string, unknown> }[] } } }): void {
+  const nodes = body.data?.conversations?.edges.map((e) => e.node) ?? [];
+  const whole = nodes.every((n) =>
+    n.contact && n.channel && (n.messages as { edges: unknown[] }).edges.length === 1
+  );
+  if (nodes.length !== INBOX_CONVERSATIONS || !whole) {
+    throw new Error(`inbox: ${JSON.stringify(body).slice(0, 500)}`);
   }
 }
 
