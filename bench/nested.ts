@@ -97,7 +97,8 @@ const WEBHOOK_FIELDS = [
 /** The inbox: conversations of one agent, each with its contact, its channel and its last message. */
 const INBOX_CONVERSATIONS = 50;
 const INBOX_MESSAGES = 3;
-const INBOX_QUERY = `query Inbox($agentId: ID!) { conversations(agentId: $agentId, first: ${INBOX_CONVERSATIONS}) {
+const INBOX_QUERY =
+  `query Inbox($agentId: ID!) { conversations(agentId: $agentId, first: ${INBOX_CONVERSATIONS}) {
   edges { node { id status lastMessageAt contact { id externalId name } channel { id type label }
     messages(last: 1) { edges { node { id sender type content createdAt } } } } } } }`;
 
@@ -499,7 +500,8 @@ export async function runNestedBench(): Promise<void> {
       ),
     ) as Record<string, number>;
 
-    const statementsOf = (r: Round, idle: number) => Math.max(0, r.statements - idle * r.seconds) / r.allRequests;
+    const statementsOf = (r: Round, idle: number) =>
+      Math.max(0, r.statements - idle * r.seconds) / r.allRequests;
     const perRequest = (name: string) => results[name].map((r) => statementsOf(r, idlePerSecond[name]));
 
     const median = (xs: number[]) => {
@@ -634,7 +636,9 @@ async function seedInbox(deps: Deps): Promise<{ workspaceId: string; agentId: st
 }
 
 /** Fails early unless the inbox answered every conversation with its contact, channel and last message. */
-function checkInbox(body: { data?: { conversations?: { edges: { node: Record<string, unknown> }[] } } }): void {
+function checkInbox(
+  body: { data?: { conversations?: { edges: { node: Record<string, unknown> }[] } } },
+): void {
   const nodes = body.data?.conversations?.edges.map((e) => e.node) ?? [];
   const whole = nodes.every((n) =>
     n.contact && n.channel && (n.messages as { edges: unknown[] }).edges.length === 1
