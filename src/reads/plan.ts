@@ -296,7 +296,10 @@ class Compiler {
     }
     const p = spec.present;
     if (p && !(p.unless && can(this.ctx.actor, p.unless))) {
-      sql = `json_build_array('"\\u0000${presenterId(p)}"'::json, ${sql})`;
+      const marked = `json_build_array('"\\u0000${presenterId(p)}"'::json, ${sql})`;
+      sql = p.mayChange
+        ? `CASE WHEN ${p.mayChange(this.ctx, sql)} THEN ${marked} ELSE to_json(${sql}) END`
+        : marked;
     }
     return sql;
   }

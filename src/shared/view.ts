@@ -52,9 +52,15 @@ export interface FieldSpec {
    * What the actor sees of the stored value, applied after the read (masking, opening sealed
    * values). Skipped for actors allowed `unless`, who see the value as stored. `apply` must depend
    * only on the actor's role, the stored value and the app (config, secrets): the read planner
-   * remembers its answers.
+   * remembers its answers. `mayChange`, when given, is SQL over the stored value (`value`) that is
+   * true wherever `apply` could change it for this actor: the read planner hands only those values
+   * to `apply` and answers the others as stored (most URLs carry no secret).
    */
-  present?: { unless?: Action; apply: (ctx: ActorContext, stored: unknown) => unknown };
+  present?: {
+    unless?: Action;
+    apply: (ctx: ActorContext, stored: unknown) => unknown;
+    mayChange?: (ctx: ActorContext, value: string) => string;
+  };
 }
 
 /** What an actor sees of a stored value (FieldSpec.present). */

@@ -5,6 +5,7 @@
 import { declaredView, type Presenter } from "../shared/view.ts";
 import { MASK, maskUrlSecrets, openUrlSecrets } from "../shared/url_secrets.ts";
 import { can } from "../auth/permissions.ts";
+import { SEALED_PREFIX } from "../shared/secret_box.ts";
 
 /**
  * URLs (webhook and intent) are stored with credential-like query values sealed: opened for roles
@@ -15,6 +16,11 @@ export const presentUrl: Presenter = {
     can(ctx.actor, "webhook:secrets")
       ? openUrlSecrets(ctx.secrets, String(url))
       : maskUrlSecrets(String(url)),
+  // Opening changes only a URL with a sealed value; masking only one with a query or a user name.
+  mayChange: (ctx, url) =>
+    can(ctx.actor, "webhook:secrets")
+      ? `strpos(${url}, '${SEALED_PREFIX}') > 0`
+      : `(strpos(${url}, '?') > 0 OR strpos(${url}, '@') > 0)`,
 };
 
 /** Stored header values are sealed: opened for roles with webhook:secrets, masked for the others. */
