@@ -10,7 +10,7 @@
  * the first in the actor's workspace and each under the previous one, and the page at the end, in
  * the order its relation declares; refusals and 404s are the app's (authorize, notFoundAt).
  */
-import type { GraphQLFieldResolver } from "graphql";
+import type { GraphQLFieldResolver, GraphQLResolveInfo } from "graphql";
 import { prismaConnectionHelpers, queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "./builder.ts";
 import type { GraphQLContext } from "./context.ts";
@@ -44,15 +44,18 @@ function delegateOf(ctx: GraphQLContext, view: View): Delegate {
 
 const idColumn = (view: View) => view.fields.id?.column ?? "id";
 
-/** plugin-prisma's Relay rules (page size, direction, hasNextPage / hasPreviousPage) for a model's pages. */
-const helpers = new Map<string, ReturnType<typeof helperOf>>();
-// The model is the view's, known at run time: plugin-prisma's types name one (any model has `id`).
+/**
+ * plugin-prisma's Relay rules (page size, direction, hasNextPage / hasPreviousPage) for a model's
+ * pages. The model is the view's, known at run time, while plugin-prisma's types name one: any
+ * model has the `id` the helper's own cursor reads.
+ */
 const helperOf = (model: string) => prismaConnectionHelpers(builder, model as "Agent", { cursor: "id" });
+const helpers = new Map<string, ReturnType<typeof helperOf>>();
 
 /** A page of `view`'s rows matching `where`, by `keyset`, as a Relay connection of plugin-prisma's. */
 async function page(
   ctx: GraphQLContext,
-  info: Parameters<GraphQLFieldResolver<unknown, GraphQLContext>>[3],
+  info: GraphQLResolveInfo,
   view: View,
   where: Row,
   keyset: Keyset,
@@ -63,7 +66,8 @@ async function page(
   if (!helper) helpers.set(model, helper = helperOf(model));
   // plugin-prisma gets stand-in cursors (./keyset_connections.ts): its take and skip, our position.
   const pothosArgs = standInArgs(args);
-  // Its query selects the cursor's column only: the nodes' query (below) selects what the document asks.
+  // Its query (take, skip, stand-in cursor) selects the cursor's column only (no nested selection:
+  // `() => true`); the nodes' query below selects what the document asks.
   const query: Row = helper.getQuery(pothosArgs, ctx, () => true);
   const { select: _cursorOnly, ...paging } = query;
   const nodes = await queryFromInfo({
@@ -83,7 +87,10 @@ async function page(
     ),
     ...nodes,
   });
-  return withKeysetCursors(helper.resolve(rows as never, pothosArgs, ctx), keyset);
+  return withKeysetCursors(
+    helper.resolve(rows as Parameters<typeof helper.resolve>[0], pothosArgs, ctx),
+    keyset,
+  );
 }
 
 /** The resolver of `read`'s root field through Prisma and the declared types' resolvers. */
