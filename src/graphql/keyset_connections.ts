@@ -148,6 +148,7 @@ export class KeysetConnectionsPlugin<Types extends SchemaTypes> extends BasePlug
     const keysetOf = () => {
       if (keyset) return keyset;
       const { key, order } = orderOf(`${config.parentType}.${config.name}`, select);
+      // The related models all have an `id` (plugin-prisma's `cursor: "id"` reads it too).
       return keyset = { sortKey: key, order, idColumn: "id" };
     };
     // The rows' positions are selected beside plugin-prisma's cursor column, for their cursors.
@@ -162,6 +163,7 @@ export class KeysetConnectionsPlugin<Types extends SchemaTypes> extends BasePlug
       );
     return {
       ...config,
+      // `keyset`: the page's order, for wrapResolve's cursors.
       extensions: { ...config.extensions, pothosPrismaSelect: paged, keyset: keysetOf },
     };
   }

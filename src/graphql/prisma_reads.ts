@@ -114,7 +114,7 @@ export function prismaRead(read: ReadCapability): GraphQLFieldResolver<unknown, 
       else {
         const rel = at.relations?.[step.relation!];
         if (rel?.kind !== "connection" && rel?.kind !== "list") {
-          throw new Error(`${read.name}: no rows under`);
+          throw new Error(`${read.name}: ${at.name}.${step.relation} is not a relation to many`);
         }
         at = rel.view();
         where = { [rel.foreignKey]: parentId };
