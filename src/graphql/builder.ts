@@ -9,6 +9,9 @@ import RelayPlugin from "@pothos/plugin-relay";
 import type PrismaTypes from "../generated/pothos-types.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
 import PlannedAnswersPlugin from "./planned_answers.ts";
+import KeysetConnectionsPlugin from "./keyset_connections.ts";
+import { DEFAULT_PAGE } from "../shared/pagination.ts";
+import { LIMITS } from "./limits.ts";
 import { forbidden } from "../shared/errors.ts";
 import type { GraphQLContext } from "./context.ts";
 
@@ -31,8 +34,9 @@ export const builder = new SchemaBuilder<{
   // Fields are non-null unless declared nullable (nullable columns, optional results).
   defaultFieldNullability: false,
   // Scope checks first; then a planned answer is read by response key, before plugin-prisma would
-  // look for a Prisma row's loaded relations in it.
-  plugins: [ScopeAuthPlugin, PlannedAnswersPlugin, RelayPlugin, PrismaPlugin],
+  // look for a Prisma row's loaded relations in it; a Prisma row's connections page by the API's
+  // cursors (./keyset_connections.ts).
+  plugins: [ScopeAuthPlugin, PlannedAnswersPlugin, KeysetConnectionsPlugin, RelayPlugin, PrismaPlugin],
   // Connections (`t.relatedConnection`, and the derived reads' pages) as Relay's: `first`/`after`/
   // `last`/`before`, non-null edges and nodes, PageInfo; cursors are the planner's (src/shared/pagination.ts).
   relay: {},
@@ -52,5 +56,8 @@ export const builder = new SchemaBuilder<{
     // Descriptions are the declarations' own, not schema.prisma's comments.
     exposeDescriptions: false,
     onUnusedQuery: null,
+    // The read planner's page sizes (src/reads/plan.ts' pageWindow).
+    defaultConnectionSize: DEFAULT_PAGE,
+    maxConnectionSize: LIMITS.maxPageSize,
   },
 });

@@ -32,13 +32,13 @@ import {
   type DeclaredFacts,
   declaredView,
   type FieldSpec,
-  type Order,
   type Presenter,
   presentValue,
   type RelationSpec,
   type Scalar,
 } from "../shared/view.ts";
 import { enumDeclarations, jsonObjectDeclarations } from "./common_types.ts";
+import { orderOf } from "./keyset_connections.ts";
 
 /** The planner's facts of a field that its GraphQL type does not carry. */
 export interface FieldPlan {
@@ -174,37 +174,6 @@ function foreignKeyOf(relation: RelationField): string {
   const key = other?.relationFromFields?.[0];
   if (!key) throw new Error(`${relation.type} has no foreign key of the relation ${relation.relationName}`);
   return key;
-}
-
-/** What plugin-prisma's select of a relation field is called with. */
-type RelationSelect = (
-  args: object,
-  ctx: object,
-  nested: (query: unknown) => object,
-  selection: () => ReadonlySet<string>,
-) => unknown;
-
-/**
- * The order of a relation's rows: the first `orderBy` of the `query` its declaration gives
- * plugin-prisma (`{ orderBy: [{ createdAt: "desc" }, { id: "desc" }] }`), read back by calling the
- * field's plugin-prisma select with no arguments.
- */
-function orderOf(where: string, select: unknown): { key: string; order: Order } {
-  let query: unknown;
-  if (typeof select !== "function") throw new Error(`${where} has no plugin-prisma select`);
-  (select as RelationSelect)({}, {}, (q) => {
-    query = q;
-    return {};
-  }, () => new Set());
-  const orderBy = typeof query === "object" && query !== null && "orderBy" in query
-    ? query.orderBy
-    : undefined;
-  const first: unknown = Array.isArray(orderBy) ? orderBy[0] : orderBy;
-  const [entry] = typeof first === "object" && first !== null ? Object.entries(first) : [];
-  if (!entry || (entry[1] !== "asc" && entry[1] !== "desc")) {
-    throw new Error(`${where}: its query names no orderBy ({ orderBy: { createdAt: "asc" } })`);
-  }
-  return { key: entry[0], order: entry[1] };
 }
 
 /** The named object type of a field's type (through non-null and list), if it is one. */

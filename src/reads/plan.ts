@@ -695,8 +695,19 @@ function counted(w: PageWindow, shape: PageShape): boolean {
   );
 }
 
+/**
+ * The 404 of a read whose step `at` (of stepsOf) names no row. As the services have always
+ * answered: the agent and the row under it are one lookup, so an unknown agent of
+ * `intent(agentId, id)` is "Intent not found.", while a page under an unknown agent
+ * (`intents(agentId)`) is "Agent not found.".
+ */
+export function notFoundAt(read: ReadCapability, at: number): AppError {
+  const steps = stepsOf(read);
+  return notFound(read.params[steps[at === 0 && steps.length > 1 ? 1 : at].idParam]);
+}
+
 /** The steps by id of a read: its `from` row (when by id), then each path step by id. */
-function stepsOf(read: ReadCapability): { relation?: string; idParam: string }[] {
+export function stepsOf(read: ReadCapability): { relation?: string; idParam: string }[] {
   if (!read.from.idParam) return [];
   const steps: { relation?: string; idParam: string }[] = [{ idParam: read.from.idParam }];
   for (const step of read.path ?? []) {
@@ -915,12 +926,7 @@ function answerOf(
   roots.forEach((root, n) => {
     const step = row[`m${n}`];
     if (step == null || !("read" in root)) return;
-    const steps = stepsOf(root.read);
-    // As the services have always answered: the agent and the row under it are one lookup, so an
-    // unknown agent of `intent(agentId, id)` is "Intent not found.", while a page under an unknown
-    // agent (`intents(agentId)`) is "Agent not found.".
-    const at = Number(step) === 0 && steps.length > 1 ? 1 : Number(step);
-    missing.set(root.key, notFound(root.read.params[steps[at].idParam]));
+    missing.set(root.key, notFoundAt(root.read, Number(step)));
   });
   return { json: present(ctx, row.data, around), missing };
 }
