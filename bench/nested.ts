@@ -587,7 +587,8 @@ ${inboxRounds.length} rounds): ${median(inboxRounds.map((r) => r.rps)).toFixed(0
     } ms, p99 ${median(inboxRounds.map((r) => r.p99)).toFixed(1)} ms; ${
       inboxStatements.toFixed(2)
     } statements a request (the API token's and the read's; goal at most 2), counted over ${INBOX_COUNTED}
-requests sent one at a time, the job workers' statements (on pg-boss' tables) left out.
+requests sent one at a time, the job workers' statements (on pg-boss' tables) left out; beyond 2.00,
+the token's \`lastUsedAt\`, written at most once a minute.
 
 \`\`\`graphql
 ${INBOX_QUERY}
