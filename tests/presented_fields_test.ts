@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import type { GraphQLObjectType, GraphQLResolveInfo } from "graphql";
-import { startTestApp } from "./_helpers/app.ts";
+import { startTestApp, type TestApp } from "./_helpers/app.ts";
 import { actorOf } from "./_helpers/approvals.ts";
 import { schema } from "../src/graphql/schema.ts";
 import type { ActorContext } from "../src/context.ts";
@@ -19,6 +19,15 @@ async function resolved(typeName: string, field: string, row: object, actor: Act
   const type = schema.getType(typeName) as GraphQLObjectType;
   const info = { path: { key: field, prev: undefined, typename: typeName } } as GraphQLResolveInfo;
   return await type.getFields()[field].resolve!(row, {}, { actor: () => Promise.resolve(actor) }, info);
+}
+
+/** The workspace's owner and a new AGENT and VIEWER: one role that sees secrets, two that do not. */
+async function ownerAgentViewer<M>(ta: TestApp, workspaceId: string, owner: M) {
+  return {
+    OWNER: owner,
+    AGENT: await ta.seed.member(workspaceId, "AGENT"),
+    VIEWER: await ta.seed.member(workspaceId, "VIEWER"),
+  };
 }
 
 Deno.test("a Prisma row's webhook URL, headers and intent URL are masked for AGENT and VIEWER, as REST shows them", async () => {
@@ -42,11 +51,7 @@ Deno.test("a Prisma row's webhook URL, headers and intent URL are masked for AGE
     const db = ta.app.deps.db;
     const hook = await db.eventWebhook.findUniqueOrThrow({ where: { id: hookId } });
     const intent = await db.intent.findUniqueOrThrow({ where: { id: intentId } });
-    const members = {
-      OWNER: owner,
-      AGENT: await ta.seed.member(workspaceId, "AGENT"),
-      VIEWER: await ta.seed.member(workspaceId, "VIEWER"),
-    };
+    const members = await ownerAgentViewer(ta, workspaceId, owner);
     for (const [role, member] of Object.entries(members)) {
       const actor = await actorOf(ta.app, member.token, workspaceId);
       const rest = (await member.client.get(`/api/agents/${agentId}/webhooks/${hookId}`)).body;
@@ -85,11 +90,7 @@ Deno.test("the planner presents only the URLs a presenter could change, and answ
       ids.push(res.body.id);
     }
     const db = ta.app.deps.db;
-    const members = {
-      OWNER: owner,
-      AGENT: await ta.seed.member(workspaceId, "AGENT"),
-      VIEWER: await ta.seed.member(workspaceId, "VIEWER"),
-    };
+    const members = await ownerAgentViewer(ta, workspaceId, owner);
     for (const [role, member] of Object.entries(members)) {
       const actor = await actorOf(ta.app, member.token, workspaceId);
       const listed = (await member.client.get(`/api/agents/${agentId}/webhooks?limit=100`)).body.data;
