@@ -22,7 +22,8 @@ import { intent } from "../src/intents/capabilities.ts";
 import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
 import { MASK, maskUrlSecrets } from "../src/shared/url_secrets.ts";
 import { AppError } from "../src/shared/errors.ts";
-import { schema } from "../src/graphql/schema.ts";
+// The declared types are read from the built schema (restRead, the planner).
+import "../src/graphql/schema.ts";
 import { newApproval } from "./_helpers/approvals.ts";
 
 async function withApp(fn: (t: TestApp) => Promise<void>, options?: Parameters<typeof startTestApp>[1]) {
