@@ -83,7 +83,7 @@ Deno.test("a read beside viewer or __typename answers as the same read alone doe
 /** The planner's statement (src/reads/plan.ts): the answer's JSON measured against the byte budget. */
 const isPlanner = (sql: string) => sql.includes("octet_length(a.data)");
 
-Deno.test("a write's answer with nested relations is resolved by plugin-prisma, headers opened for MANAGER", async () => {
+Deno.test("a write's answer with nested relations, and a read beside viewer, are resolved by plugin-prisma; headers opened for MANAGER", async () => {
   const database = await createTestDatabase();
   let statements: string[] = [];
   const db = createPrisma(database.url, { onQuery: (sql) => statements.push(sql) });
@@ -130,6 +130,14 @@ Deno.test("a write's answer with nested relations is resolved by plugin-prisma, 
     assert.deepEqual(updated.intents.edges, [{ node: { name: "Pedido" } }]);
     assert.deepEqual(updated.webhooks.edges, [{ node: { headers: HEADERS } }]);
     assert.ok(!statements.some(isPlanner), statements.join("\n"));
+
+    // A read beside viewer runs through plugin-prisma too; the same read alone is the planner's.
+    statements = [];
+    const mixed = await gqlData(manager, `{ viewer { user { id } } ${READ} }`);
+    assert.ok(!statements.some(isPlanner), statements.join("\n"));
+    statements = [];
+    assert.deepEqual((await gqlData(manager, `{ ${READ} }`)).agents, mixed.agents);
+    assert.ok(statements.some(isPlanner), "the fast path answered the read alone");
 
     // The VIEWER sees the same webhook masked (its read goes through the planner's fast path).
     const viewer = (await ta.seed.member(workspaceId, "VIEWER")).client;
