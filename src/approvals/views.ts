@@ -144,5 +144,12 @@ export function presentApproval(ctx: ActorContext, row: ApprovalRow): ApprovalVi
     error: row.error,
     createdAt: row.createdAt,
   };
-  return presentRow(ctx, approvalView, view as unknown as Record<string, unknown>) as unknown as ApprovalView;
+  // GraphQL resolves the stored row (proposedById, decidedById) with the Approval type's resolvers.
+  const stored = row as unknown as Record<string, unknown>;
+  return presentRow(
+    ctx,
+    approvalView,
+    view as unknown as Record<string, unknown>,
+    stored,
+  ) as unknown as ApprovalView;
 }

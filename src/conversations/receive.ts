@@ -21,6 +21,7 @@ import { notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
 import type { apiMessageSchema } from "../channels/schemas.ts";
 import { storeCustomerMessage, upsertContact } from "./sql.ts";
+import { keepStored } from "../shared/view.ts";
 
 /** Every stored column of the Message view (its `sender` is the senderKind column). */
 export const messageSelect = {
@@ -75,7 +76,7 @@ export function messageViewOf(row: MessageRow): MessageView {
     fileName: mediaFileName,
     error: mediaError,
   };
-  return { ...rest, sender: senderKind, media };
+  return keepStored({ ...rest, sender: senderKind, media }, row);
 }
 
 /** Message types whose WhatsApp media is fetched and understood (src/media/). */

@@ -5,7 +5,9 @@
  * enums become GraphQL enums) and its answer's type (a declared type, or one generated from the
  * answer's zod schema); the Subscription fields of the live feeds.
  *
- * Resolvers are thin: reads and the rows writes answer are shaped by the read planner
+ * Resolvers are thin: a read's root field resolves through plugin-prisma (./prisma_reads.ts; a
+ * read-only operation never gets here, the planner's fast path answers it), a write's row through
+ * the declared type's resolvers (./row_answers.ts), a subscription's rows through the read planner
  * (src/reads/graphql.ts), whose objects are keyed by response key; `byResponseKey` reads them.
  */
 import { GraphQLError, type GraphQLResolveInfo } from "graphql";
@@ -29,7 +31,7 @@ import type {
 } from "../shared/capability.ts";
 import { checkIds, invoke } from "../shared/capability.ts";
 import { authorize } from "../auth/permissions.ts";
-import { declaredView, type View } from "../shared/view.ts";
+import { declaredView, storedRowOf, type View } from "../shared/view.ts";
 import { DECLARED_TYPES } from "./types/mod.ts";
 import {
   connectionOf,
@@ -41,20 +43,15 @@ import {
   type Row,
   type Types,
 } from "./common_types.ts";
-import {
-  argumentNames,
-  byResponseKey,
-  readRowById,
-  resolveRead,
-  rowAnswer,
-  selectionOf,
-} from "../reads/graphql.ts";
+import { argumentNames, byResponseKey, readRowById, selectionOf } from "../reads/graphql.ts";
 import type { ActorContext } from "../context.ts";
 import type { Selection } from "../reads/selection.ts";
 import type { LiveEvent } from "../live/hub.ts";
 import { oncePerEvent } from "../live/per_event.ts";
 import { AppError } from "../shared/errors.ts";
 import { isOneRow, viewOfRead } from "../reads/plan.ts";
+import { prismaRead } from "./prisma_reads.ts";
+import { rowAnswer } from "./row_answers.ts";
 
 type InputTypeRef = InputObjectRef<Types, Row>;
 type Args = Record<string, ArgumentRef<Types, unknown>>;
@@ -181,8 +178,7 @@ function declaredOf(type: RefParam<ObjectTypeRef>): string | undefined {
 
 /**
  * A value of a declared type inside a workspace operation's answer (the approvals a supervisor turn
- * created): shaped as that type's row, the fields the operation returned as it presented them, and
- * what it did not return (a message's approvals) through the planner by the row's id.
+ * created): that type's row as the operation stored it, through the type's resolvers (./row_answers.ts).
  */
 const declaredAnswer = (name: string) =>
 async (
@@ -193,8 +189,7 @@ async (
 ): Promise<unknown> => {
   const value: unknown = byResponseKey(parent, null, null, info);
   if (value === null || value === undefined) return value;
-  const actor = await ctx.actor();
-  const row = (v: unknown) => rowAnswer(actor, declaredView(name), v as Row, info);
+  const row = (v: unknown) => rowAnswer(ctx, declaredView(name), v as Row, info);
   return Array.isArray(value) ? await Promise.all(value.map(row)) : await row(value);
 };
 
@@ -283,8 +278,9 @@ function readField(t: RootFields, read: ReadCapability): RootField {
     description: read.summary,
     authScopes: { member: true },
     args: one ? args : { ...args, ...t.arg.connectionArgs(), ...filterArgs(t.arg, read) },
-    resolve: async (_root: unknown, _args: unknown, ctx: GraphQLContext, info: GraphQLResolveInfo) =>
-      resolveRead(await ctx.actor(), info, read),
+    // The fast path (src/reads/graphql.ts) answers operations of reads only; in any other
+    // operation the read runs through plugin-prisma, the executor the differential test checks.
+    resolve: prismaRead(read),
   });
 }
 
@@ -302,12 +298,12 @@ function outputType(cap: OperationCapability): Resolved<ObjectTypeRef> {
         fields: (t) => ({
           [nested.rowKey]: t.field({
             type: viewRef(out.view),
-            resolve: async (
+            resolve: (
               p: Record<string, unknown>,
               _args: unknown,
               ctx: GraphQLContext,
               info: GraphQLResolveInfo,
-            ) => rowAnswer(await ctx.actor(), out.view, p[nested.rowKey] as Record<string, unknown>, info),
+            ) => rowAnswer(ctx, out.view, p[nested.rowKey] as Record<string, unknown>, info),
           }),
           ...Object.fromEntries(
             Object.entries(extra.properties ?? {}).map(([field, prop]) => [
@@ -375,10 +371,11 @@ function operationField(t: RootFields, cap: OperationCapability): RootField {
       const out = cap.output;
       if (!("view" in out)) return result;
       const row = result as Record<string, unknown>;
-      if (!out.nested) return rowAnswer(await caller.actor(), out.view, row, info);
+      if (!out.nested) return rowAnswer(ctx, out.view, row, info);
       // The row beside the extras (createInvite: { invite, inviteUrl }).
       const extras = Object.keys(out.extra?.shape ?? {});
-      const only = Object.fromEntries(Object.entries(row).filter(([k]) => !extras.includes(k)));
+      const stored = storedRowOf(row);
+      const only = Object.fromEntries(Object.entries(stored).filter(([k]) => !extras.includes(k)));
       return { ...Object.fromEntries(extras.map((k) => [k, row[k]])), [out.nested.rowKey]: only };
     },
   });

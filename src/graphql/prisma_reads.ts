@@ -3,8 +3,9 @@
  * (`prismaField`, `prismaConnection`): the rows a read names, loaded with the query plugin-prisma
  * plans from the document (`queryFromInfo`), then every field through the declared types' own
  * resolvers (./types/: their relatedConnections, selects and presented fields). /graphql answers
- * reads with the read planner; this is the other executor of the same declarations, which the
- * differential test (tests/differential_test.ts) checks the planner against.
+ * read-only operations with the read planner (src/reads/graphql.ts' fast path) and a read in any
+ * other operation with this, the other executor of the same declarations, which the differential
+ * test (tests/differential_test.ts) checks the planner against.
  *
  * What a read names is the capability's declaration (src/shared/capability.ts): the rows by id,
  * the first in the actor's workspace and each under the previous one, and the page at the end, in
@@ -36,7 +37,8 @@ interface Delegate {
   findMany(args: object): Promise<Row[]>;
 }
 
-function delegateOf(ctx: GraphQLContext, view: View): Delegate {
+/** The Prisma delegate of `view`'s model (also ./row_answers.ts'). */
+export function delegateOf(ctx: GraphQLContext, view: View): Delegate {
   if (!view.table) throw new Error(`${view.name} has no table`);
   const name = view.table.charAt(0).toLowerCase() + view.table.slice(1);
   return (ctx.deps.db as unknown as Record<string, Delegate>)[name];
@@ -95,6 +97,12 @@ async function page(
 
 /** The resolver of `read`'s root field through Prisma and the declared types' resolvers. */
 export function prismaRead(read: ReadCapability): GraphQLFieldResolver<unknown, GraphQLContext, Args> {
+  // The views are read from the built schema: known at the first call, not while it is built.
+  let resolver: GraphQLFieldResolver<unknown, GraphQLContext, Args> | undefined;
+  return (root, args, ctx, info) => (resolver ??= readResolver(read))(root, args, ctx, info);
+}
+
+function readResolver(read: ReadCapability): GraphQLFieldResolver<unknown, GraphQLContext, Args> {
   const names = argumentNames(read);
   const steps = stepsOf(read);
   const one = isOneRow(read);

@@ -43,7 +43,7 @@ import type {
 } from "./selection.ts";
 import { isOneRow, maxPageOf, pageWindow, readOne, type Root, runReads, viewOfRead } from "./plan.ts";
 import { CAPABILITIES } from "../capabilities.ts";
-import { AppError, notFound } from "../shared/errors.ts";
+import { AppError } from "../shared/errors.ts";
 import { authorize } from "../auth/permissions.ts";
 import type { GraphQLContext } from "../graphql/context.ts";
 import { type AnswerObject, isPlanned, markPlanned } from "./planned.ts";
@@ -397,49 +397,6 @@ export function byResponseKey<T>(
   return value as T;
 }
 
-/**
- * A root read field resolved in graphql-js (an operation that also asks for other fields): its own
- * sub-selection through the planner, one statement, the same answer as the fast path gives.
- */
-export async function resolveRead(
-  ctx: ActorContext,
-  info: GraphQLResolveInfo,
-  read: ReadCapability,
-): Promise<AnswerObject> {
-  const t = new Translator(info.schema, info.fragments, info.variableValues);
-  const key = info.fieldNodes[0].alias?.value ?? info.fieldNodes[0].name.value;
-  const root = t.root(key, [...info.fieldNodes], read);
-  const answer = parsePlanned(await readOne(ctx, root));
-  // readOne answers a missing row with its 404: a read's value is never null.
-  if (answer === null) throw new Error(`read planner: ${read.name} answered null`);
-  return answer;
-}
-
-/**
- * The answer of a write whose result is a row of `view`, as the field's selection asks: the fields
- * the write returned (read in its own transaction, so a delivery it queued still shows PENDING), and
- * relations it did not return (an agent's intents, a webhook's log) through the planner by the
- * row's id, one statement.
- */
-export async function rowAnswer(
-  ctx: ActorContext,
-  view: View,
-  row: Record<string, unknown>,
-  info: GraphQLResolveInfo,
-): Promise<AnswerObject> {
-  const t = new Translator(info.schema, info.fragments, info.variableValues);
-  const selection = t.object(view, t.subSets(info.fieldNodes), [info.path.key]);
-  const missing: Selected[] = [];
-  const answer = fromRow(view, row, selection, missing);
-  if (missing.length) {
-    const read = parsePlanned(await readOne(ctx, { key: "v", view, id: String(row.id), selection: missing }));
-    // Deleted since the write (a concurrent delete): gone, as a read of it would say.
-    if (read === null) throw notFound(view.label);
-    Object.assign(answer, read);
-  }
-  return answer;
-}
-
 /** What a field of `view`'s type selects, as a planner selection (plain data: it can key a cache). */
 export function selectionOf(view: View, info: GraphQLResolveInfo): Selection {
   const t = new Translator(info.schema, info.fragments, info.variableValues);
@@ -458,27 +415,4 @@ export async function readRowById(
   selection: Selection,
 ): Promise<AnswerObject | null> {
   return parsePlanned(await readOne(ctx, { key: "v", view, id, selection }));
-}
-
-/** `row`'s values under the response keys of `selection`; what the row lacks goes to `missing`. */
-function fromRow(
-  view: View,
-  row: Record<string, unknown>,
-  selection: Selection,
-  missing: Selected[],
-): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  markPlanned(out);
-  for (const s of selection) {
-    if ("constant" in s) out[s.key] = s.constant;
-    else if ("field" in s) out[s.key] = row[s.field];
-    else if ("selection" in s && s.relation in row) {
-      const target = view.relations![s.relation].view();
-      const value = row[s.relation] as Record<string, unknown> | Record<string, unknown>[] | null;
-      out[s.key] = Array.isArray(value)
-        ? value.map((v) => fromRow(target, v, s.selection, []))
-        : value && fromRow(target, value, s.selection, []);
-    } else missing.push(s);
-  }
-  return out;
 }

@@ -185,12 +185,35 @@ export function declaredView(name: string): View {
  * A row a service read or wrote, as the actor may see it: each field's `present` applied, the same
  * rule the read planner applies to the rows it reads.
  */
-export function presentRow<R extends Record<string, unknown>>(ctx: ActorContext, view: View, row: R): R {
+export function presentRow<R extends Record<string, unknown>>(
+  ctx: ActorContext,
+  view: View,
+  row: R,
+  stored: Record<string, unknown> = row,
+): R {
   const out: Record<string, unknown> = { ...row };
   for (const [name, spec] of Object.entries(view.fields)) {
     if (spec.present && name in out) out[name] = presentValue(ctx, spec.present, out[name]);
   }
-  return out as R;
+  return keepStored(out as R, stored);
+}
+
+/**
+ * The stored (Prisma) row behind a row a service shaped or presented for REST. GraphQL answers a
+ * write with the stored row through the declared type's resolvers, which present it themselves:
+ * each path presents once.
+ */
+const storedRows = new WeakMap<object, Record<string, unknown>>();
+
+/** `shaped`, remembering the stored row it was made from (see storedRowOf). */
+export function keepStored<R extends object>(shaped: R, stored: Record<string, unknown>): R {
+  storedRows.set(shaped, stored);
+  return shaped;
+}
+
+/** The stored row `row` was shaped from, or `row` itself when it is one. */
+export function storedRowOf(row: Record<string, unknown>): Record<string, unknown> {
+  return storedRows.get(row) ?? row;
 }
 
 /** A stored value as the actor may see it through `present` (as is for actors allowed `unless`). */

@@ -9,6 +9,7 @@ import { conflict, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
 import { findWebhookOr404 } from "./service.ts";
 import { type DeliveryJob, WEBHOOK_DELIVERY_QUEUE } from "./delivery.ts";
+import { keepStored } from "../shared/view.ts";
 
 const deliverySelect = {
   id: true,
@@ -29,8 +30,9 @@ type DeliveryRow = Prisma.WebhookDeliveryGetPayload<{ select: typeof deliverySel
 /** A delivery as the log shows it: the event's type in `event`, every attempt oldest first. */
 export type DeliveryView = Omit<DeliveryRow, "event"> & { event: string };
 
-function deliveryView({ event, ...row }: DeliveryRow): DeliveryView {
-  return { ...row, event: event.type };
+function deliveryView(stored: DeliveryRow): DeliveryView {
+  const { event, ...row } = stored;
+  return keepStored({ ...row, event: event.type }, stored);
 }
 
 export type WebhookIds = { agentId: string; webhookId: string };

@@ -7,7 +7,7 @@ import type { ActorContext } from "../context.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { badRequest, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
-import { presentRow } from "../shared/view.ts";
+import { keepStored, presentRow } from "../shared/view.ts";
 import { sealUrlSecrets } from "../shared/url_secrets.ts";
 import { findAgentOr404 } from "../agents/service.ts";
 import type { createWebhookSchema, updateWebhookSchema } from "./schemas.ts";
@@ -66,7 +66,7 @@ export async function createWebhook(
     },
     select: webhookSelect,
   });
-  return { ...webhookView(ctx, row), signingSecret };
+  return keepStored({ ...webhookView(ctx, row), signingSecret }, row);
 }
 
 /** A webhook of an agent of the actor's workspace, or 404 (also for other workspaces' ids). */
@@ -138,7 +138,7 @@ export async function rotateWebhookSecret(
     if (updated !== 1) throw notFound("Webhook");
     return await tx.eventWebhook.findUniqueOrThrow({ where: { id: current.id }, select: webhookSelect });
   });
-  return { ...webhookView(ctx, row), signingSecret };
+  return keepStored({ ...webhookView(ctx, row), signingSecret }, row);
 }
 
 export async function deleteWebhook(

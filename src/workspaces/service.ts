@@ -14,6 +14,7 @@ import { AppError, conflict, forbidden, notFound, unauthorized } from "../shared
 import { randomToken, sha256Hex } from "../shared/crypto.ts";
 import { isMissingParent } from "../shared/db_errors.ts";
 import { assertId, parseInput } from "../shared/validation.ts";
+import { keepStored } from "../shared/view.ts";
 import type { Tx } from "../db/client.ts";
 import { membershipsOfUser } from "./sql.ts";
 import {
@@ -153,11 +154,10 @@ const memberSelect = {
   createdAt: true,
   user: { select: { id: true, name: true, email: true } },
 } as const;
-const toMemberView = (m: { role: string; createdAt: Date; user: UserView }): MemberView => ({
-  ...m.user,
-  role: m.role as Role,
-  joinedAt: m.createdAt,
-});
+/** A member as REST shows it; GraphQL's Member type resolves the stored membership `m`. */
+const toMemberView = (
+  m: { id: string; userId: string; role: string; createdAt: Date; user: UserView },
+): MemberView => keepStored({ ...m.user, role: m.role as Role, joinedAt: m.createdAt }, m);
 
 const ORDINARY_ROLES: readonly Role[] = ["AGENT", "VIEWER"];
 
@@ -218,7 +218,7 @@ export async function changeMemberRole(
     const updated = await tx.membership.update({
       where: { id: target.id },
       data: { role },
-      select: memberSelect,
+      select: { id: true, userId: true, ...memberSelect },
     });
     return toMemberView(updated);
   });
