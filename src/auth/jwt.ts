@@ -38,7 +38,9 @@ export function signUserJwt(keys: JwtKeys, claims: UserClaims & { expiresAt: Dat
     .setSubject(claims.userId)
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
-    .setIssuedAt()
+    // Issued when its expiry was fixed (jwtExpiry), so the two are always the TTL apart, whatever
+    // the session's storing took in between.
+    .setIssuedAt(Math.floor(claims.expiresAt.getTime() / 1000) - keys.ttlSeconds)
     .setExpirationTime(Math.floor(claims.expiresAt.getTime() / 1000))
     .sign(keys.key);
 }
