@@ -638,8 +638,8 @@ ${postgraphileQuery("<workspace id>")}
 }
 
 /**
- * The inbox's data in a workspace of its own: a PAUSED agent (its messages are stored, never
- * answered: no reply job runs during the rounds) with an API channel, INBOX_CONVERSATIONS customers
+ * The inbox's data in a workspace of its own: a PAUSED agent (its messages are stored and never
+ * answered: no model is called) with an API channel, INBOX_CONVERSATIONS customers
  * writing INBOX_MESSAGES messages each through the API channel, as a client would.
  */
 async function seedInbox(deps: Deps): Promise<{ workspaceId: string; agentId: string; apiToken: string }> {
