@@ -734,3 +734,44 @@ Deno.test("the agents connection pages forwards and backwards in creation order"
     assert.deepEqual(names(back), ["A", "B"]);
     assert.deepEqual(await gqlCodes(owner.client, page, { first: 1, after: "not-a-cursor" }), ["BAD_CURSOR"]);
   }));
+
+Deno.test("a planned read answers as each accepted media type asks, multi-byte text and presented values intact", () =>
+  withApp(async ({ seed }) => {
+    const { owner } = await seed.workspace("Acme");
+    const name = 'Atendimento São Paulo 🚀 "aspas" \\ barra';
+    const agent = await gqlData(owner.client, CREATE_AGENT, { input: { name } });
+    await gqlData(owner.client, CREATE_WEBHOOK, {
+      agentId: agent.createAgent.id,
+      input: { event: "message.received", url: HOOK_URL, headers: { "x-api-key": "chave-é-secreta" } },
+    });
+    const query =
+      `{ agents(first: 5) { edges { node { name webhooks { edges { node { url headers } } } } } } }`;
+    const expected = {
+      agents: {
+        edges: [{
+          node: {
+            name,
+            webhooks: { edges: [{ node: { url: HOOK_URL, headers: { "x-api-key": "chave-é-secreta" } } }] },
+          },
+        }],
+      },
+    };
+    const ask = (accept?: string) =>
+      owner.client.post("/graphql", { query }, accept === undefined ? {} : { accept });
+
+    for (const accept of [undefined, "*/*", "application/json", "application/graphql-response+json"]) {
+      const res = await ask(accept);
+      assert.equal(res.status, 200, `${accept}: ${JSON.stringify(res.body)}`);
+      assert.match(
+        res.headers.get("content-type") ?? "",
+        accept?.includes("graphql-response") ? /^application\/graphql-response\+json/ : /^application\/json/,
+      );
+      assert.deepEqual(res.body, { data: expected }, String(accept));
+    }
+    // A stream asked for: the same answer as one server-sent event, as text.
+    const sse = await ask("text/event-stream");
+    assert.equal(sse.status, 200);
+    assert.match(sse.headers.get("content-type") ?? "", /^text\/event-stream/);
+    const event = String(sse.body).split("\n").find((line) => line.startsWith("data: {"));
+    assert.deepEqual(JSON.parse(event!.slice("data: ".length)), { data: expected });
+  }));

@@ -108,7 +108,9 @@ Deno.test("an exception thrown inside the driver's socket callback fails that re
   pool.on("connect", (client) => {
     const wire = (client as unknown as { connection: pg.Connection }).connection;
     wire.on("dataRow", (msg: { fields: unknown[] }) => {
-      if (armed && msg.fields.some((f) => typeof f === "string" && f.includes("Fault line"))) {
+      // A read's answer arrives as bytes (db/pool.ts TEXT_AS_BYTES), other values as text.
+      const text = (f: unknown) => f instanceof Uint8Array ? new TextDecoder().decode(f) : String(f);
+      if (armed && msg.fields.some((f) => text(f).includes("Fault line"))) {
         armed = false;
         faultyPid = (client as unknown as { processID: number }).processID;
         throw new RangeError("Cannot create a string longer than 0x1fffffe8 characters");

@@ -30,8 +30,11 @@ export interface SqlTx {
 }
 
 export interface FastPath {
-  /** The rows of a statement (`bigints`: the columns to turn into BigInt). */
-  rows<R>(sql: Prisma.Sql | { text: string; values: unknown[] }, bigints?: readonly string[]): Promise<R[]>;
+  /**
+   * The rows of a statement (`bigints`: the columns to turn into BigInt; `types`: pg's parsers of
+   * its values, such as pool.ts TEXT_AS_BYTES).
+   */
+  rows<R>(sql: Statement, bigints?: readonly string[]): Promise<R[]>;
   /** The number of rows a statement changed. */
   run(sql: Prisma.Sql): Promise<number>;
   /**
@@ -46,6 +49,8 @@ export interface FastPath {
   close(): Promise<void>;
 }
 
+type Statement = Prisma.Sql | { text: string; values: unknown[]; types?: pg.CustomTypesConfig };
+
 const paths = new WeakMap<object, FastPath>();
 
 /** The fast path of a client made by createPrisma; undefined for a transaction (or any other runner). */
@@ -55,12 +60,12 @@ export const fastPathOf = (db: object): FastPath | undefined => paths.get(db);
 export function addFastPath(client: object, pool: pg.Pool, onQuery?: (sql: string) => void): void {
   // Its own names: a name is bound to one text per connection, and Prisma's adapter names its own.
   const nameOf = statementNames(undefined, "f");
-  const on = (runner: pg.Pool | pg.PoolClient) => async (text: string, values: unknown[]) => {
+  const on = (runner: pg.Pool | pg.PoolClient): Send => async (text, values, types) => {
     // As the Prisma client's extension does (client.ts): a gone client's request stops here.
     throwIfClientGone();
     onQuery?.(text);
     // A text without parameters may hold several commands, which a named (extended) query cannot.
-    return await runner.query(values.length ? { name: nameOf({ sql: text }), text, values } : text);
+    return await runner.query(values.length ? { name: nameOf({ sql: text }), text, values, types } : text);
   };
   const send = on(pool);
   paths.set(client, {
@@ -109,14 +114,10 @@ export function addFastPath(client: object, pool: pg.Pool, onQuery?: (sql: strin
 /** How long a transaction here may sit idle between statements before PostgreSQL ends it. */
 const IDLE_IN_TRANSACTION = "15s";
 
-type Send = (text: string, values: unknown[]) => Promise<pg.QueryResult>;
+type Send = (text: string, values: unknown[], types?: pg.CustomTypesConfig) => Promise<pg.QueryResult>;
 
-async function rowsOf<R>(
-  send: Send,
-  sql: Prisma.Sql | { text: string; values: unknown[] },
-  bigints: readonly string[] = [],
-): Promise<R[]> {
-  const { rows } = await send(sql.text, sql.values);
+async function rowsOf<R>(send: Send, sql: Statement, bigints: readonly string[] = []): Promise<R[]> {
+  const { rows } = await send(sql.text, sql.values, "types" in sql ? sql.types : undefined);
   for (const row of rows) {
     for (const column of bigints) if (row[column] != null) row[column] = BigInt(row[column]);
   }

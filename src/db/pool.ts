@@ -15,6 +15,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { Buffer } from "node:buffer";
+import { Parser } from "pg-protocol/dist/parser";
+import { DataRowMessage } from "pg-protocol/dist/messages";
 import { ClientGoneError, currentScope } from "../shared/request_scope.ts";
 
 const stoppable = new AsyncLocalStorage<AbortSignal>();
@@ -47,6 +49,58 @@ interface Stream {
 interface Wire {
   stream: Stream;
   attachListeners(stream: Stream): void;
+  emit(event: string, ...args: unknown[]): boolean;
+  _emitMessage: boolean;
+}
+
+const TEXT_OID = 25;
+const DATA_ROW = 0x44;
+const utf8 = new TextDecoder();
+
+/**
+ * The `types` of a query whose `text` columns are wanted as bytes (a Uint8Array each, as PostgreSQL
+ * sent them); its other columns are parsed as usual. For the read planner's answer: JSON of up to a
+ * few MB that is only searched and copied into the HTTP response. As a string it was decoded, then
+ * copied again where values are presented: two large strings a request, whose allocation in V8's
+ * large-object space (and the marking it drives) cost about 1 ms of a 250 KB answer.
+ */
+export const TEXT_AS_BYTES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) => {
+    if (oid === TEXT_OID) return (value: Uint8Array) => value;
+    const parse = pg.types.getTypeParser(oid, format as "text");
+    return (value: Uint8Array) => parse(utf8.decode(value));
+  }) as pg.CustomTypesConfig["getTypeParser"],
+};
+
+/**
+ * pg-protocol's parser, except that the data rows of a query run with TEXT_AS_BYTES keep their
+ * fields as bytes (copied out: the parser reuses its buffer for the next chunk).
+ */
+function bytesParser(bytesWanted: () => boolean): Parser {
+  const parser = new Parser();
+  const own = parser as unknown as {
+    handlePacket(offset: number, code: number, length: number, bytes: Buffer): unknown;
+  };
+  const handle = own.handlePacket.bind(parser);
+  own.handlePacket = (offset, code, length, bytes) => {
+    if (code !== DATA_ROW || !bytesWanted()) return handle(offset, code, length, bytes);
+    const fields: (Uint8Array | null)[] = new Array(bytes.readInt16BE(offset));
+    let at = offset + 2;
+    for (let i = 0; i < fields.length; i++) {
+      const size = bytes.readInt32BE(at);
+      at += 4;
+      if (size < 0) {
+        fields[i] = null;
+        continue;
+      }
+      const field = new Uint8Array(size);
+      field.set(bytes.subarray(at, at + size));
+      fields[i] = field;
+      at += size;
+    }
+    return new DataRowMessage(length, fields as unknown as string[]);
+  };
+  return parser;
 }
 
 /** Makes an exception thrown while a `data` event is handled destroy the stream with it. */
@@ -94,18 +148,28 @@ function joinCorkedWrites(stream: Stream): void {
 }
 
 /**
- * A pg client whose message parsing is guarded and whose corked writes are joined (plain and TLS
- * streams alike). pg-boss's pool uses it too (jobs/boss.ts).
+ * A pg client whose message parsing is guarded, whose corked writes are joined (plain and TLS
+ * streams alike), and which answers the text of TEXT_AS_BYTES queries as bytes. pg-boss's pool
+ * uses it too (jobs/boss.ts).
  */
 export class GuardedClient extends pg.Client {
   constructor(config?: pg.ClientConfig) {
     super(config);
     const wire = this.connection as unknown as Wire;
-    const attach = wire.attachListeners.bind(wire);
+    const client = this as unknown as { _getActiveQuery(): { types?: unknown } | null | undefined };
+    // pg's own attachListeners (connection.js), with that parser.
     wire.attachListeners = (stream) => {
       guardData(stream);
       joinCorkedWrites(stream);
-      attach(stream);
+      const parser = bytesParser(() => client._getActiveQuery()?.types === TEXT_AS_BYTES);
+      (stream as unknown as { on(event: "data", listener: (chunk: Buffer) => void): void }).on(
+        "data",
+        (chunk) =>
+          parser.parse(chunk, (message) => {
+            if (wire._emitMessage) wire.emit("message", message);
+            wire.emit(message.name === "error" ? "errorMessage" : message.name, message);
+          }),
+      );
     };
   }
 }

@@ -274,10 +274,18 @@ export function translateOperation(
   return { roots, nodes };
 }
 
-/** The answer of a read operation: `{"data": ...}` as text, or the one error graphql-js would give. */
+const DATA_OPEN = new TextEncoder().encode('{"data":');
+const DATA_CLOSE = new TextEncoder().encode("}");
+
+/**
+ * The answer of a read operation: `{"data": ...}`, or the one error graphql-js would give. Yoga
+ * sends what `stringify()` gives; `asBytes`: its UTF-8 bytes, as the planner built them (for a
+ * plain JSON response: see acceptsJson), else text.
+ */
 export async function executeReads(
   op: ReadOperation,
   actor: () => Promise<ActorContext>,
+  asBytes = false,
 ): Promise<ExecutionResult & { stringify?: () => string }> {
   const firstKey = op.roots[0].key;
   const errorAt = (error: unknown, key: string): ExecutionResult => {
@@ -302,7 +310,7 @@ export async function executeReads(
   }
   let answer;
   try {
-    answer = await runReads(ctx, op.roots, ['{"data":', "}"]);
+    answer = await runReads(ctx, op.roots, [DATA_OPEN, DATA_CLOSE]);
   } catch (e) {
     // Over the byte budget: the whole document's answer is refused, located at its first field.
     return errorAt(e, firstKey);
@@ -311,16 +319,33 @@ export async function executeReads(
     const missing = answer.missing.get(root.key);
     if (missing) return errorAt(missing, root.key);
   }
-  const text = answer.json;
+  const planned = answer;
   let parsed: unknown;
   return {
     // Parsed only if a plugin reads it (none does on this path; useRequestErrorStatus looks at the
     // errors first); Yoga sends `stringify()`.
     get data() {
-      return (parsed ??= (JSON.parse(text) as { data: unknown }).data) as Record<string, unknown>;
+      return (parsed ??= (JSON.parse(planned.json) as { data: unknown }).data) as Record<string, unknown>;
     },
-    stringify: () => text,
+    // Yoga's regular result processor passes what this gives to `new Response()`, which takes bytes.
+    stringify: asBytes ? () => planned.bytes as unknown as string : () => planned.json,
   };
+}
+
+/**
+ * Whether Yoga answers this request with its regular JSON result processor: it takes the last
+ * processor matching one of the accepted media types (utf-8 ones) in the order event-stream,
+ * multipart, JSON, so JSON wins whenever the Accept header admits it at all (no header: any).
+ */
+export function acceptsJson(request: Request): boolean {
+  const accepted = (request.headers.get("accept") ?? "*/*").replace(/\s/g, "").toLowerCase().split(",");
+  return accepted.some((entry) => {
+    const [type, ...params] = entry.split(";");
+    if (params.some((p) => p.startsWith("charset=") && p !== "charset=utf-8")) return false;
+    const [pre, suf] = type.split("/");
+    return (pre === "*" || pre === "application") &&
+      (suf === "*" || suf === "json" || suf === "graphql-response+json");
+  });
 }
 
 /**
@@ -349,7 +374,7 @@ export function useReadPlanner(maskError: (error: unknown, message: string) => E
       }
       const ctx = args.contextValue as unknown as GraphQLContext;
       const first = op.roots[0].key;
-      return executeReads(op, () => ctx.actor()).then(
+      return executeReads(op, () => ctx.actor(), acceptsJson(ctx.request)).then(
         (result) => setResultAndStopExecution(masked(result)),
         (error) => {
           // Not the request's fault (the database, a client gone): masked and logged as graphql-js' would be.

@@ -30,7 +30,7 @@ import {
   MAX_PAGE,
 } from "../shared/pagination.ts";
 import { LIMITS } from "../graphql/limits.ts";
-import { stoppedWhenClientGone } from "../db/pool.ts";
+import { stoppedWhenClientGone, TEXT_AS_BYTES } from "../db/pool.ts";
 import { fastPathOf } from "../db/fast_path.ts";
 import { allowance, charge, INLINE_BYTES, reserve, responseTooLarge } from "./budget.ts";
 
@@ -47,8 +47,10 @@ export type Root =
   | { key: string; view: View; id: string; selection: Selection };
 
 export interface Answer {
-  /** The JSON text of `{ [root key]: value }`, in the roots' order, between runReads' `around`. */
-  json: string;
+  /** The JSON of `{ [root key]: value }` as UTF-8, in the roots' order, between runReads' `around`. */
+  bytes: Uint8Array;
+  /** The same as text (decoded when first asked for). */
+  readonly json: string;
   /** Roots whose path named no row: their value is null, and this is the 404 to report. */
   missing: Map<string, AppError>;
 }
@@ -103,21 +105,31 @@ export const maxPageOf = (shape: PageShape) => shape.kind === "connection" ? LIM
 // ---------------------------------------------------------------------------------------------
 // Presented fields. SQL wraps the stored value as `["\u0000<n>", value]`: PostgreSQL text cannot
 // hold NUL and jsonb refuses \u0000, so no stored value serializes to a string starting with
-// that escape: an escape `\u0000` right after a quote is a marker (see nextMark).
+// that escape: an escape `\u0000` right after a quote is a marker (see nextMark). The answer is
+// searched and copied as UTF-8 bytes, as PostgreSQL sent it (db/pool.ts TEXT_AS_BYTES): no byte of
+// a multi-byte character is ASCII, so a quote, a bracket or a backslash byte is that character.
 
 const presenters: NonNullable<FieldSpec["present"]>[] = [];
 const presenterIds = new Map<NonNullable<FieldSpec["present"]>, number>();
-const MARK = '"\\u0000';
-const ESCAPED_NUL = "\\u0000";
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+/** The marker's opening: a quote, then the escape `\u0000`. */
+const MARK_LENGTH = 7;
+const ESCAPED_NUL = encoder.encode("\\u0000");
+const [QUOTE, BACKSLASH, COMMA, OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE, SPACE] = [
+  ...'"\\,[]{} ',
+].map((c) => c.charCodeAt(0));
 
 /**
- * Where the next marker starts (its quote), or -1. It searches for the escape alone and then looks
- * back for the quote: JSON text is full of quotes, and a search that starts with one stops at each
- * (about 15 times slower on a 250 KB answer), while backslashes are rare.
+ * Where the next marker starts (its quote), or -1. It searches for backslashes, which are rare in
+ * JSON text, and looks at what follows and precedes each.
  */
-function nextMark(json: string, from: number): number {
-  for (let at = json.indexOf(ESCAPED_NUL, from + 1); at >= 0; at = json.indexOf(ESCAPED_NUL, at + 1)) {
-    if (json.charCodeAt(at - 1) === 0x22) return at - 1;
+function nextMark(json: Uint8Array, from: number): number {
+  for (let at = json.indexOf(BACKSLASH, from + 1); at >= 0; at = json.indexOf(BACKSLASH, at + 2)) {
+    if (json[at - 1] !== QUOTE) continue;
+    let i = 1;
+    while (i < ESCAPED_NUL.length && json[at + i] === ESCAPED_NUL[i]) i++;
+    if (i === ESCAPED_NUL.length) return at - 1;
   }
   return -1;
 }
@@ -132,71 +144,76 @@ function presenterId(present: NonNullable<FieldSpec["present"]>): number {
 }
 
 /**
- * What a presenter made of a stored value's text, per app (its config object) and role: `apply`
- * depends only on those and the stored value (see FieldSpec.present), so the same text is parsed,
- * opened and stringified once. Bounded: cleared when full.
+ * What a presenter made of a stored value's text, per app (its config object) and role, as UTF-8:
+ * `apply` depends only on those and the stored value (see FieldSpec.present), so the same text is
+ * parsed, opened and stringified once. Bounded: cleared when full.
  */
-const presentedByApp = new WeakMap<object, Map<string, string>>();
+const presentedByApp = new WeakMap<object, Map<string, Uint8Array>>();
 const MAX_PRESENTED = 10_000;
 
-function presentValue(ctx: ActorContext, id: string, stored: string): string {
+function presentValue(ctx: ActorContext, id: string, stored: string): Uint8Array {
   let presented = presentedByApp.get(ctx.config);
   if (!presented) presentedByApp.set(ctx.config, presented = new Map());
   const key = `${id}\u0001${ctx.actor.role}\u0001${stored}`;
-  let text = presented.get(key);
-  if (text === undefined) {
-    text = JSON.stringify(presenters[Number(id)].apply(ctx, JSON.parse(stored)) ?? null);
+  let bytes = presented.get(key);
+  if (bytes === undefined) {
+    bytes = encoder.encode(JSON.stringify(presenters[Number(id)].apply(ctx, JSON.parse(stored)) ?? null));
     if (presented.size >= MAX_PRESENTED) presented.clear();
-    presented.set(key, text);
+    presented.set(key, bytes);
   }
-  return text;
+  return bytes;
 }
 
 /**
  * `before` + the answer + `after`, with every marked value replaced by what the actor may see of it.
- * Only the marked values are parsed (the rest of the text is copied), so a page of webhooks costs
- * its headers, not a parse and stringify of the whole answer; and the text is copied once, wrapper
- * included (a 250 KB answer is a large object for V8: each copy is garbage only a full GC frees).
+ * Only the marked values are decoded and parsed; the rest is copied, once, into the result (a
+ * 250 KB answer costs its headers, not a parse and stringify of the whole text).
  */
-function present(ctx: ActorContext, json: string, [before, after]: readonly [string, string]): string {
-  let at = nextMark(json, 0);
-  if (at < 0) return before === "" && after === "" ? json : before + json + after;
-  const parts: string[] = [before];
+function present(
+  ctx: ActorContext,
+  json: Uint8Array,
+  [before, after]: readonly [Uint8Array, Uint8Array],
+): Uint8Array {
+  const parts: Uint8Array[] = [before];
   let copied = 0;
-  while (at >= 0) {
+  for (let at = nextMark(json, 0); at >= 0; at = nextMark(json, copied)) {
     // json_build_array's text: `["\u0000<n>", <value>]`, the marker string at `at`.
-    const idEnd = json.indexOf('"', at + MARK.length);
-    const id = json.slice(at + MARK.length, idEnd);
-    const start = skipSpace(json, json.indexOf(",", idEnd) + 1);
+    const idEnd = json.indexOf(QUOTE, at + MARK_LENGTH);
+    const id = decoder.decode(json.subarray(at + MARK_LENGTH, idEnd));
+    const start = skipSpace(json, json.indexOf(COMMA, idEnd) + 1);
     const end = valueEnd(json, start);
-    const close = json.indexOf("]", end);
-    parts.push(json.slice(copied, at - 1));
-    parts.push(presentValue(ctx, id, json.slice(start, end)));
-    copied = close + 1;
-    at = nextMark(json, copied);
+    parts.push(json.subarray(copied, at - 1));
+    parts.push(presentValue(ctx, id, decoder.decode(json.subarray(start, end))));
+    copied = json.indexOf(CLOSE_BRACKET, end) + 1;
   }
-  parts.push(json.slice(copied), after);
-  return parts.join("");
+  parts.push(json.subarray(copied), after);
+  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
 }
 
-function skipSpace(text: string, i: number): number {
-  while (text[i] === " " || text[i] === "\n" || text[i] === "\t" || text[i] === "\r") i++;
+function skipSpace(text: Uint8Array, i: number): number {
+  while (text[i] === SPACE || text[i] === 0x0a || text[i] === 0x09 || text[i] === 0x0d) i++;
   return i;
 }
 
 /** Where the JSON value starting at `i` ends (exclusive). */
-function valueEnd(text: string, i: number): number {
+function valueEnd(text: Uint8Array, i: number): number {
   let depth = 0;
   for (; i < text.length; i++) {
     const c = text[i];
-    if (c === '"') {
-      for (i++; text[i] !== '"'; i++) if (text[i] === "\\") i++;
+    if (c === QUOTE) {
+      for (i++; text[i] !== QUOTE; i++) if (text[i] === BACKSLASH) i++;
       if (depth === 0) return i + 1;
-    } else if (c === "{" || c === "[") depth++;
-    else if (c === "}" || c === "]") {
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
+    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
       if (depth === 0) return i;
       if (--depth === 0) return i + 1;
-    } else if (depth === 0 && (c === "," || c === " ")) return i;
+    } else if (depth === 0 && (c === COMMA || c === SPACE)) return i;
   }
   return i;
 }
@@ -863,7 +880,10 @@ export function plan(ctx: ActorContext, roots: readonly Root[]): { sql: string; 
 /** Number of cached plans (tests). */
 export const cachedPlans = () => plans.size;
 
-type Row = { data: string | null; bytes: number } & Record<string, number | null | string>;
+/** `data` is bytes on the pool's fast path (TEXT_AS_BYTES), text through Prisma (in a transaction). */
+type Row =
+  & { data: Uint8Array | string | null; bytes: number }
+  & Record<string, number | null | string | Uint8Array>;
 
 /**
  * The statement's one row within the request's byte allowance: a small answer in one round trip,
@@ -874,7 +894,7 @@ async function fetchBounded<T>(
   ctx: ActorContext,
   sql: string,
   values: unknown[],
-  use: (row: Row & { data: string }) => T,
+  use: (row: Row & { data: Uint8Array }) => T,
 ): Promise<T> {
   const limits = ctx.config.reads;
   const allowed = allowance(limits.maxResponseBytes);
@@ -885,12 +905,12 @@ async function fetchBounded<T>(
       const fast = fastPathOf(ctx.db);
       const [row] = await stoppedWhenClientGone(() =>
         fast
-          ? fast.rows<Row>({ text: sql, values: [...values, budget] })
+          ? fast.rows<Row>({ text: sql, values: [...values, budget], types: TEXT_AS_BYTES })
           : ctx.db.$queryRawUnsafe<Row[]>(sql, ...values, budget)
       );
       if (row.data !== null) {
         charge(row.bytes);
-        return use(row as Row & { data: string });
+        return use({ ...row, data: typeof row.data === "string" ? encoder.encode(row.data) : row.data });
       }
       if (row.bytes > allowed) throw responseTooLarge(row.bytes, limits.maxResponseBytes);
       // Room for some growth before the second run (rows may change in between).
@@ -904,23 +924,25 @@ async function fetchBounded<T>(
 
 /**
  * Reads `roots` for the actor in one statement. Refuses (403) before anything is read when the
- * actor may not perform a root's read. `around` is text to put before and after the answer.
+ * actor may not perform a root's read. `around` is UTF-8 to put before and after the answer.
  */
 export async function runReads(
   ctx: ActorContext,
   roots: readonly Root[],
-  around: readonly [string, string] = ["", ""],
+  around: readonly [Uint8Array, Uint8Array] = NOTHING_AROUND,
 ): Promise<Answer> {
   for (const root of roots) if ("read" in root) authorize(ctx.actor, root.read.action);
   const { sql, values } = plan(ctx, roots);
   return await fetchBounded(ctx, sql, values, (row) => answerOf(ctx, roots, row, around));
 }
 
+const NOTHING_AROUND = [new Uint8Array(0), new Uint8Array(0)] as const;
+
 function answerOf(
   ctx: ActorContext,
   roots: readonly Root[],
-  row: Row & { data: string },
-  around: readonly [string, string],
+  row: Row & { data: Uint8Array },
+  around: readonly [Uint8Array, Uint8Array],
 ): Answer {
   const missing = new Map<string, AppError>();
   roots.forEach((root, n) => {
@@ -928,7 +950,15 @@ function answerOf(
     if (step == null || !("read" in root)) return;
     missing.set(root.key, notFoundAt(root.read, Number(step)));
   });
-  return { json: present(ctx, row.data, around), missing };
+  const bytes = present(ctx, row.data, around);
+  let json: string | undefined;
+  return {
+    bytes,
+    get json() {
+      return json ??= decoder.decode(bytes);
+    },
+    missing,
+  };
 }
 
 /** One root's value as JSON text (REST answers, GraphQL resolvers); a missing row throws its 404. */
