@@ -77,7 +77,7 @@ export class Jobs implements JobQueue {
   /** Per queue, how many runs here may be under way (RUN_HERE_LIMIT unless its worker says). */
   readonly #runHereLimits = new Map<string, number>();
   /** Jobs due to run here while the limit of runs of their queue were under way, oldest first. */
-  readonly #waitingRuns = new Map<string, Array<{ id: string; data: object }>>();
+  readonly #waitingRuns = new Map<string, Array<{ id: string | null; data: object }>>();
   #stopped = false;
 
   constructor(databaseUrl: string, logger: Logger, options: BossOptions = {}) {
@@ -281,6 +281,12 @@ export class Jobs implements JobQueue {
     this.#startRun(queue, id, data);
   }
 
+  /** See JobQueue.runBacked. */
+  async runBacked(queue: string, data: object): Promise<void> {
+    if (!this.#canRunHere(queue, 0)) return await this.enqueueLater(queue, [{ data, afterMs: 0 }]);
+    this.#startRun(queue, null, data);
+  }
+
   /** Whether a job of `queue` due in `delayMs` may be run here rather than fetched by a worker. */
   #canRunHere(queue: string, delayMs: number): boolean {
     return !this.#stopped && this.#handlers.has(queue) && delayMs <= WAKE_TIMER_MAX_MS &&
@@ -295,7 +301,7 @@ export class Jobs implements JobQueue {
    * Runs the job here now, or, with the limit of runs of its queue under way (a burst of windows
    * closing together), once one of them ends: the runs here never exceed the limit.
    */
-  #startRun(queue: string, id: string, data: object): void {
+  #startRun(queue: string, id: string | null, data: object): void {
     const handler = this.#handlers.get(queue);
     if (this.#stopped || !handler) return; // the backstop runs it
     if ((this.#runsPerQueue.get(queue) ?? 0) >= this.#runHereLimit(queue)) {
@@ -305,7 +311,9 @@ export class Jobs implements JobQueue {
       return;
     }
     this.#runsPerQueue.set(queue, (this.#runsPerQueue.get(queue) ?? 0) + 1);
-    const run = this.#runHere(queue, handler, { id, name: queue, data } as Job<object>).finally(() => {
+    // A run without a row (runBacked) gets an id of its own for the handler's logs.
+    const job = { id: id ?? crypto.randomUUID(), name: queue, data } as Job<object>;
+    const run = this.#runHere(queue, handler, job, id !== null).finally(() => {
       this.#runs.delete(run);
       this.#runsPerQueue.set(queue, (this.#runsPerQueue.get(queue) ?? 1) - 1);
       const next = this.#waitingRuns.get(queue)?.shift();
@@ -318,6 +326,7 @@ export class Jobs implements JobQueue {
     queue: string,
     handler: (jobs: Job<object>[]) => Promise<void>,
     job: Job<object>,
+    hasRow: boolean,
   ): Promise<void> {
     try {
       await handler([job]);
@@ -331,6 +340,8 @@ export class Jobs implements JobQueue {
         return;
       }
     }
+    // A run without a row (runBacked) has nothing to complete.
+    if (!hasRow) return;
     try {
       // The job was never fetched: completed from the created state.
       await this.boss.complete(queue, job.id, undefined, { includeQueued: true });

@@ -5,7 +5,7 @@
  * it (sha256 checked) when something reads it, and understands it: a voice note is transcribed, a
  * PDF or DOCX gets its text, an image is kept for the reply when the agent has vision (bytes are
  * otherwise never kept). Then, in one transaction, the message gets its media fields (or
- * `media.error`), `message.received` is published with them, and the reply is queued when its
+ * `media.error`), `message.received` is published with them, and the reply runs here when its
  * window has closed meanwhile (the reply waits for this, at most MEDIA_WAIT_MS).
  *
  * Graph failures that may pass later are tried again (3 attempts, 1 s then 4 s apart, each a job of
@@ -164,16 +164,16 @@ async function understand(deps: Deps, row: MessageRow): Promise<Outcome> {
 }
 
 /**
- * One transaction: the message's media fields, the image kept for the reply, `message.received`
- * with what was understood, and the reply job when the window closed while this ran and no other
- * media of the conversation is pending (otherwise the window's job, or the last media job, queues it).
+ * One transaction: the message's media fields, the image kept for the reply, and `message.received`
+ * with what was understood. Then the reply, when the window closed while this ran and no other
+ * media of the conversation is pending (otherwise the window's job, or the last media job, runs it).
  */
 async function finish(deps: Deps, row: MessageRow, o: Outcome): Promise<void> {
   const now = deps.clock.now();
-  await sqlTransaction(deps.db, async (tx) => {
+  const replyNow = await sqlTransaction(deps.db, async (tx) => {
     const [updated] = await finishMedia.rows(tx, { id: row.id, conversationId: row.conversationId, now, o });
     // Done by another run meanwhile.
-    if (!updated) return;
+    if (!updated) return false;
     if (o.imageBytes) {
       await keepImage.run(tx, { messageId: row.id, bytes: o.imageBytes, now });
     }
@@ -202,11 +202,12 @@ async function finish(deps: Deps, row: MessageRow, o: Outcome): Promise<void> {
         },
       },
     });
-    if (updated.replyDueAt && updated.replyDueAt <= now && !updated.othersPending) {
-      await deps.jobs.enqueue(tx, REPLY_QUEUE, [{ conversationId: row.conversationId } satisfies ReplyJob], {
-        runHere: true,
-      });
-    }
+    return updated.replyDueAt !== null && updated.replyDueAt <= now && !updated.othersPending;
   });
   deps.jobs.committed();
+  // The window's own reply job stands behind this run: it found the media pending and comes back
+  // when MEDIA_WAIT_MS runs out (reply.ts), or it has not run yet. So the reply needs no job row here.
+  if (replyNow) {
+    await deps.jobs.runBacked(REPLY_QUEUE, { conversationId: row.conversationId } satisfies ReplyJob);
+  }
 }

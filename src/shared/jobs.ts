@@ -49,4 +49,11 @@ export interface JobQueue {
   enqueueAndRun(queue: string, data: object): Promise<void>;
   /** Enqueues at once, outside any transaction, each job with its own delay (a job put back for later). */
   enqueueLater(queue: string, items: Array<{ data: object; afterMs: number }>): Promise<void>;
+  /**
+   * Runs `data` through the queue's handler in this process at once, with no job row of its own:
+   * for work a durable job already stands behind (lost with this process, that job does it later).
+   * A failed run is queued for a worker a second later. When this process has no worker of the
+   * queue, or too many runs under way, it is enqueued as a job instead.
+   */
+  runBacked(queue: string, data: object): Promise<void>;
 }
