@@ -11,6 +11,19 @@ import { createTestDatabase } from "./_helpers/db.ts";
 
 const QUEUE = "run-backed-test";
 
+/** `promise`, or a failure after `ms` instead of a test that never ends (a run that never came). */
+async function settled<T>(promise: Promise<T>, what: string, ms = 30_000): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) =>
+    timer = setTimeout(() => reject(new Error(`${what}: never came`)), ms)
+  );
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 Deno.test("runBacked: run here without a row; a failed run queued a second later; no worker: a job", async () => {
   const db = await createTestDatabase();
   const jobs = new Jobs(db.url, silentLogger);
@@ -43,16 +56,17 @@ Deno.test("runBacked: run here without a row; a failed run queued a second later
       return job.data.n === 2 ? Promise.reject(new Error("fails once")) : Promise.resolve();
     });
     await jobs.runBacked(QUEUE, { n: 1 });
-    await done;
+    await settled(done, "the run here");
     assert.deepEqual(ran, [1]);
     assert.equal((await rows()).length, 0, "no job row for a run here");
 
     // A failed run: queued for a worker about a second later.
     const failed = new Promise<void>((resolve) => release = resolve);
     await jobs.runBacked(QUEUE, { n: 2 });
-    await failed;
+    await settled(failed, "the failing run");
+    // The row is inserted once the run has failed, right after the handler's rejection.
     let retry: Awaited<ReturnType<typeof rows>> = [];
-    while (retry.length === 0) retry = await rows();
+    for (let i = 0; i < 1000 && retry.length === 0; i++) retry = await rows();
     assert.equal(retry.length, 1);
     assert.deepEqual(retry[0].data, { n: 2 });
     assert.ok(Math.abs(retry[0].after_ms - 1000) < 100, String(retry[0].after_ms));
