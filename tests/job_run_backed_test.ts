@@ -8,21 +8,9 @@ import pg from "pg";
 import { Jobs } from "../src/jobs/boss.ts";
 import { silentLogger } from "../src/shared/logger.ts";
 import { createTestDatabase } from "./_helpers/db.ts";
+import { eventually } from "./_helpers/receiver.ts";
 
 const QUEUE = "run-backed-test";
-
-/** `promise`, or a failure after `ms` instead of a test that never ends (a run that never came). */
-async function settled<T>(promise: Promise<T>, what: string, ms = 30_000): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) =>
-    timer = setTimeout(() => reject(new Error(`${what}: never came`)), ms)
-  );
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 Deno.test("runBacked: run here without a row; a failed run queued a second later; no worker: a job", async () => {
   const db = await createTestDatabase();
@@ -47,26 +35,22 @@ Deno.test("runBacked: run here without a row; a failed run queued a second later
     await side.query(`DELETE FROM pgboss.job WHERE name = $1`, [QUEUE]);
 
     // With a worker (polling far apart, so only runs here happen): run here, no row.
-    let release: () => void = () => {};
     const ran: number[] = [];
-    const done = new Promise<void>((resolve) => release = resolve);
     await jobs.work<{ n: number }>(QUEUE, { pollingIntervalSeconds: 60 }, ([job]) => {
       ran.push(job.data.n);
-      release();
       return job.data.n === 2 ? Promise.reject(new Error("fails once")) : Promise.resolve();
     });
     await jobs.runBacked(QUEUE, { n: 1 });
-    await settled(done, "the run here");
+    await eventually(() => Promise.resolve(ran.length === 1 ? ran : undefined));
     assert.deepEqual(ran, [1]);
     assert.equal((await rows()).length, 0, "no job row for a run here");
 
-    // A failed run: queued for a worker about a second later.
-    const failed = new Promise<void>((resolve) => release = resolve);
+    // A failed run: queued for a worker about a second later (the row follows the rejection).
     await jobs.runBacked(QUEUE, { n: 2 });
-    await settled(failed, "the failing run");
-    // The row is inserted once the run has failed, right after the handler's rejection.
-    let retry: Awaited<ReturnType<typeof rows>> = [];
-    for (let i = 0; i < 1000 && retry.length === 0; i++) retry = await rows();
+    const retry = await eventually(async () => {
+      const found = await rows();
+      return found.length ? found : undefined;
+    });
     assert.equal(retry.length, 1);
     assert.deepEqual(retry[0].data, { n: 2 });
     assert.ok(Math.abs(retry[0].after_ms - 1000) < 100, String(retry[0].after_ms));
