@@ -174,13 +174,29 @@ Deno.test("media messages: voice notes, images, documents, failures and reads", 
           voice: true,
         }, from);
         await s.ai.waitForTranscriptions(1);
-        // The window closed and its reply job ran while the transcription was under way: nothing asked.
-        await waitUntil(
+        // The window closes while the transcription is under way: nothing is asked. Its reply job
+        // is only the backstop, due when MEDIA_WAIT_MS would run out; the media job starts the reply.
+        const [{ conversationId }] = await waitUntil(
           () =>
-            db.$queryRawUnsafe<Array<{ n: number }>>(
-              `SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'conversation-reply' AND state = 'completed'`,
+            db.$queryRawUnsafe<Array<{ conversationId: string; closed: boolean }>>(
+              `SELECT c.id AS "conversationId", c."replyDueAt" <= now() AS closed
+                 FROM "Conversation" c JOIN "Contact" ct ON ct.id = c."contactId" WHERE ct."externalId" = $1`,
+              from,
             ),
-          (rows) => rows[0].n >= 1,
+          (rows) => rows.length === 1 && rows[0].closed,
+        );
+        const replyJobs = await db.$queryRawUnsafe<Array<{ state: string; afterWindowMs: number }>>(
+          `SELECT j.state::text AS state,
+                  (extract(epoch FROM j.start_after - c."replyDueAt") * 1000)::int AS "afterWindowMs"
+             FROM pgboss.job j JOIN "Conversation" c ON c.id = j.data->>'conversationId'
+            WHERE j.name = 'conversation-reply' AND c.id = $1`,
+          conversationId,
+        );
+        assert.equal(replyJobs.length, 1, "one reply job, not run at the window's close");
+        assert.equal(replyJobs[0].state, "created");
+        assert.ok(
+          replyJobs[0].afterWindowMs >= 30_000,
+          `due ${replyJobs[0].afterWindowMs} ms after the window`,
         );
         assert.equal(s.ai.chats.length, 0, "no model call before the transcript");
         s.ai.gate = null;
@@ -493,6 +509,53 @@ Deno.test("media messages: voice notes, images, documents, failures and reads", 
       assert.equal(file.headers.get("x-content-type-options"), "nosniff");
     });
   } finally {
+    await s.close();
+  }
+});
+
+Deno.test("a voice note still being transcribed when MEDIA_WAIT_MS runs out: answered without it, its late transcript kept", async () => {
+  const s = await setup({ MEDIA_WAIT_MS: "400" });
+  const db = s.t.app.deps.db;
+  let release!: () => void;
+  try {
+    s.ai.gate = new Promise((r) => release = r);
+    const audio = bytes("voice-late");
+    s.graph.files.set("audio-late", { bytes: audio, mimeType: "audio/ogg" });
+    s.ai.transcripts.set("voice-late", "chegou tarde");
+    const from = "5511900000030";
+    const waId = await post(s, s.vision, "audio", {
+      mime_type: "audio/ogg",
+      sha256: sha(audio),
+      id: "audio-late",
+    }, from);
+    await s.ai.waitForTranscriptions(1);
+    // The window's reply job, due when the wait has run out, answers while the transcription hangs.
+    await s.graph.waitForSends(1);
+    assert.equal(s.ai.chats.length, 1);
+    assert.equal(userText(s.ai.chats[0]), "[audio: not transcribed]");
+    assert.deepEqual(sentTo(s, from), ["eco: [audio: not transcribed]"]);
+    s.ai.gate = null;
+    release();
+    const m = await stored(s, waId);
+    assert.equal(m.transcript, "chegou tarde");
+    assert.equal(m.mediaError, null);
+    // Late media gets no reply of its own; the customer's next message is answered alone, with the
+    // late transcript in the history.
+    const res = await postSigned(
+      s.t.anon,
+      s.vision.id,
+      textMessage(s.vision.phoneNumberId, `wamid.text-${++n}`, "e agora?", from),
+    );
+    assert.equal(res.status, 200);
+    await s.graph.waitForSends(2);
+    assert.equal(s.ai.chats.length, 2);
+    assert.equal(userText(s.ai.chats[1]), "e agora?");
+    // deno-lint-ignore no-explicit-any
+    const history = s.ai.chats[1].messages.slice(1, -1).map((h: any) => h.content);
+    assert.deepEqual(history, ["[audio] chegou tarde", "eco: [audio: not transcribed]"]);
+    assert.deepEqual(sentTo(s, from), ["eco: [audio: not transcribed]", "eco: e agora?"]);
+  } finally {
+    release?.();
     await s.close();
   }
 });

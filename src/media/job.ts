@@ -6,7 +6,8 @@
  * PDF or DOCX gets its text, an image is kept for the reply when the agent has vision (bytes are
  * otherwise never kept). Then, in one transaction, the message gets its media fields (or
  * `media.error`), `message.received` is published with them, and the reply runs here when its
- * window has closed meanwhile (the reply waits for this, at most MEDIA_WAIT_MS).
+ * window has closed meanwhile, or is queued for the window's close (the reply waits for this, at
+ * most MEDIA_WAIT_MS).
  *
  * Graph failures that may pass later are tried again (3 attempts, 1 s then 4 s apart, each a job of
  * its own); everything else ends the work with its error, so the customer is answered anyway. The
@@ -165,8 +166,10 @@ async function understand(deps: Deps, row: MessageRow): Promise<Outcome> {
 
 /**
  * One transaction: the message's media fields, the image kept for the reply, and `message.received`
- * with what was understood. Then the reply, when the window closed while this ran and no other
- * media of the conversation is pending (otherwise the window's job, or the last media job, runs it).
+ * with what was understood. Then the reply, unless another media of the conversation is pending
+ * (the last media job starts it): at once when the window closed while this ran; when the window
+ * closes, if it was last restarted by a media message (its own job is only the backstop); otherwise
+ * a later text restarted it, and that text's job answers.
  */
 async function finish(deps: Deps, row: MessageRow, o: Outcome): Promise<void> {
   const now = deps.clock.now();
@@ -202,11 +205,21 @@ async function finish(deps: Deps, row: MessageRow, o: Outcome): Promise<void> {
         },
       },
     });
-    return updated.replyDueAt !== null && updated.replyDueAt <= now && !updated.othersPending;
+    const { replyDueAt, othersPending, mediaWindow } = updated;
+    if (replyDueAt === null || othersPending) return false;
+    if (replyDueAt <= now) return true;
+    if (mediaWindow) {
+      await deps.jobs.enqueue(tx, REPLY_QUEUE, [{ conversationId: row.conversationId } satisfies ReplyJob], {
+        startAfterMs: replyDueAt.getTime() - now.getTime(),
+        runHere: true,
+      });
+    }
+    return false;
   });
   deps.jobs.committed();
-  // The window's own reply job stands behind this run: it found the media pending and comes back
-  // when MEDIA_WAIT_MS runs out (reply.ts), or it has not run yet. So the reply needs no job row here.
+  // The window's own reply job stands behind this run: due when MEDIA_WAIT_MS runs out (window.ts),
+  // or, when a later text restarted the window, it found the media pending and comes back then
+  // (reply.ts). So the reply needs no job row here.
   if (replyNow) {
     await deps.jobs.runBacked(REPLY_QUEUE, { conversationId: row.conversationId } satisfies ReplyJob);
   }

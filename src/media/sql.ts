@@ -46,11 +46,12 @@ export interface MediaFields {
 
 /**
  * The media work's outcome on its message (once: only while it is pending), and whether the reply
- * may be queued: the conversation's window end and whether another media of it is still pending.
- * No row when another run finished it meanwhile.
+ * may be queued: the conversation's window end, whether another media of it is still pending, and
+ * whether its window was last restarted by a media message (so its reply job is only the backstop:
+ * src/conversations/pipeline/window.ts). No row when another run finished it meanwhile.
  */
 export const finishMedia = query(
-  { replyDueAt: col.timestamptz.null, othersPending: col.boolean },
+  { replyDueAt: col.timestamptz.null, othersPending: col.boolean, mediaWindow: col.boolean },
   ({ id, conversationId, now, o }: {
     id: string;
     conversationId: string;
@@ -66,7 +67,10 @@ export const finishMedia = query(
         RETURNING id)
       SELECT c."replyDueAt",
              EXISTS (SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."mediaPending"
-                        AND m.id <> ${id}) AS "othersPending"
+                        AND m.id <> ${id}) AS "othersPending",
+             COALESCE((SELECT l."mediaId" IS NOT NULL AND l.type IN ('AUDIO', 'IMAGE', 'DOCUMENT')
+                         FROM "Message" l WHERE l."conversationId" = c.id AND l."senderKind" = 'CUSTOMER'
+                        ORDER BY l."createdAt" DESC, l.id DESC LIMIT 1), false) AS "mediaWindow"
         FROM "Conversation" c, done WHERE c.id = ${conversationId}`,
   [{
     id: "m",

@@ -35,7 +35,7 @@ import {
   type ReplyIntent,
   unansweredConversations,
 } from "../sql.ts";
-import { REPLY_QUEUE, type ReplyJob } from "./window.ts";
+import { MEDIA_WAIT_MARGIN_MS, REPLY_QUEUE, type ReplyJob } from "./window.ts";
 import { Buffer } from "node:buffer";
 
 /** The summary of a transfer when the model is not configured, fails, times out or answers nothing. */
@@ -84,7 +84,7 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
       const afterMs = row.dueAt!.getTime() + deps.config.media.waitMs - claimedAt.getTime();
       await deps.jobs.enqueueLater(REPLY_QUEUE, [{
         data: { conversationId: id } satisfies ReplyJob,
-        afterMs: Math.max(0, afterMs) + STALE_MARGIN_MS,
+        afterMs: Math.max(0, afterMs) + MEDIA_WAIT_MARGIN_MS,
       }]);
       return;
     }

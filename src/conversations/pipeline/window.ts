@@ -6,6 +6,11 @@
  * that time. Each message restarts the window; the jobs of earlier messages find the due time moved
  * and do nothing (reply.ts). It also schedules the auto-close from the new last message. The UPDATE
  * is its share of the event batch's one statement (src/shared/events.ts).
+ *
+ * A window restarted by a media message is answered once its media work ends: the media job starts
+ * the reply (src/media/job.ts), so the window's own job is only the backstop, due when the reply
+ * would go ahead without the media (MEDIA_WAIT_MS after the window closed). Run at the window's
+ * close it would only find the media pending and come back then.
  */
 import type { Deps } from "../../context.ts";
 import type { SqlTx } from "../../db/client.ts";
@@ -64,18 +69,38 @@ export function replyWindowListener(deps: Pick<Deps, "jobs" | "clock" | "config"
         result: Prisma.sql`(SELECT COALESCE(json_agg(w), '[]') FROM window_restarted w)`,
       };
     },
-    async after(tx, _events, result) {
-      for (const row of (result ?? []) as Restarted[]) await scheduleReply(deps, tx, row);
+    async after(tx, events, result) {
+      const withMedia = new Set(
+        events.filter((e) => e.type === "message.media_pending").map((e) => e.conversationId),
+      );
+      for (const row of (result ?? []) as Restarted[]) {
+        await scheduleReply(deps, tx, row, withMedia.has(row.id));
+      }
     },
   };
 }
 
-async function scheduleReply(deps: Pick<Deps, "jobs" | "clock">, tx: SqlTx, row: Restarted) {
-  await deps.jobs.enqueue(tx, REPLY_QUEUE, [{ conversationId: row.id } satisfies ReplyJob], {
-    startAfterMs: row.windowMs,
+/**
+ * After the media wait the reply's claim no longer waits for the media (reply.ts): the backstop
+ * comes this long after it, so that its claim finds the wait over (times are compared in ms).
+ */
+export const MEDIA_WAIT_MARGIN_MS = 100;
+
+async function scheduleReply(
+  deps: Pick<Deps, "jobs" | "clock" | "config">,
+  tx: SqlTx,
+  row: Restarted,
+  mediaPending: boolean,
+) {
+  const job = { conversationId: row.id } satisfies ReplyJob;
+  if (mediaPending) {
+    await deps.jobs.enqueue(tx, REPLY_QUEUE, [job], {
+      startAfterMs: row.windowMs + deps.config.media.waitMs + MEDIA_WAIT_MARGIN_MS,
+    });
+  } else {
     // The process that stored the message answers it when the window closes (no fetch).
-    runHere: true,
-  });
+    await deps.jobs.enqueue(tx, REPLY_QUEUE, [job], { startAfterMs: row.windowMs, runHere: true });
+  }
   const at = (iso: string | null) => iso === null ? null : new Date(iso);
   await scheduleTimers(deps, tx, row.id, {
     lastMessageAt: at(row.lastMessageAt),
