@@ -38,6 +38,7 @@ import {
   statementsRun,
 } from "./_pg_stats.ts";
 import { median, pct } from "./_percentiles.ts";
+import { collectGarbage } from "./_gc.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 5000);
@@ -147,6 +148,7 @@ export async function runInboundBench(): Promise<void> {
 
     const inboundRun = async (rate: number, run: string): Promise<Run> => {
       if (pgLogTo) console.error(`${new Date().toISOString()} start ${run}`);
+      collectGarbage();
       const since = await resetStatements(stats);
       const cpu0 = { server: serverCpuMs(), pg: postgresCpuMs(dataDir) };
       const r = await post(inboundUrl, rate, run, true);

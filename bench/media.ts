@@ -43,6 +43,7 @@ import {
   statementsRun,
 } from "./_pg_stats.ts";
 import { median, pct } from "./_percentiles.ts";
+import { collectGarbage } from "./_gc.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const DURATION_MS = Number(Deno.env.get("BENCH_DURATION_MS") ?? 5000);
@@ -229,6 +230,7 @@ export async function runMediaBench(): Promise<void> {
     const runOf = async (kind: MessageKind, run: string): Promise<Run> => {
       // The server's CPU profile since the previous run is dropped: this run's is written after it.
       if (profileTo) await takeProfile(server, null);
+      collectGarbage();
       const since = await resetStatements(stats);
       const cpu0 = { server: cpuTimeMs(server.pid), pg: postgresCpuMs(dataDir), here: cpuTimeMs(Deno.pid) };
       const r: LoadOut = await postOpenLoop({
