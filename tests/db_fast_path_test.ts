@@ -4,8 +4,6 @@
  * column type, a command the same count, and statement counters see both. A transaction of raw
  * statements (sqlTransaction) runs on it too: it answers the same, commits, rolls back on a throw or
  * a failed statement, runs its after-commit callbacks only once committed, and gives its connection back.
- * Statements registered to go with its COMMIT leave in the COMMIT's round trip, and one that fails
- * rolls the whole transaction back.
  */
 import assert from "node:assert/strict";
 import { Prisma } from "../src/generated/prisma/client.ts";
@@ -13,7 +11,7 @@ import { createTestDatabase } from "./_helpers/db.ts";
 import { createPrisma } from "../src/db/client.ts";
 import { fastPathOf } from "../src/db/fast_path.ts";
 import { col, command, query } from "../src/db/statement.ts";
-import { afterCommit, sqlTransaction, withCommit } from "../src/db/transaction.ts";
+import { afterCommit, sqlTransaction } from "../src/db/transaction.ts";
 
 const everyType = query(
   {
@@ -162,37 +160,6 @@ Deno.test("a transaction of raw statements runs on the fast path: same answers, 
     );
     assert.deepEqual(order, []);
     assert.deepEqual(await names.rows(db, { prefix: "tx " }), [{ name: "tx committed" }]);
-
-    // Statements sent with the COMMIT: in its round trip, after the body's; a failing one rolls the
-    // body's writes back, skips the callbacks, and its error reaches the caller.
-    statements.length = 0;
-    await sqlTransaction(db, async (tx) => {
-      assert.equal(
-        withCommit(tx, `INSERT INTO "Workspace" (id, name) VALUES ('w4', 'tx with commit')`),
-        true,
-      );
-      await addWorkspace.run(tx, { id: "w5", name: "tx body" });
-    });
-    assert.equal(statements.length, 3, statements.join("\n"));
-    assert.match(statements[2], /^INSERT INTO "Workspace"[^;]*'w4'[^;]*;\nCOMMIT$/);
-    assert.deepEqual(
-      (await names.rows(db, { prefix: "tx " })).map((r) => r.name).sort(),
-      ["tx body", "tx committed", "tx with commit"],
-    );
-    const called: string[] = [];
-    await assert.rejects(
-      sqlTransaction(db, async (tx) => {
-        afterCommit(tx, () => called.push("after commit"));
-        withCommit(tx, `INSERT INTO "Workspace" (id, name) VALUES ('w1', 'tx duplicate at commit')`);
-        await addWorkspace.run(tx, { id: "w6", name: "tx rolled back at commit" });
-      }),
-      /unique|duplicate/i,
-    );
-    assert.deepEqual(called, []);
-    assert.equal((await names.rows(db, { prefix: "tx rolled back at commit" })).length, 0);
-    // Outside a sqlTransaction() there is no COMMIT of ours to go with: nothing is registered.
-    await db.$transaction(async (tx) => assert.equal(withCommit(tx, "SELECT 1"), false));
-
     // Both of the pool's two connections are free: two transactions at once both finish.
     const both = await Promise.all(
       ["a", "b"].map((k) =>

@@ -40,9 +40,8 @@ export interface FastPath {
   /**
    * `fn` in a transaction on one connection: committed when it resolves, rolled back when it
    * throws. Statements on its `tx` take this path too (fastPathOf(tx) is the connection's).
-   * `withCommit`: statements without parameters sent with the COMMIT, in the same round trip.
    */
-  transaction<T>(fn: (tx: SqlTx) => Promise<T>, withCommit?: () => readonly string[]): Promise<T>;
+  transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T>;
   /**
    * Ends the pool unless Prisma's $disconnect did: it does only when Prisma itself connected, and a
    * client used through this path alone never does.
@@ -74,7 +73,7 @@ export function addFastPath(client: object, pool: pg.Pool, onQuery?: (sql: strin
     async run(sql) {
       return (await send(sql.text, sql.values)).rowCount ?? 0;
     },
-    async transaction<T>(fn: (tx: SqlTx) => Promise<T>, withCommit?: () => readonly string[]): Promise<T> {
+    async transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T> {
       const connection = await pool.connect();
       const sendHere = on(connection);
       const tx = sqlTxOn(sendHere);
@@ -94,8 +93,7 @@ export function addFastPath(client: object, pool: pg.Pool, onQuery?: (sql: strin
         // As Prisma's interactive transactions are bounded: a transaction left open is ended.
         await control(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = '${IDLE_IN_TRANSACTION}'`);
         const result = await fn(tx);
-        // One simple query: a failing statement skips the rest, COMMIT included, and is rolled back below.
-        await control([...withCommit?.() ?? [], "COMMIT"].join(";\n"));
+        await control("COMMIT");
         return result;
       } catch (error) {
         await control("ROLLBACK").catch((e) => {

@@ -75,9 +75,6 @@ export async function transaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promis
   return result;
 }
 
-/** Statements to send with the COMMIT of a transaction opened by `sqlTransaction()` on the fast path. */
-const withCommits = new WeakMap<object, string[]>();
-
 /**
  * As `transaction`, for work of raw statements only (a SqlTx: declared statements, job inserts):
  * on the client's pool directly (db/fast_path.ts), a few times cheaper per statement than Prisma's
@@ -87,27 +84,12 @@ export async function sqlTransaction<T>(db: Db, fn: (tx: SqlTx) => Promise<T>): 
   const fast = fastPathOf(db);
   if (!fast) return await transaction(db, fn);
   const callbacks: Array<() => void> = [];
-  const withCommit: string[] = [];
   const result = await fast.transaction((tx) => {
     afterCommits.set(tx, callbacks);
-    withCommits.set(tx, withCommit);
     return fn(tx);
-  }, () => withCommit);
+  });
   for (const callback of callbacks) callback();
   return result;
-}
-
-/**
- * Registers a statement without parameters (several, separated by semicolons) to run at the end of
- * `tx`, sent with its COMMIT in one round trip: for writes nothing in the transaction reads (job
- * inserts). One that fails rolls the transaction back, and the transaction throws its error.
- * Returns false, registering nothing, when `tx` was not opened by `sqlTransaction()` on the fast
- * path (its COMMIT is Prisma's): the caller runs the statement itself.
- */
-export function withCommit(tx: SqlTx, statement: string): boolean {
-  const statements = withCommits.get(tx);
-  statements?.push(statement);
-  return statements !== undefined;
 }
 
 /**

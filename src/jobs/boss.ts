@@ -3,11 +3,9 @@
  * caller's Prisma transaction (outbox pattern, pg-boss `insert(..., { db })`); workers are woken by
  * LISTEN/NOTIFY, not by polling, so a new job starts without waiting for a poll interval.
  */
-import { type Job, PgBoss, type Queue, type WorkOptions } from "pg-boss";
-import { insertJobs } from "pg-boss/dist/plans.js";
-import pg from "pg";
+import { fromPrisma, type Job, PgBoss, type Queue, type WorkOptions } from "pg-boss";
 import { POOL_IDLE_MS, type SqlTx } from "../db/client.ts";
-import { afterCommit, withCommit } from "../db/transaction.ts";
+import { afterCommit } from "../db/transaction.ts";
 import type { EnqueueOptions, JobQueue, KeyedJob } from "../shared/jobs.ts";
 import type { Logger } from "../shared/logger.ts";
 import { NamedStatementsDb } from "./named_statements_db.ts";
@@ -37,34 +35,19 @@ export type WorkerOptions = WorkOptions & { runHereLimit?: number };
 /** A queue and its options, created (or brought up to date) when the boss starts. */
 export type QueueSpec = Queue & { name: string };
 
-const literal = (value: string) => pg.escapeLiteral(value);
-const textArray = (values: string[]) => `ARRAY[${values.map(literal).join(", ")}]::text[]`;
-
 /**
- * Moves the waiting jobs of `queue` under the keys to the due times given where those are earlier.
- * Its WHERE matches the queue's unique index for the 'short' policy, and the keys are matched with
- * `= ANY` as well so that the index finds the rows: joined to the unnest alone, PostgreSQL read
- * every waiting job of the queue (one per open conversation for the timers). Unchanged rows are not
- * rewritten.
+ * Moves the waiting jobs of queue $1 under the keys $2 to the due times $3 (ISO text) where those
+ * are earlier. Its WHERE matches the queue's unique index for the 'short' policy, and the keys are
+ * matched with `= ANY` as well so that the index finds the rows: joined to the unnest alone,
+ * PostgreSQL read every waiting job of the queue (one per open conversation for the timers).
+ * Unchanged rows are not rewritten.
  */
-export function bringForwardSql(queue: string, due: Array<{ key: string; at: Date }>): string {
-  const keys = textArray(due.map((d) => d.key));
-  return `UPDATE ${BOSS_SCHEMA}.job j
+export const BRING_FORWARD_SQL = `UPDATE ${BOSS_SCHEMA}.job j
     SET start_after = v.at::timestamptz
-   FROM unnest(${keys}, ${textArray(due.map((d) => d.at.toISOString()))}) AS v(key, at)
-  WHERE j.name = ${literal(queue)} AND COALESCE(j.singleton_key, '') = ANY(${keys})
+   FROM unnest($2::text[], $3::text[]) AS v(key, at)
+  WHERE j.name = $1 AND COALESCE(j.singleton_key, '') = ANY($2::text[])
     AND COALESCE(j.singleton_key, '') = v.key AND j.state = 'created' AND j.policy = 'short'
     AND v.at::timestamptz < j.start_after`;
-}
-
-/** A job as a transaction inserts it (pg-boss' insert fields). */
-interface JobRow {
-  id: string;
-  data: object;
-  /** A due time, or seconds from the database's now. */
-  startAfter?: Date | number;
-  singletonKey?: string;
-}
 
 export interface BossOptions {
   /** Connections of pg-boss' own pool (fetch, complete, maintenance), besides the LISTEN one. */
@@ -84,8 +67,6 @@ export class Jobs implements JobQueue {
   readonly #drains: Array<(timeoutMs: number) => Promise<void>> = [];
   /** Per queue, the last idle worker woken (wake() takes them in turn). */
   readonly #turns = new Map<string, number>();
-  /** Per queue, its table and whether an insert of a job due now notifies the workers (pg-boss' own). */
-  readonly #queues = new Map<string, Promise<{ table: string; notify: boolean }>>();
   /** Per queue, jobs announced by wake() and not yet taken by this process' workers (a hint). */
   readonly #due = new Map<string, number>();
   /** Per queue, the handler its workers run (enqueueAndRun and runHere use it too). */
@@ -203,41 +184,11 @@ export class Jobs implements JobQueue {
       }
     });
     if (!registered) return await this.enqueueEach(tx, queue, items);
-    await this.#insertIn(
-      tx,
+    await this.boss.insert(
       queue,
       jobs.map((j) => ({ id: j.id, data: j.data, startAfter: (j.delayMs + RUN_HERE_BACKSTOP_MS) / 1000 })),
+      { db: fromPrisma(tx) },
     );
-  }
-
-  /**
-   * Inserts `jobs` with pg-boss' own statement, their data written into it, and brings forward the
-   * waiting jobs under the keys in `due`. Sent with the COMMIT of `tx` when it is a sqlTransaction()
-   * (one round trip for every job of a transaction), otherwise at once.
-   */
-  async #insertIn(tx: SqlTx, queue: string, jobs: JobRow[], due: Array<{ key: string; at: Date }> = []) {
-    const { table, notify } = await this.#queueOf(queue);
-    const statements = [
-      insertJobs(BOSS_SCHEMA, { table, name: queue, returnId: false, notify })
-        .replace("$1", () => literal(JSON.stringify(jobs))),
-      // After the insert, which skipped a key with a job waiting: that job moves to the earlier time.
-      ...due.length ? [bringForwardSql(queue, due)] : [],
-    ];
-    if (withCommit(tx, statements.join(";\n"))) return;
-    for (const statement of statements) await tx.$executeRawUnsafe(statement);
-  }
-
-  #queueOf(name: string): Promise<{ table: string; notify: boolean }> {
-    let queue = this.#queues.get(name);
-    if (!queue) {
-      queue = this.boss.getQueue(name).then((q) => {
-        if (!q) throw new Error(`queue ${name} does not exist`);
-        return { table: q.table, notify: q.notify === true };
-      });
-      queue.catch(() => this.#queues.delete(name));
-      this.#queues.set(name, queue);
-    }
-    return queue;
   }
 
   /** As enqueue, each job with its own delay, in one statement. */
@@ -249,25 +200,38 @@ export class Jobs implements JobQueue {
     // minute after the message just stored) would come due early by that much.
     const enqueuedAt = Date.now();
     const dueAt = delays.map((ms) => new Date(enqueuedAt + ms));
-    // Per key, the earliest of its due times: a job already waiting under the key (the insert skips
-    // the key then) runs at the earlier of the two times, so a due time moved forward is not missed.
+    const ids = items.map(() => crypto.randomUUID());
+    const anyKeyed = items.some((i) => i.singletonKey);
+    const inserted = new Set(
+      await this.boss.insert(
+        queue,
+        items.map((i, k) => ({
+          id: ids[k],
+          data: i.data,
+          startAfter: delays[k] > 0 ? dueAt[k] : undefined,
+          singletonKey: i.singletonKey,
+        })),
+        { db: fromPrisma(tx), returnId: anyKeyed },
+      ) ?? [],
+    );
+    // Per key not inserted, the earliest of its due times.
     const earliest = new Map<string, Date>();
     items.forEach((i, k) => {
-      if (!i.singletonKey) return;
+      if (!i.singletonKey || inserted.has(ids[k])) return;
       const at = earliest.get(i.singletonKey);
       if (!at || dueAt[k] < at) earliest.set(i.singletonKey, dueAt[k]);
     });
-    await this.#insertIn(
-      tx,
-      queue,
-      items.map((i, k) => ({
-        id: crypto.randomUUID(),
-        data: i.data,
-        startAfter: delays[k] > 0 ? dueAt[k] : undefined,
-        singletonKey: i.singletonKey,
-      })),
-      [...earliest].map(([key, at]) => ({ key, at })),
-    );
+    const keyed = [...earliest].map(([key, at]) => ({ key, at }));
+    if (keyed.length) {
+      // The insert kept the job already waiting under the key: it runs at the earlier of the two
+      // times, so a due time moved forward is not missed.
+      await tx.$executeRawUnsafe(
+        BRING_FORWARD_SQL,
+        queue,
+        keyed.map((k) => k.key),
+        keyed.map((k) => k.at.toISOString()),
+      );
+    }
     // A few ms late on purpose: the database's clock decides when the job is due. Jobs due much later
     // (conversation timers, an hour ahead) are left to the workers' polling rather than holding a
     // timer each in memory.
