@@ -1,8 +1,9 @@
 /**
  * A keyed enqueue that meets a job already waiting under its key (the conversation timers: one
- * waiting job per conversation and kind) brings that job forward when the new due time is earlier,
- * leaves it untouched when it is later, and finds it through the index: the statement reads the
- * waiting jobs of its keys, not every waiting job of the queue (one per open conversation).
+ * waiting job per conversation and kind) brings that job forward when the new due time is earlier
+ * (in the insert's own statement), leaves it untouched when it is later, and finds it through the
+ * index: the statement reads the waiting jobs of its keys, not every waiting job of the queue (one
+ * per open conversation).
  */
 import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
@@ -77,6 +78,26 @@ Deno.test("bringing a waiting keyed job forward: earlier moves it, later leaves 
       QUEUE,
     );
     assert.equal(n, 1);
+
+    // One call with a waiting key and a new one (one statement): the first brought forward, the
+    // second inserted.
+    const c8 = await row("auto-close:c8");
+    await db.$transaction((tx) =>
+      jobs.enqueueEach(tx, QUEUE, [
+        {
+          data: { conversationId: "c8", kind: "auto-close" },
+          startAfterMs: 60_000,
+          singletonKey: "auto-close:c8",
+        },
+        {
+          data: { conversationId: "n1", kind: "auto-close" },
+          startAfterMs: 60_000,
+          singletonKey: "auto-close:n1",
+        },
+      ])
+    );
+    assert.ok((await row("auto-close:c8")).start_after < c8.start_after, "brought forward");
+    assert.ok(await row("auto-close:n1"), "inserted");
 
     // The statement's plan, run for real and rolled back: the job scans return the key's row alone.
     const plan = await db.$transaction(async (tx) => {

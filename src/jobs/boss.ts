@@ -4,6 +4,7 @@
  * LISTEN/NOTIFY, not by polling, so a new job starts without waiting for a poll interval.
  */
 import { fromPrisma, type Job, PgBoss, type Queue, type WorkOptions } from "pg-boss";
+import { insertJobs } from "pg-boss/dist/plans.js";
 import { POOL_IDLE_MS, type SqlTx } from "../db/client.ts";
 import { afterCommit } from "../db/transaction.ts";
 import type { EnqueueOptions, JobQueue, KeyedJob } from "../shared/jobs.ts";
@@ -49,6 +50,21 @@ export const BRING_FORWARD_SQL = `UPDATE ${BOSS_SCHEMA}.job j
     AND COALESCE(j.singleton_key, '') = v.key AND j.state = 'created' AND j.policy = 'short'
     AND v.at::timestamptz < j.start_after`;
 
+/**
+ * A keyed insert in one statement: BRING_FORWARD_SQL (its parameters from $2 on) as a CTE of
+ * pg-boss' own insert of the queue (its jobs as JSON in $1). Both read the rows as they were before
+ * the statement: a key with a job waiting is skipped by the insert and that job brought forward; a
+ * key without one is inserted, and the CTE finds nothing of it to move.
+ */
+export function keyedInsertSql(queue: string, table: string, notify: boolean): string {
+  const forward = BRING_FORWARD_SQL.replace(/\$(\d)/g, (_, n) => `$${Number(n) + 1}`);
+  const insert = insertJobs(BOSS_SCHEMA, { table, name: queue, returnId: false, notify }).trim();
+  // With NOTIFY, pg-boss' insert is a WITH of its own: the CTE joins its list.
+  return insert.startsWith("WITH ")
+    ? `WITH forward AS (${forward}), ${insert.slice("WITH ".length)}`
+    : `WITH forward AS (${forward}) ${insert}`;
+}
+
 export interface BossOptions {
   /** Connections of pg-boss' own pool (fetch, complete, maintenance), besides the LISTEN one. */
   max?: number;
@@ -67,6 +83,8 @@ export class Jobs implements JobQueue {
   readonly #drains: Array<(timeoutMs: number) => Promise<void>> = [];
   /** Per queue, the last idle worker woken (wake() takes them in turn). */
   readonly #turns = new Map<string, number>();
+  /** Per queue, its keyed insert (keyedInsertSql), made once its table and NOTIFY are known. */
+  readonly #keyedInserts = new Map<string, Promise<string>>();
   /** Per queue, jobs announced by wake() and not yet taken by this process' workers (a hint). */
   readonly #due = new Map<string, number>();
   /** Per queue, the handler its workers run (enqueueAndRun and runHere use it too). */
@@ -200,36 +218,29 @@ export class Jobs implements JobQueue {
     // minute after the message just stored) would come due early by that much.
     const enqueuedAt = Date.now();
     const dueAt = delays.map((ms) => new Date(enqueuedAt + ms));
-    const ids = items.map(() => crypto.randomUUID());
-    const anyKeyed = items.some((i) => i.singletonKey);
-    const inserted = new Set(
-      await this.boss.insert(
-        queue,
-        items.map((i, k) => ({
-          id: ids[k],
-          data: i.data,
-          startAfter: delays[k] > 0 ? dueAt[k] : undefined,
-          singletonKey: i.singletonKey,
-        })),
-        { db: fromPrisma(tx), returnId: anyKeyed },
-      ) ?? [],
-    );
-    // Per key not inserted, the earliest of its due times.
-    const earliest = new Map<string, Date>();
-    items.forEach((i, k) => {
-      if (!i.singletonKey || inserted.has(ids[k])) return;
-      const at = earliest.get(i.singletonKey);
-      if (!at || dueAt[k] < at) earliest.set(i.singletonKey, dueAt[k]);
-    });
-    const keyed = [...earliest].map(([key, at]) => ({ key, at }));
-    if (keyed.length) {
-      // The insert kept the job already waiting under the key: it runs at the earlier of the two
-      // times, so a due time moved forward is not missed.
+    const jobs = items.map((i, k) => ({
+      id: crypto.randomUUID(),
+      data: i.data,
+      startAfter: delays[k] > 0 ? dueAt[k] : undefined,
+      singletonKey: i.singletonKey,
+    }));
+    if (!items.some((i) => i.singletonKey)) {
+      await this.boss.insert(queue, jobs, { db: fromPrisma(tx) });
+    } else {
+      // Per key, the earliest of its due times: a job already waiting under the key runs at the
+      // earlier of the two times, so a due time moved forward is not missed. One round trip.
+      const earliest = new Map<string, Date>();
+      items.forEach((i, k) => {
+        if (!i.singletonKey) return;
+        const at = earliest.get(i.singletonKey);
+        if (!at || dueAt[k] < at) earliest.set(i.singletonKey, dueAt[k]);
+      });
       await tx.$executeRawUnsafe(
-        BRING_FORWARD_SQL,
+        await this.#keyedInsert(queue),
+        JSON.stringify(jobs),
         queue,
-        keyed.map((k) => k.key),
-        keyed.map((k) => k.at.toISOString()),
+        [...earliest.keys()],
+        [...earliest.values()].map((at) => at.toISOString()),
       );
     }
     // A few ms late on purpose: the database's clock decides when the job is due. Jobs due much later
@@ -242,6 +253,19 @@ export class Jobs implements JobQueue {
         this.#wakeLater(queue, delayMs + 50, false);
       }
     }
+  }
+
+  #keyedInsert(queue: string): Promise<string> {
+    let sql = this.#keyedInserts.get(queue);
+    if (!sql) {
+      sql = this.boss.getQueue(queue).then((q) => {
+        if (!q) throw new Error(`queue ${queue} does not exist`);
+        return keyedInsertSql(queue, q.table, q.notify === true);
+      });
+      sql.catch(() => this.#keyedInserts.delete(queue));
+      this.#keyedInserts.set(queue, sql);
+    }
+    return sql;
   }
 
   /**
