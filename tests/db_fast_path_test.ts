@@ -4,6 +4,7 @@
  * column type, a command the same count, and statement counters see both. A transaction of raw
  * statements (sqlTransaction) runs on it too: it answers the same, commits, rolls back on a throw or
  * a failed statement, runs its after-commit callbacks only once committed, and gives its connection back.
+ * Its BEGIN goes ahead of its first statement, in that statement's round trip (GuardedClient.sendAhead).
  */
 import assert from "node:assert/strict";
 import { Prisma } from "../src/generated/prisma/client.ts";
@@ -12,6 +13,7 @@ import { createPrisma } from "../src/db/client.ts";
 import { fastPathOf } from "../src/db/fast_path.ts";
 import { col, command, query } from "../src/db/statement.ts";
 import { afterCommit, sqlTransaction } from "../src/db/transaction.ts";
+import { GuardedClient } from "../src/db/pool.ts";
 
 const everyType = query(
   {
@@ -160,6 +162,15 @@ Deno.test("a transaction of raw statements runs on the fast path: same answers, 
     );
     assert.deepEqual(order, []);
     assert.deepEqual(await names.rows(db, { prefix: "tx " }), [{ name: "tx committed" }]);
+    // The first statement, sent with BEGIN ahead of it, failing: rolled back as well.
+    statements.length = 0;
+    await assert.rejects(
+      sqlTransaction(db, (tx) => addWorkspace.run(tx, { id: "w1", name: "tx first fails" })),
+      /unique|duplicate/i,
+    );
+    assert.equal(statements.length, 2, statements.join("\n"));
+    assert.match(statements[0], /^BEGIN; SET LOCAL [^\n]*;\nINSERT INTO "Workspace"/);
+    assert.equal(statements[1], "ROLLBACK");
     // Both of the pool's two connections are free: two transactions at once both finish.
     const both = await Promise.all(
       ["a", "b"].map((k) =>
@@ -173,6 +184,38 @@ Deno.test("a transaction of raw statements runs on the fast path: same answers, 
   } finally {
     await db.$disconnect();
     await fastPathOf(db)?.close();
+    await database.drop();
+  }
+});
+
+Deno.test("statements sent ahead of a query go in its round trip; one that fails fails the query, which never runs", async () => {
+  const database = await createTestDatabase();
+  const client = new GuardedClient({ connectionString: database.url });
+  await client.connect();
+  try {
+    const insert = (id: string) => ({
+      text: `INSERT INTO "Workspace" (id, name) VALUES ($1, $2) RETURNING name`,
+      values: [id, `ahead ${id}`],
+    });
+    client.sendAhead(["SELECT 1", "SET application_name = 'sent ahead'"]);
+    assert.equal(client.sendingAhead, true);
+    const done = await client.query(insert("a1"));
+    assert.equal(client.sendingAhead, false);
+    // The query's own answer, not one of those ahead of it.
+    assert.deepEqual(done.rows, [{ name: "ahead a1" }]);
+    assert.equal(done.command, "INSERT");
+    const { rows: [setting] } = await client.query("SHOW application_name");
+    assert.equal(setting.application_name, "sent ahead");
+
+    client.sendAhead(["SELECT 1 / 0"]);
+    await assert.rejects(client.query(insert("a2")), /division by zero/);
+    // Skipped by the server with the rest of the batch.
+    const { rows } = await client.query(`SELECT id FROM "Workspace" WHERE id LIKE 'a%' ORDER BY id`);
+    assert.deepEqual(rows, [{ id: "a1" }]);
+    // And the connection goes on as usual.
+    assert.deepEqual((await client.query({ text: "SELECT $1::int AS n", values: [7] })).rows, [{ n: 7 }]);
+  } finally {
+    await client.end();
     await database.drop();
   }
 });

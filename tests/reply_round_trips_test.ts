@@ -113,7 +113,7 @@ Deno.test("one reply of one part: the statements from the claim to its release",
       where: { id: m.conversationId },
     });
     assert.equal(conversation.replyClaimedAt, null, "released");
-    assert.equal(statements.length, 8, listed(statements));
+    assert.equal(statements.length, 7, listed(statements));
   } finally {
     await s.close();
   }
@@ -129,7 +129,7 @@ Deno.test("a reply of two parts", async () => {
       ["Primeira parte.", "SENT", "wamid.TEST0"],
       ["Segunda parte.", "SENT", "wamid.TEST1"],
     ]);
-    assert.equal(statements.length, 10, listed(statements));
+    assert.equal(statements.length, 9, listed(statements));
   } finally {
     await s.close();
   }
@@ -159,7 +159,7 @@ Deno.test("a retryable failure of the reply's send: FAILED with the claim's rele
       SELECT (data->>'attempt')::int AS attempt FROM pgboss.job
        WHERE name = ${MESSAGE_SEND_QUEUE} AND data->>'messageId' = ${ai.id} ORDER BY created_on`;
     assert.deepEqual(jobs.map((j) => j.attempt), [2], "the retry (no job for the writer's own send)");
-    assert.equal(statements.length, 8, listed(statements));
+    assert.equal(statements.length, 7, listed(statements));
   } finally {
     await s.close();
   }
@@ -260,7 +260,7 @@ Deno.test("maxDailyMessages: the day's count comes with the claim; over the limi
   const s = await setup((call) => ({ content: `eco: ${lastUserMessage(call)}` }), { maxDailyMessages: 1 });
   try {
     const m = await s.send("um");
-    assert.equal((await reply(s, m.conversationId)).length, 8);
+    assert.equal((await reply(s, m.conversationId)).length, 7);
     await s.send("dois");
     const statements = await reply(s, m.conversationId);
     const rows = await messagesOf(s.t.app, m.conversationId);

@@ -16,6 +16,7 @@ import type pg from "pg";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { throwIfClientGone } from "../shared/request_scope.ts";
 import { statementNames } from "./statement_names.ts";
+import { GuardedClient } from "./pool.ts";
 
 /**
  * A transaction of raw statements only: what db/transaction.ts `sqlTransaction` gives (on this
@@ -60,10 +61,12 @@ export const fastPathOf = (db: object): FastPath | undefined => paths.get(db);
 export function addFastPath(client: object, pool: pg.Pool, onQuery?: (sql: string) => void): void {
   // Its own names: a name is bound to one text per connection, and Prisma's adapter names its own.
   const nameOf = statementNames(undefined, "f");
-  const on = (runner: pg.Pool | pg.PoolClient): Send => async (text, values, types) => {
+  // `before`: what must go ahead of the statement (a transaction's BEGIN), and how to list it.
+  const on = (runner: pg.Pool | pg.PoolClient, before?: Before): Send => async (text, values, types) => {
     // As the Prisma client's extension does (client.ts): a gone client's request stops here.
     throwIfClientGone();
-    onQuery?.(text);
+    const ahead = await before?.(values);
+    onQuery?.(ahead ? `${ahead};\n${text}` : text);
     // A text without parameters may hold several commands, which a named (extended) query cannot.
     return await runner.query(values.length ? { name: nameOf({ sql: text }), text, values, types } : text);
   };
@@ -75,7 +78,23 @@ export function addFastPath(client: object, pool: pg.Pool, onQuery?: (sql: strin
     },
     async transaction<T>(fn: (tx: SqlTx) => Promise<T>): Promise<T> {
       const connection = await pool.connect();
-      const sendHere = on(connection);
+      const control = (text: string) => {
+        onQuery?.(text);
+        return connection.query(text);
+      };
+      // BEGIN goes with the transaction's first statement, in its round trip, when that statement
+      // has parameters (GuardedClient.sendAhead); otherwise on its own. None when `fn` sends nothing.
+      let begun = false;
+      const sendHere = on(connection, async (values) => {
+        if (begun) return null;
+        begun = true;
+        if (values.length && connection instanceof GuardedClient) {
+          connection.sendAhead(BEGIN);
+          return BEGIN.join("; ");
+        }
+        await control(BEGIN.join("; "));
+        return null;
+      });
       const tx = sqlTxOn(sendHere);
       paths.set(tx, {
         rows: (sql, bigints) => rowsOf(sendHere, sql, bigints),
@@ -84,25 +103,23 @@ export function addFastPath(client: object, pool: pg.Pool, onQuery?: (sql: strin
         transaction: (inner) => inner(tx),
         close: () => Promise.resolve(),
       });
-      const control = (text: string) => {
-        onQuery?.(text);
-        return connection.query(text);
-      };
       let broken: Error | undefined;
       try {
-        // As Prisma's interactive transactions are bounded: a transaction left open is ended.
-        await control(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = '${IDLE_IN_TRANSACTION}'`);
         const result = await fn(tx);
-        await control("COMMIT");
+        if (begun) await control("COMMIT");
         return result;
       } catch (error) {
-        await control("ROLLBACK").catch((e) => {
-          broken = e instanceof Error ? e : new Error(String(e));
-        });
+        if (begun) {
+          await control("ROLLBACK").catch((e) => {
+            broken = e instanceof Error ? e : new Error(String(e));
+          });
+        }
         throw error;
       } finally {
-        // A connection that could not roll back is discarded, never handed to the next caller.
-        connection.release(broken);
+        // A connection that could not roll back is discarded, never handed to the next caller; so
+        // is one whose BEGIN never left (its statement failed before it was sent).
+        const unsent = connection instanceof GuardedClient && connection.sendingAhead;
+        connection.release(broken ?? (unsent ? new Error("statements left unsent") : undefined));
       }
     },
     async close() {
@@ -114,7 +131,13 @@ export function addFastPath(client: object, pool: pg.Pool, onQuery?: (sql: strin
 /** How long a transaction here may sit idle between statements before PostgreSQL ends it. */
 const IDLE_IN_TRANSACTION = "15s";
 
+/** A transaction's start: as Prisma's interactive transactions are bounded, one left open is ended. */
+const BEGIN = ["BEGIN", `SET LOCAL idle_in_transaction_session_timeout = '${IDLE_IN_TRANSACTION}'`];
+
 type Send = (text: string, values: unknown[], types?: pg.CustomTypesConfig) => Promise<pg.QueryResult>;
+
+/** Run before a statement is sent: the statements sent ahead of it (to list with it), or null. */
+type Before = (values: unknown[]) => Promise<string | null>;
 
 async function rowsOf<R>(send: Send, sql: Statement, bigints: readonly string[] = []): Promise<R[]> {
   const { rows } = await send(sql.text, sql.values, "types" in sql ? sql.types : undefined);

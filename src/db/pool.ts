@@ -16,6 +16,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { Buffer } from "node:buffer";
 import { Parser } from "pg-protocol/dist/parser";
+import { serialize } from "pg-protocol/dist/serializer";
 import { DataRowMessage } from "pg-protocol/dist/messages";
 import { ClientGoneError, currentScope } from "../shared/request_scope.ts";
 
@@ -122,8 +123,9 @@ function guardData(stream: Stream): void {
  * leave together. Deno's node:net sends a corked batch through its writev path, which costs more
  * of this process' CPU per query than one write of the joined bytes (about a fifth of pg's CPU per
  * query, measured on a loop of one-row queries): the batch is joined and written once.
+ * `ahead()` gives messages to put before the next batch (GuardedClient.sendAhead), or null.
  */
-function joinCorkedWrites(stream: Stream): void {
+function joinCorkedWrites(stream: Stream, ahead: () => Uint8Array | null): void {
   const write = stream.write.bind(stream);
   let held: Uint8Array[] | null = null;
   stream.cork = () => {
@@ -132,7 +134,10 @@ function joinCorkedWrites(stream: Stream): void {
   const flush = () => {
     const batch = held;
     held = null;
-    if (batch?.length) write(batch.length === 1 ? batch[0] : Buffer.concat(batch));
+    if (!batch?.length) return;
+    const before = ahead();
+    if (before) batch.unshift(before);
+    write(batch.length === 1 ? batch[0] : Buffer.concat(batch));
   };
   stream.uncork = flush;
   stream.write = (chunk, ...rest) => {
@@ -147,12 +152,21 @@ function joinCorkedWrites(stream: Stream): void {
   };
 }
 
+/** The answers of a statement sent ahead (sendAhead), three each, consumed by the client itself. */
+const AHEAD_ANSWERS: ReadonlySet<string> = new Set(["parseComplete", "bindComplete", "commandComplete"]);
+
 /**
  * A pg client whose message parsing is guarded, whose corked writes are joined (plain and TLS
- * streams alike), and which answers the text of TEXT_AS_BYTES queries as bytes. pg-boss's pool
- * uses it too (jobs/boss.ts).
+ * streams alike), which answers the text of TEXT_AS_BYTES queries as bytes, and which can send
+ * statements ahead of a query in the query's own round trip (sendAhead). pg-boss's pool uses it
+ * too (jobs/boss.ts).
  */
 export class GuardedClient extends pg.Client {
+  /** Parse, Bind and Execute of the statements to send ahead of the next query, or null. */
+  #ahead: Uint8Array | null = null;
+  /** Answers of statements sent ahead not consumed yet (three each). */
+  #aheadAnswers = 0;
+
   constructor(config?: pg.ClientConfig) {
     super(config);
     const wire = this.connection as unknown as Wire;
@@ -160,17 +174,50 @@ export class GuardedClient extends pg.Client {
     // pg's own attachListeners (connection.js), with that parser.
     wire.attachListeners = (stream) => {
       guardData(stream);
-      joinCorkedWrites(stream);
+      joinCorkedWrites(stream, () => {
+        const ahead = this.#ahead;
+        this.#ahead = null;
+        return ahead;
+      });
       const parser = bytesParser(() => client._getActiveQuery()?.types === TEXT_AS_BYTES);
       (stream as unknown as { on(event: "data", listener: (chunk: Buffer) => void): void }).on(
         "data",
         (chunk) =>
           parser.parse(chunk, (message) => {
+            if (this.#aheadAnswers > 0) {
+              if (AHEAD_ANSWERS.has(message.name)) {
+                this.#aheadAnswers--;
+                return;
+              }
+              // Rows of a statement sent ahead are not asked for (no Describe): dropped.
+              if (message.name === "dataRow") return;
+              // The server skips the rest up to the query's Sync: its error is the query's.
+              if (message.name === "error") this.#aheadAnswers = 0;
+            }
             if (wire._emitMessage) wire.emit("message", message);
             wire.emit(message.name === "error" ? "errorMessage" : message.name, message);
           }),
       );
     };
+  }
+
+  /**
+   * Sends `statements` (without parameters) ahead of the next query, which must have parameters
+   * (the extended protocol): their Parse, Bind and Execute go in the query's write, before its own
+   * messages and under its Sync, so they cost no round trip of their own. Their answers are
+   * consumed here; if one fails, the server skips the rest and the query, and the query fails with
+   * that error. For BEGIN before a transaction's first statement (db/fast_path.ts).
+   */
+  sendAhead(statements: readonly string[]): void {
+    this.#ahead = Buffer.concat(
+      statements.flatMap((text) => [serialize.parse({ text }), serialize.bind(), serialize.execute()]),
+    );
+    this.#aheadAnswers = statements.length * 3;
+  }
+
+  /** Statements given to sendAhead that no query has taken out yet. */
+  get sendingAhead(): boolean {
+    return this.#ahead !== null;
   }
 }
 
