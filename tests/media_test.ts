@@ -134,6 +134,26 @@ async function post(s: Setup, channel: Setup["vision"], kind: string, part: unkn
   return waId;
 }
 
+/**
+ * A customer's voice note: media `id`, whose file is the bytes of `audio` and which the transcription
+ * stand-in hears as `said`; its wamid and the file's size.
+ */
+async function sendVoiceNote(
+  s: Setup,
+  note: { id: string; audio: string; said: string; from: string; mimeType: string; voice?: boolean },
+) {
+  const audio = bytes(note.audio);
+  s.graph.files.set(note.id, { bytes: audio, mimeType: note.mimeType });
+  s.ai.transcripts.set(note.audio, note.said);
+  const part = {
+    mime_type: note.mimeType,
+    sha256: sha(audio),
+    id: note.id,
+    ...(note.voice ? { voice: true } : {}),
+  };
+  return { waId: await post(s, s.vision, "audio", part, note.from), size: audio.length };
+}
+
 async function stored(s: Setup, waId: string) {
   const m = await waitUntil(
     () => s.t.app.deps.db.message.findFirst({ where: { externalId: waId } }),
@@ -163,16 +183,15 @@ Deno.test("media messages: voice notes, images, documents, failures and reads", 
       async () => {
         let release!: () => void;
         s.ai.gate = new Promise((r) => release = r);
-        const audio = bytes("voice-1");
-        s.graph.files.set("audio-1", { bytes: audio, mimeType: "audio/ogg; codecs=opus" });
-        s.ai.transcripts.set("voice-1", "quero o pedido 4521 por favor");
         const from = "5511900000001";
-        const waId = await post(s, s.vision, "audio", {
-          mime_type: "audio/ogg; codecs=opus",
-          sha256: sha(audio),
+        const { waId, size } = await sendVoiceNote(s, {
           id: "audio-1",
+          audio: "voice-1",
+          said: "quero o pedido 4521 por favor",
+          from,
+          mimeType: "audio/ogg; codecs=opus",
           voice: true,
-        }, from);
+        });
         await s.ai.waitForTranscriptions(1);
         // The window closes while the transcription is under way: nothing is asked. Its reply job
         // is only the backstop, due when MEDIA_WAIT_MS would run out; the media job starts the reply.
@@ -206,7 +225,7 @@ Deno.test("media messages: voice notes, images, documents, failures and reads", 
           fileName: "voice-note.ogg",
           model: "gpt-4o-transcribe",
           mimeType: "audio/ogg",
-          size: audio.length,
+          size,
         });
         assert.equal(s.ai.chats.length, 1);
         assert.equal(userText(s.ai.chats[0]), "[audio] quero o pedido 4521 por favor");
@@ -228,7 +247,7 @@ Deno.test("media messages: voice notes, images, documents, failures and reads", 
         const m = await stored(s, waId);
         assert.equal(m.transcript, "quero o pedido 4521 por favor");
         assert.equal(m.mediaError, null);
-        assert.equal(m.mediaSize, audio.length);
+        assert.equal(m.mediaSize, size);
         assert.equal(m.content, "[audio]");
         const event = await db.domainEvent.findFirstOrThrow({
           where: { type: "message.received", conversationId: m.conversationId },
@@ -242,7 +261,7 @@ Deno.test("media messages: voice notes, images, documents, failures and reads", 
           media: {
             id: "audio-1",
             mimeType: "audio/ogg; codecs=opus",
-            size: audio.length,
+            size,
             fileName: null,
             error: null,
           },
@@ -515,19 +534,17 @@ Deno.test("media messages: voice notes, images, documents, failures and reads", 
 
 Deno.test("a voice note still being transcribed when MEDIA_WAIT_MS runs out: answered without it, its late transcript kept", async () => {
   const s = await setup({ MEDIA_WAIT_MS: "400" });
-  const db = s.t.app.deps.db;
   let release!: () => void;
   try {
     s.ai.gate = new Promise((r) => release = r);
-    const audio = bytes("voice-late");
-    s.graph.files.set("audio-late", { bytes: audio, mimeType: "audio/ogg" });
-    s.ai.transcripts.set("voice-late", "chegou tarde");
     const from = "5511900000030";
-    const waId = await post(s, s.vision, "audio", {
-      mime_type: "audio/ogg",
-      sha256: sha(audio),
+    const { waId } = await sendVoiceNote(s, {
       id: "audio-late",
-    }, from);
+      audio: "voice-late",
+      said: "chegou tarde",
+      from,
+      mimeType: "audio/ogg",
+    });
     await s.ai.waitForTranscriptions(1);
     // The window's reply job, due when the wait has run out, answers while the transcription hangs.
     await s.graph.waitForSends(1);
