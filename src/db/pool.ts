@@ -1,5 +1,6 @@
 /**
- * The app's pg pool, with two duties beyond pg's own (and a faster write, joinCorkedWrites):
+ * The app's pg pool, with two duties beyond pg's own (and faster writes: joinCorkedWrites, and
+ * statements sent ahead of a query in its round trip, GuardedClient.sendAhead):
  *
  * - A fault inside the driver fails one statement, never the process. pg parses the server's
  *   messages in the socket's `data` callback; anything thrown there (pg-protocol refusing a field

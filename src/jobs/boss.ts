@@ -1,7 +1,8 @@
 /**
  * pg-boss on the application database, in its own schema `pgboss`. Jobs are enqueued inside the
- * caller's Prisma transaction (outbox pattern, pg-boss `insert(..., { db })`); workers are woken by
- * LISTEN/NOTIFY, not by polling, so a new job starts without waiting for a poll interval.
+ * caller's transaction (outbox pattern: pg-boss `insert(..., { db })`, or for keyed jobs its insert
+ * statement with the bring-forward beside it, keyedInsertSql); workers are woken by LISTEN/NOTIFY,
+ * not by polling, so a new job starts without waiting for a poll interval.
  */
 import { fromPrisma, type Job, PgBoss, type Queue, type WorkOptions } from "pg-boss";
 import { insertJobs } from "pg-boss/dist/plans.js";

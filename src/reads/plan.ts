@@ -33,6 +33,7 @@ import { LIMITS } from "../graphql/limits.ts";
 import { stoppedWhenClientGone, TEXT_AS_BYTES } from "../db/pool.ts";
 import { fastPathOf } from "../db/fast_path.ts";
 import { allowance, charge, INLINE_BYTES, reserve, responseTooLarge } from "./budget.ts";
+import { concatBytes } from "../shared/bytes.ts";
 
 /** What to read: one row of a capability, a page of it, or a row just written (already scoped). */
 export type Root =
@@ -187,13 +188,7 @@ function present(
     copied = json.indexOf(CLOSE_BRACKET, end) + 1;
   }
   parts.push(json.subarray(copied), after);
-  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
+  return concatBytes(parts, parts.reduce((n, part) => n + part.length, 0));
 }
 
 function skipSpace(text: Uint8Array, i: number): number {
