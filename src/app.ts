@@ -37,6 +37,8 @@ import { openAiModel } from "./llm/openai.ts";
 import type { LanguageModel } from "./llm/client.ts";
 import { LiveHub } from "./live/hub.ts";
 import { ChannelCache } from "./channels/cache.ts";
+import { registerInstance } from "./db/instance.ts";
+import { watchDeadClaims } from "./conversations/recovery.ts";
 import { consoleRoutes } from "./console/routes.ts";
 
 const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -133,6 +135,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   events.subscribe(live.listener());
   const channels = new ChannelCache(db, secrets, databaseUrl, logger);
   await channels.start();
+  // Before any worker: every claim this process takes carries its id, alive while its lock is held.
+  const instance = await registerInstance(databaseUrl, logger);
   const deps: Deps = {
     db,
     config,
@@ -146,8 +150,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     llm: options.llm ?? openAiModel(config.openai),
     live,
     channels,
+    instance,
   };
   const workerDeps: Deps = { ...deps, db: workerDb };
+  let stopWatchingClaims: (() => Promise<void>) | undefined;
   if (options.workers ?? config.processRole !== "http") {
     await startWebhookDeliveryWorker(jobs, deps);
     await startWebhookDeadLetterWorker(jobs, deps);
@@ -156,6 +162,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await startWhatsAppInboundWorker(jobs, workerDeps);
     await startConversationWorkers(jobs, workerDeps);
     await startMediaWorker(jobs, workerDeps);
+    stopWatchingClaims = watchDeadClaims(deps);
   }
   if (options.bootstrap !== false) await bootstrapFirstOwner(deps);
 
@@ -257,8 +264,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       graphql?.websocket.closeAll();
       await server?.shutdown();
       peers?.close();
+      await stopWatchingClaims?.();
       // Lets the attempts in hand finish (at most one attempt timeout); the rest are retried later.
       await jobs.stop();
+      // Its claims are free for the other processes from here.
+      await instance.stop();
       await channels.stop();
       deps.outbound.close();
       for (const client of new Set([db, workerDb])) {

@@ -12,6 +12,7 @@ import type { SecretBox } from "./shared/secret_box.ts";
 import type { LanguageModel } from "./llm/client.ts";
 import type { LiveHub } from "./live/hub.ts";
 import type { ChannelCache } from "./channels/cache.ts";
+import type { Instance } from "./db/instance.ts";
 
 export interface Deps {
   db: Db;
@@ -32,6 +33,8 @@ export interface Deps {
   live: LiveHub<Deps>;
   /** This process' WhatsApp channels with their opened secrets, forgotten on change (channels/cache.ts). */
   channels: ChannelCache;
+  /** This server process as the database knows it: the id its claims carry (db/instance.ts). */
+  instance: Instance;
 }
 
 /** Deps plus the actor resolved for the request's workspace. */

@@ -56,6 +56,7 @@ Deno.test("requests commit synchronously, the reply path's workers asynchronousl
       assert.equal(await setting(tx), "off");
       const rows = await claimSend.rows(tx, {
         now: new Date(),
+        claimedBy: workerDeps.instance.id,
         messageId: queued,
         retry: false,
         stale: new Date(0),

@@ -3,9 +3,11 @@
  * claim (the model call not answered), during the model call (half its answer read), before the
  * reply's commit (the store transaction waiting on a row lock the test holds), and after the send
  * (the Graph call under way). After a restart the customer is answered exactly once, texts counted
- * at the Graph stand-in, and the customer's next message is answered too. A short claim lifetime
- * (REPLY_CLAIM_TTL_MS) stands for the production one; the stand-ins signal the test when a call
- * arrives and hold their answer, so each kill lands on its step.
+ * at the Graph stand-in, within 30 s of the restart (decisions.md "Conversations"), with the claim
+ * lifetime left at its default (minutes): the restarted process takes the dead one's claim over
+ * because that process is gone, not because a timeout ran out. A second process that was running
+ * all along does the same; a live process' long model call is never taken over. The stand-ins
+ * signal the test when a call arrives and hold their answer, so each kill lands on its step.
  */
 import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
@@ -21,6 +23,9 @@ import { eventually, startReceiver } from "./_helpers/receiver.ts";
 import { sweepStaleSends } from "../src/conversations/outbound.ts";
 
 type Step = "claimed" | "model" | "commit" | "sent";
+
+/** decisions.md "Conversations": a dead process' reply is taken over within 30 s. */
+const RECOVERY_MS = 30_000;
 
 /** A promise and its resolver. */
 function signal<T = void>() {
@@ -79,7 +84,6 @@ async function killedAt(step: Step) {
     OPENAI_BASE_URL: model.baseUrl,
     WHATSAPP_GRAPH_URL: graph.url(""),
     GROUPING_FAST_MS: "100",
-    REPLY_CLAIM_TTL_MS: "3000",
   };
   const servers: ServerProcess[] = [];
   const unlock = signal();
@@ -120,15 +124,19 @@ async function killedAt(step: Step) {
     const claimed = await t.app.deps.db.conversation.findUniqueOrThrow({ where: { id: conversationId } });
     assert.notEqual(claimed.replyClaimedAt, null, "the dead process left its claim");
 
+    const restartedAt = Date.now();
     servers.push(await startServerProcess(t.db.url, env));
+    const left = () => RECOVERY_MS - (Date.now() - restartedAt);
     // The first message is answered once: by the restarted process, or (sent) by the dead one.
-    await graph.waitForCalls(1, 30_000);
+    await graph.waitForCalls(1, left());
     if (step === "sent") {
-      // Its send may have reached WhatsApp: never sent again, and said so once the claim is stale.
+      // Its send may have reached WhatsApp: never sent again, and said so once its process is gone.
+      await eventually(async () => {
+        const [ai] = (await messagesOf(t.app, conversationId)).filter((m) => m.senderKind === "AI");
+        return ai.status === "UNCONFIRMED" || undefined;
+      }, left());
       const queued = await sweepStaleSends(t.app.deps, new Date(Date.now() + 5 * 60_000));
       assert.equal(queued, 0);
-      const [ai] = (await messagesOf(t.app, conversationId)).filter((m) => m.senderKind === "AI");
-      assert.equal(ai.status, "UNCONFIRMED");
     }
     await write("ainda aí?");
     await graph.waitForCalls(2, 30_000);
@@ -172,3 +180,140 @@ for (const step of ["claimed", "model", "commit", "sent"] as const) {
   Deno.test(`a process killed ${step === "claimed" ? "after the claim" : step === "model" ? "during the model call" : step === "commit" ? "before the reply's commit" : "after the send"}: the customer is answered exactly once`, () =>
     killedAt(step));
 }
+
+/** The server process holding the conversation's reply claim (its instance's pid), once claimed. */
+async function claimHolder(t: Awaited<ReturnType<typeof startTestApp>>, conversationId: string) {
+  return await eventually(async () => {
+    const [row] = await t.app.deps.db.$queryRaw<Array<{ pid: number; claimedAt: Date; claimedBy: number }>>`
+      SELECT i.pid, c."replyClaimedAt" AS "claimedAt", c."replyClaimedBy" AS "claimedBy"
+        FROM "Conversation" c JOIN "ServerInstance" i ON i.id = c."replyClaimedBy"
+       WHERE c.id = ${conversationId} AND c."replyClaimedAt" IS NOT NULL`;
+    return row;
+  }, RECOVERY_MS);
+}
+
+/** Two server processes on one database, a conversation, and a model whose first call hangs. */
+async function twoProcesses(
+  run: (s: {
+    t: Awaited<ReturnType<typeof startTestApp>>;
+    servers: ServerProcess[];
+    write: (content: string, contact?: string) => Promise<{ conversationId: string }>;
+    model: ReturnType<typeof startModelServer>;
+    graph: ReturnType<typeof startReceiver>;
+    firstCall: Promise<void>;
+    answerFirst: () => void;
+  }) => Promise<void>,
+) {
+  const t = await startTestApp({ GROUPING_FAST_MS: "100" }, { workers: false });
+  const arrived = signal();
+  const answer = signal();
+  const model = startModelServer(async (call, index) => {
+    if (index === 0) {
+      arrived.resolve();
+      await answer.promise;
+    }
+    return { content: `resposta ${index}: ${call.body.messages.at(-1).content}` };
+  });
+  let wamids = 0;
+  const graph = startReceiver(() =>
+    Response.json({ messaging_product: "whatsapp", messages: [{ id: `wamid.TWO${++wamids}` }] })
+  );
+  const env = {
+    OPENAI_API_KEY: "sk-test",
+    OPENAI_BASE_URL: model.baseUrl,
+    WHATSAPP_GRAPH_URL: graph.url(""),
+    GROUPING_FAST_MS: "100",
+  };
+  const servers: ServerProcess[] = [];
+  try {
+    const { workspaceId, owner } = await t.seed.workspace();
+    const agent = await t.seed.agent(owner.client, { messageGroupingTime: "FAST" });
+    const channel = await seedChannel(t.app, workspaceId, agent.id);
+    servers.push(await startServerProcess(t.db.url, env), await startServerProcess(t.db.url, env));
+    await run({
+      t,
+      servers,
+      write: (content, contact) =>
+        customerMessage(t.app, {
+          workspaceId,
+          agentId: agent.id,
+          channelId: channel.id,
+          content,
+          contact: contact ? { externalId: contact, name: contact } : undefined,
+        }),
+      model,
+      graph,
+      firstCall: arrived.promise,
+      answerFirst: answer.resolve,
+    });
+  } catch (error) {
+    throw new Error(
+      `${(error as Error).message}\nserver stderr:\n${servers.map((s) => s.stderr()).join("\n---\n")}`,
+    );
+  } finally {
+    answer.resolve();
+    for (const s of servers) await s.stop();
+    await model.close();
+    await graph.close();
+    await t.close();
+  }
+}
+
+Deno.test("a process killed during the model call: a second process running all along takes its reply over within 30 s", () =>
+  twoProcesses(async ({ t, servers, write, model, graph, firstCall }) => {
+    const { conversationId } = await write("oi");
+    await within(firstCall, "the model call");
+    const holder = await claimHolder(t, conversationId);
+    const dying = servers.find((s) => s.child.pid === holder.pid)!;
+    assert.ok(dying, "a server process holds the claim");
+    const killedAt = Date.now();
+    await dying.kill();
+    // The other process answers: a second model call, then the one text the customer gets.
+    await graph.waitForCalls(1, RECOVERY_MS - (Date.now() - killedAt));
+    assert.equal(model.calls.length, 2);
+    await eventually(async () => {
+      const c = await t.app.deps.db.conversation.findUniqueOrThrow({ where: { id: conversationId } });
+      return c.replyClaimedAt === null || undefined;
+    });
+    const ai = (await messagesOf(t.app, conversationId)).filter((m) => m.senderKind === "AI");
+    assert.deepEqual(ai.map((m) => [m.status, m.content]), [["SENT", "resposta 1: oi"]]);
+    assert.equal(graph.calls.length, 1);
+  }));
+
+Deno.test("a live process' long model call is never taken over, while a dead process' claim is", () =>
+  twoProcesses(async ({ t, write, model, graph, firstCall, answerFirst }) => {
+    const { conversationId } = await write("oi");
+    await within(firstCall, "the model call");
+    const held = await claimHolder(t, conversationId);
+    // A claim of a process that is gone (no such instance) on another conversation: freed by the
+    // next look of either process, which sees the live claim in the same statement and keeps it.
+    const { conversationId: orphan } = await write("olá", "5511900000002");
+    await graph.waitForCalls(1, RECOVERY_MS);
+    await t.app.deps.db.$executeRaw`
+      UPDATE "Conversation" SET "replyClaimedAt" = now(), "replyClaimedBy" = 2147483000 WHERE id = ${orphan}`;
+    await eventually(async () => {
+      const c = await t.app.deps.db.conversation.findUniqueOrThrow({ where: { id: orphan } });
+      return c.replyClaimedAt === null || undefined;
+    }, RECOVERY_MS);
+    // And once more, for a look that began after the first one ended.
+    await t.app.deps.db.$executeRaw`
+      UPDATE "Conversation" SET "replyClaimedAt" = now(), "replyClaimedBy" = 2147483001 WHERE id = ${orphan}`;
+    await eventually(async () => {
+      const c = await t.app.deps.db.conversation.findUniqueOrThrow({ where: { id: orphan } });
+      return c.replyClaimedAt === null || undefined;
+    }, RECOVERY_MS);
+    const still = await claimHolder(t, conversationId);
+    assert.deepEqual(still, held, "the live claim is untouched");
+    assert.equal(model.calls.length, 2, "the held conversation's model call was not made again");
+
+    answerFirst();
+    await graph.waitForCalls(2, RECOVERY_MS);
+    await eventually(async () => {
+      const c = await t.app.deps.db.conversation.findUniqueOrThrow({ where: { id: conversationId } });
+      return c.replyClaimedAt === null || undefined;
+    });
+    const ai = (await messagesOf(t.app, conversationId)).filter((m) => m.senderKind === "AI");
+    assert.deepEqual(ai.map((m) => m.content), ["resposta 0: oi"]);
+    assert.equal(model.calls.length, 2);
+    assert.equal(graph.calls.length, 2);
+  }));

@@ -70,7 +70,7 @@ export interface Outgoing {
  * stored only when `guard` returns a row, which comes back as `guarded` (null: nothing stored).
  */
 export async function storeOutgoing<G = never>(
-  deps: Pick<Deps, "events" | "jobs">,
+  deps: Pick<Deps, "events" | "jobs" | "instance">,
   tx: SqlTx,
   now: Date,
   messages: Outgoing[],
@@ -93,6 +93,7 @@ export async function storeOutgoing<G = never>(
     contents: col((r) => r.content),
     statuses: col((r) => r.status),
     claimedAt: col((r) => r.claimed?.toISOString() ?? null),
+    claimedBy: deps.instance.id,
     inputTokens: col((r) => r.inputTokens ?? null),
     outputTokens: col((r) => r.outputTokens ?? null),
     createdAt: col((r) => r.createdAt.toISOString()),
@@ -244,7 +245,7 @@ export async function recordOutcome(deps: Pick<Deps, "db">, outcome: SendOutcome
 
 type SendDeps = Pick<
   Deps,
-  "db" | "secrets" | "outbound" | "config" | "logger" | "clock" | "jobs" | "channels"
+  "db" | "secrets" | "outbound" | "config" | "logger" | "clock" | "jobs" | "channels" | "instance"
 >;
 
 /** The channel secrets as stored (sealed JSON, written by the channels API). */
@@ -267,6 +268,7 @@ export async function sendMessage(deps: SendDeps, job: SendJob): Promise<void> {
   // Attempt 1 needs PENDING; a retry continues a FAILED one it was scheduled for.
   const [message] = await claimSend.rows(deps.db, {
     now,
+    claimedBy: deps.instance.id,
     messageId: job.messageId,
     retry: job.attempt > 1,
     stale,

@@ -7,6 +7,7 @@
 import { Prisma } from "../generated/prisma/client.ts";
 import type { MessageStatus, MessageType, SenderKind } from "../generated/prisma/enums.ts";
 import { col, command, query } from "../db/statement.ts";
+import { LIVE_INSTANCES } from "../db/instance.ts";
 import type { UnderstoodMessage } from "../media/understanding.ts";
 import type { PromptIntent, PromptMessage } from "./prompt.ts";
 
@@ -205,9 +206,10 @@ export const claimConversation = query(
     history: col.json<HistoryMessage[]>().null,
     sentToday: col.integer.null,
   },
-  ({ id, claimedAt, staleBefore, mediaWaitedSince, dayStart, dayEnd, historyMessages }: {
+  ({ id, claimedAt, claimedBy, staleBefore, mediaWaitedSince, dayStart, dayEnd, historyMessages }: {
     id: string;
     claimedAt: Date;
+    claimedBy: number;
     staleBefore: Date;
     mediaWaitedSince: Date;
     dayStart: Date;
@@ -216,7 +218,7 @@ export const claimConversation = query(
   }) =>
     Prisma.sql`
     WITH claimed AS (
-      UPDATE "Conversation" SET "replyClaimedAt" = ${claimedAt}
+      UPDATE "Conversation" SET "replyClaimedAt" = ${claimedAt}, "replyClaimedBy" = ${claimedBy}
        WHERE id = ${id} AND "replyDueAt" <= ${claimedAt}
          AND ("replyClaimedAt" IS NULL OR "replyClaimedAt" < ${staleBefore})
          AND ("replyDueAt" <= ${mediaWaitedSince} OR NOT EXISTS (
@@ -268,6 +270,7 @@ export const claimConversation = query(
   [{
     id: "c",
     claimedAt: at0,
+    claimedBy: 1,
     staleBefore: at0,
     mediaWaitedSince: at0,
     dayStart: at0,
@@ -309,14 +312,20 @@ export interface GuardedTimes {
  * is still OPEN, which returns them (GuardedTimes).
  */
 export function replyGuard(
-  { now, ids, id, times }: { now: Date; ids: string[]; id: string; times: boolean },
+  { now, ids, id, claimedAt, times }: {
+    now: Date;
+    ids: string[];
+    id: string;
+    claimedAt: Date;
+    times: boolean;
+  },
 ) {
   const moved = times ? Prisma.sql`"lastMessageAt" = ${now}, "lastAgentMessageAt" = ${now},` : Prisma.empty;
   return Prisma.sql`answered AS (
             UPDATE "Message" SET "answeredAt" = ${now}, "updatedAt" = ${now} WHERE id = ANY(${ids}::text[])),
           guard AS (
             UPDATE "Conversation" SET ${moved} "updatedAt" = ${now}
-             WHERE id = ${id} AND status = 'OPEN'
+             WHERE id = ${id} AND status = 'OPEN' AND "replyClaimedAt" = ${claimedAt}
             RETURNING "lastMessageAt", "lastContactMessageAt", "lastAgentMessageAt", "reminderSentAt")`;
 }
 
@@ -333,6 +342,8 @@ export interface OutgoingColumns {
   statuses: string[];
   /** ISO times. */
   claimedAt: Array<string | null>;
+  /** The process whose writer claimed the claimed ones (db/instance.ts). */
+  claimedBy: number | null;
   inputTokens: Array<number | null>;
   outputTokens: Array<number | null>;
   /** ISO times. */
@@ -348,6 +359,7 @@ const outgoing: OutgoingColumns = {
   contents: [""],
   statuses: ["PENDING"],
   claimedAt: [null],
+  claimedBy: null,
   inputTokens: [null],
   outputTokens: [null],
   createdAt: [at0.toISOString()],
@@ -356,9 +368,11 @@ const outgoing: OutgoingColumns = {
 function outgoingInsert(v: OutgoingColumns): Prisma.Sql {
   return Prisma.sql`
     INSERT INTO "Message" (id, "conversationId", "channelId", direction, "senderKind", "senderUserId", type, content,
-                           status, "sendClaimedAt", "inputTokens", "outputTokens", "createdAt", "updatedAt")
+                           status, "sendClaimedAt", "sendClaimedBy", "inputTokens", "outputTokens", "createdAt",
+                           "updatedAt")
     SELECT v.id, v.conversation, v.channel, 'OUTBOUND', v.sender::"SenderKind", v.author, 'TEXT', v.content,
-           v.status::"MessageStatus", v.claimed, v.input, v.output, v.at, v.at
+           v.status::"MessageStatus", v.claimed, CASE WHEN v.claimed IS NOT NULL THEN ${v.claimedBy}::int END,
+           v.input, v.output, v.at, v.at
       FROM unnest(${v.ids}::text[], ${v.conversationIds}::text[],
                   ${v.channelIds}::text[], ${v.senders}::text[],
                   ${v.senderUserIds}::text[], ${v.contents}::text[],
@@ -382,8 +396,11 @@ export const insertOutgoingGuarded = query(
       WITH ${guard}, stored AS (${outgoingInsert(messages)} WHERE EXISTS (SELECT 1 FROM guard) RETURNING id)
       SELECT (SELECT row_to_json(guard) FROM guard) AS guarded`,
   [
-    { guard: replyGuard({ now: at0, ids: ["m"], id: "c", times: true }), messages: outgoing },
-    { guard: replyGuard({ now: at0, ids: ["m"], id: "c", times: false }), messages: outgoing },
+    { guard: replyGuard({ now: at0, ids: ["m"], id: "c", claimedAt: at0, times: true }), messages: outgoing },
+    {
+      guard: replyGuard({ now: at0, ids: ["m"], id: "c", claimedAt: at0, times: false }),
+      messages: outgoing,
+    },
   ],
 );
 
@@ -408,6 +425,50 @@ export const staleSends = query(
     )
     SELECT id FROM stale WHERE NOT started`,
   [{ staleBefore: at0, now: at0, limit: 1 }],
+);
+
+// --- Claims of processes that are gone (recovery.ts) ---
+
+/** The claims' holders that are alive now (db/instance.ts). */
+const LIVE = Prisma.raw(LIVE_INSTANCES);
+
+/**
+ * Frees up to `limit` reply claims whose process is gone (rows locked by others are left for the
+ * next pass); returns the conversations, which get a reply job.
+ */
+export const releaseDeadReplyClaims = query(
+  { id: col.text },
+  ({ limit }: { limit: number }) =>
+    Prisma.sql`
+    UPDATE "Conversation" c SET "replyClaimedAt" = NULL, "replyClaimedBy" = NULL
+      FROM (SELECT id FROM "Conversation"
+             WHERE "replyClaimedAt" IS NOT NULL AND "replyClaimedBy" NOT IN (${LIVE})
+             LIMIT ${limit} FOR UPDATE SKIP LOCKED) dead
+     WHERE c.id = dead.id
+    RETURNING c.id`,
+  [{ limit: 1 }],
+);
+
+/**
+ * Frees up to `limit` send claims whose process is gone: a message whose channel call began may
+ * have reached the customer and becomes UNCONFIRMED; the others are returned, to be sent.
+ */
+export const releaseDeadSendClaims = query(
+  { id: col.text },
+  ({ now, limit }: { now: Date; limit: number }) =>
+    Prisma.sql`
+    WITH dead AS (
+      SELECT id, "sendStartedAt" IS NOT NULL AS started FROM "Message"
+       WHERE status = 'PENDING' AND "sendClaimedAt" IS NOT NULL AND "sendClaimedBy" NOT IN (${LIVE})
+       LIMIT ${limit} FOR UPDATE SKIP LOCKED
+    ), released AS (
+      UPDATE "Message" m
+         SET status = CASE WHEN dead.started THEN 'UNCONFIRMED'::"MessageStatus" ELSE m.status END,
+             "sendClaimedAt" = NULL, "sendClaimedBy" = NULL, "sendStartedAt" = NULL, "updatedAt" = ${now}
+        FROM dead WHERE m.id = dead.id
+    )
+    SELECT id FROM dead WHERE NOT started`,
+  [{ now: at0, limit: 1 }],
 );
 
 /**
@@ -440,9 +501,15 @@ export const claimSend = query(
     channel: col.json<{ type: string; phoneNumberId: string | null; credentials: string | null }>(),
     to: col.text,
   },
-  ({ now, messageId, retry, stale }: { now: Date; messageId: string; retry: boolean; stale: Date }) =>
+  ({ now, claimedBy, messageId, retry, stale }: {
+    now: Date;
+    claimedBy: number;
+    messageId: string;
+    retry: boolean;
+    stale: Date;
+  }) =>
     Prisma.sql`
-    UPDATE "Message" m SET "sendClaimedAt" = ${now}, "sendStartedAt" = ${now}
+    UPDATE "Message" m SET "sendClaimedAt" = ${now}, "sendClaimedBy" = ${claimedBy}, "sendStartedAt" = ${now}
       FROM "Channel" ch, "Conversation" c, "Contact" ct
      WHERE m.id = ${messageId}
        AND ch.id = m."channelId" AND c.id = m."conversationId" AND ct.id = c."contactId"
@@ -453,7 +520,7 @@ export const claimSend = query(
            json_build_object('type', ch.type, 'phoneNumberId', ch."phoneNumberId", 'credentials', ch.credentials)
              AS channel,
            ct."externalId" AS "to"`,
-  [{ now: at0, messageId: "m", retry: false, stale: at0 }],
+  [{ now: at0, claimedBy: 1, messageId: "m", retry: false, stale: at0 }],
 );
 
 const sent = (externalId: Prisma.Sql, now: Date, id: string) =>

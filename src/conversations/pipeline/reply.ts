@@ -102,7 +102,7 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
   let done: Done;
   try {
     // A won claim read them (its CASEs).
-    done = await reply(deps, row as Loaded);
+    done = await reply(deps, row as Loaded, claimedAt);
   } catch (error) {
     // pg-boss retries the job; a crashed process' claim goes stale instead.
     await release(deps, id, claimedAt);
@@ -236,6 +236,7 @@ async function claimAndLoad(deps: Deps, id: string, claimedAt: Date): Promise<Cl
   const [row] = await claimConversation.rows(deps.db, {
     id,
     claimedAt,
+    claimedBy: deps.instance.id,
     staleBefore,
     mediaWaitedSince,
     dayStart: day.start,
@@ -255,8 +256,8 @@ interface Done {
   images: string[];
 }
 
-/** Answers the claimed conversation. */
-async function reply(deps: Deps, conv: Loaded): Promise<Done> {
+/** Answers the conversation claimed at `claimedAt`. */
+async function reply(deps: Deps, conv: Loaded, claimedAt: Date): Promise<Done> {
   const { id, pending } = conv;
   if (!pending.length) return { sent: null, answered: [], images: [] };
   const ids = pending.map((m) => m.id);
@@ -280,7 +281,8 @@ async function reply(deps: Deps, conv: Loaded): Promise<Done> {
     const now = deps.clock.now();
     // One statement: the messages marked answered, the conversation's times moved, and the reply
     // stored, unless the conversation was taken over or closed while the model was thinking (a
-    // person has it now, nothing is sent).
+    // person has it now, nothing is sent), or this reply's claim was taken over (this process was
+    // taken for dead: the reply that took it answers instead, recovery.ts).
     const { stored, guarded: open } = await storeOutgoing<GuardedTimes>(
       deps,
       tx,
@@ -299,7 +301,7 @@ async function reply(deps: Deps, conv: Loaded): Promise<Done> {
       })),
       {
         direct: true,
-        guard: replyGuard({ now, ids, id, times: plan.parts.length > 0 }),
+        guard: replyGuard({ now, ids, id, claimedAt, times: plan.parts.length > 0 }),
       },
     );
     if (!open) return [];
