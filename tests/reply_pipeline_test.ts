@@ -175,6 +175,44 @@ Deno.test("a message that arrives while a reply is generated is answered by the 
   }
 });
 
+Deno.test("a reply whose claim was taken over meanwhile (its process taken for dead) stores and sends nothing", async () => {
+  const clock = new ManualClock();
+  let arrived!: () => void;
+  const called = new Promise<void>((r) => arrived = r);
+  let answer!: () => void;
+  const answered = new Promise<void>((r) => answer = r);
+  const s = await setup(
+    async () => {
+      arrived();
+      await answered;
+      return { content: "resposta tardia" };
+    },
+    {},
+    { clock },
+  );
+  try {
+    const { send } = await agentWithChannel(s);
+    const { conversationId } = await send("Oi");
+    clock.advance(600_000);
+    const running = runReply(s.t.app.deps, { conversationId });
+    await called;
+    // Another process' reply holds the conversation now (recovery.ts freed it, another claimed it).
+    const other = new Date(clock.now().getTime() + 1);
+    await s.t.app.deps.db.conversation.update({
+      where: { id: conversationId },
+      data: { replyClaimedAt: other, replyClaimedBy: 2147483000 },
+    });
+    answer();
+    await running;
+    assert.deepEqual(await aiMessages(s, conversationId), []);
+    assert.equal(s.graph.calls.length, 0);
+    const after = await s.t.app.deps.db.conversation.findUniqueOrThrow({ where: { id: conversationId } });
+    assert.equal(after.replyClaimedAt?.getTime(), other.getTime(), "the other reply's claim is left alone");
+  } finally {
+    await s.close();
+  }
+});
+
 Deno.test("PAUSED agents and HUMAN conversations store the message, fire message.received and never answer", async () => {
   const s = await setup((call) => ({ content: `eco: ${lastUserMessage(call)}` }));
   try {
