@@ -10,7 +10,7 @@ import { authorize } from "../auth/permissions.ts";
 import { AppError, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
 import { openMedia } from "./graph_media.ts";
-import { bareMimeType } from "./transcription.ts";
+import { cleanMimeType, UNKNOWN_MIME_TYPE } from "../shared/mime_type.ts";
 
 export interface MediaFile {
   stream: ReadableStream<Uint8Array>;
@@ -49,7 +49,8 @@ export async function openMessageMedia(ctx: ActorContext, messageId: string): Pr
   const length = Number(opened.response.headers.get("content-length") ?? NaN);
   return {
     stream: opened.response.stream(),
-    mimeType: bareMimeType(opened.media.mimeType ?? message.mediaMimeType) || "application/octet-stream",
+    // Cleaned again: a type stored before types were cleaned on arrival must not break the answer.
+    mimeType: cleanMimeType(opened.media.mimeType ?? message.mediaMimeType) ?? UNKNOWN_MIME_TYPE,
     size: Number.isSafeInteger(length) && length >= 0 ? length : null,
     fileName: message.mediaFileName,
   };

@@ -6,6 +6,7 @@ import { Hono } from "hono";
 import type { Deps } from "../context.ts";
 import { openMessageMedia } from "../media/download.ts";
 import { actorOf } from "./http.ts";
+import { essenceOf } from "../shared/mime_type.ts";
 
 /**
  * Types a browser shows without running anything of the file: shown inline. Anything else (HTML,
@@ -17,7 +18,7 @@ const SHOWN_INLINE =
 
 /** `inline` or `attachment`, with the customer's file name quoted as RFC 6266 and 8187 say. */
 function disposition(mimeType: string, fileName: string | null): string {
-  const kind = SHOWN_INLINE.test(mimeType) ? "inline" : "attachment";
+  const kind = SHOWN_INLINE.test(essenceOf(mimeType)) ? "inline" : "attachment";
   if (!fileName) return kind;
   const ascii = fileName.replace(/[^\x20-\x7e]|["\\]/g, "_");
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
