@@ -30,6 +30,7 @@ import { silentLogger } from "../src/shared/logger.ts";
 import { processInbound } from "../src/channels/whatsapp/process.ts";
 import { transcriptionFileName } from "../src/media/transcription.ts";
 import { cleanMimeType, UNKNOWN_MIME_TYPE } from "../src/shared/mime_type.ts";
+import { LINK_SLOT_SECONDS, linkExpiry, signedMediaPath } from "../src/media/links.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
@@ -513,12 +514,66 @@ Deno.test("media messages: voice notes, images, documents, failures and reads", 
       assert.equal(file.headers.get("cache-control"), "private, no-store");
       assert.equal(file.headers.get("content-disposition"), "inline");
       assert.equal(file.headers.get("content-security-policy"), "sandbox; default-src 'none'");
+      assert.equal(file.headers.get("cross-origin-resource-policy"), "same-origin");
+
+      // The signed URL of the read serves the file without credentials, 5 to 10 minutes.
+      const signedUrlOf = async (message: { id: string; conversationId: string }) => {
+        const read = await c.graphql(
+          `query($id: ID!) { conversationMessages(conversationId: $id, last: 100) { edges { node { id mediaSignedUrl } } } }`,
+          { id: message.conversationId },
+        );
+        assert.equal(read.body.errors, undefined, JSON.stringify(read.body.errors));
+        // deno-lint-ignore no-explicit-any
+        return read.body.data.conversationMessages.edges.find((e: any) => e.node.id === message.id).node
+          .mediaSignedUrl;
+      };
+      for (const link of [row.mediaSignedUrl, await signedUrlOf(m)]) {
+        const parts = new RegExp(`^/api/messages/${m.id}/media\\?expires=(\\d+)&signature=[\\w-]{43}$`).exec(
+          link,
+        );
+        assert.ok(parts, link);
+        const left = Number(parts[1]) - Date.now() / 1000;
+        assert.ok(left > LINK_SLOT_SECONDS - 5 && left <= 2 * LINK_SLOT_SECONDS, `${left} s left`);
+        const anonymous = await s.t.anon.request("GET", link);
+        assert.equal(anonymous.status, 200);
+        assert.equal(anonymous.body, "voice-1");
+        assert.equal(anonymous.headers.get("content-type"), "audio/ogg; codecs=opus");
+        assert.equal(anonymous.headers.get("content-disposition"), "inline");
+        assert.equal(anonymous.headers.get("content-security-policy"), "sandbox; default-src 'none'");
+      }
+      const keys = s.t.app.deps.jwt;
+      const soon = linkExpiry(Date.now());
+      const other = await s.t.seed.workspace("Other");
+      const refused = [
+        // Expired.
+        signedMediaPath(keys, {
+          messageId: m.id,
+          workspaceId: s.workspaceId,
+          expires: Math.floor(Date.now() / 1000) - 1,
+        }),
+        // Signed for another workspace, or another message.
+        signedMediaPath(keys, { messageId: m.id, workspaceId: other.workspaceId, expires: soon }),
+        signedMediaPath(keys, {
+          messageId: "cmxnotamessage0000000000",
+          workspaceId: s.workspaceId,
+          expires: soon,
+        })
+          .replace("cmxnotamessage0000000000", m.id),
+        // Its expiry moved.
+        row.mediaSignedUrl.replace(/expires=\d+/, `expires=${soon + LINK_SLOT_SECONDS}`),
+        `/api/messages/${m.id}/media?signature=x`,
+      ];
+      for (const link of refused) assertProblem(await s.t.anon.get(link), 401, "UNAUTHENTICATED");
+      // A message without media has no signed URL.
+      const textMessage = await db.message.findFirstOrThrow({
+        where: { type: "TEXT", senderKind: "CUSTOMER" },
+      });
+      assert.equal(await signedUrlOf(textMessage), null);
 
       const gone = await db.message.findFirstOrThrow({ where: { mediaId: "audio-missing" } });
       assertProblem(await c.get(`/api/messages/${gone.id}/media`), 404, "MEDIA_GONE");
       const text = await db.message.findFirstOrThrow({ where: { type: "TEXT", senderKind: "CUSTOMER" } });
       assertProblem(await c.get(`/api/messages/${text.id}/media`), 404, "NOT_FOUND");
-      const other = await s.t.seed.workspace("Other");
       assertProblem(await other.owner.client.get(`/api/messages/${m.id}/media`), 404, "NOT_FOUND");
       assertProblem(await s.t.anon.get(`/api/messages/${m.id}/media`), 401, "UNAUTHENTICATED");
     });
