@@ -98,7 +98,7 @@ Deno.test("a conversation arrives live, is taken over, answered, released and cl
       // A hash change: the same page, still signed in.
       await page.goto(`/#/conversation/${stored!.conversationId}`);
       await page.getByText("I would like to book for Friday").waitFor();
-      await page.locator("audio[src^='blob:']").waitFor({ state: "attached" });
+      await page.locator("audio[src*='/media?expires=']").waitFor({ state: "attached" });
     });
 
     await t.step("the list follows status changes made elsewhere, and filters by status", async () => {

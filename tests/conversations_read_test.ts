@@ -20,6 +20,7 @@ const MESSAGE_KEYS = [
   "media",
   "mediaId",
   "mediaMimeType",
+  "mediaSignedUrl",
   "outputTokens",
   "payload",
   "sender",

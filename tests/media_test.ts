@@ -29,6 +29,8 @@ import { loadConfig } from "../src/config.ts";
 import { silentLogger } from "../src/shared/logger.ts";
 import { processInbound } from "../src/channels/whatsapp/process.ts";
 import { transcriptionFileName } from "../src/media/transcription.ts";
+import { cleanMimeType, UNKNOWN_MIME_TYPE } from "../src/shared/mime_type.ts";
+import { LINK_SLOT_SECONDS, linkExpiry, signedMediaPath } from "../src/media/links.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex");
@@ -172,6 +174,21 @@ Deno.test("transcription file names carry an extension the endpoint accepts", ()
   assert.equal(transcriptionFileName("audio/mp4"), "voice-note.m4a");
   assert.equal(transcriptionFileName("audio/aac"), "voice-note.m4a");
   assert.equal(transcriptionFileName(null), "voice-note.ogg");
+});
+
+Deno.test("media types from outside are cleaned: parsed liberally, sent exactly", () => {
+  assert.equal(cleanMimeType("audio/ogg; codecs=opus"), "audio/ogg; codecs=opus");
+  assert.equal(cleanMimeType(' Image/JPEG ;Charset="UTF-8"; name=a.jpg'), "image/jpeg; charset=UTF-8");
+  assert.equal(
+    cleanMimeType('video/mp4; codecs="avc1.42E01E, mp4a.40.2"'),
+    'video/mp4; codecs="avc1.42E01E, mp4a.40.2"',
+  );
+  assert.equal(cleanMimeType("image/png\r\nX-Injected: 1"), UNKNOWN_MIME_TYPE);
+  assert.equal(cleanMimeType("image/png\r\n"), "image/png");
+  assert.equal(cleanMimeType("not a type"), UNKNOWN_MIME_TYPE);
+  assert.equal(cleanMimeType(`audio/ogg; codecs="op\u00e9us"`), "audio/ogg");
+  assert.equal(cleanMimeType(""), UNKNOWN_MIME_TYPE);
+  assert.equal(cleanMimeType(null), null);
 });
 
 Deno.test("media messages: voice notes, images, documents, failures and reads", async (t) => {
@@ -492,17 +509,71 @@ Deno.test("media messages: voice notes, images, documents, failures and reads", 
       const viewer = await s.t.seed.member(s.workspaceId, "VIEWER");
       const file = await viewer.client.request("GET", `/api/messages/${m.id}/media`);
       assert.equal(file.status, 200);
-      assert.equal(file.headers.get("content-type"), "audio/ogg");
+      assert.equal(file.headers.get("content-type"), "audio/ogg; codecs=opus");
       assert.equal(file.body, "voice-1");
       assert.equal(file.headers.get("cache-control"), "private, no-store");
       assert.equal(file.headers.get("content-disposition"), "inline");
       assert.equal(file.headers.get("content-security-policy"), "sandbox; default-src 'none'");
+      assert.equal(file.headers.get("cross-origin-resource-policy"), "same-origin");
+
+      // The signed URL of the read serves the file without credentials, 5 to 10 minutes.
+      const signedUrlOf = async (message: { id: string; conversationId: string }) => {
+        const read = await c.graphql(
+          `query($id: ID!) { conversationMessages(conversationId: $id, last: 100) { edges { node { id mediaSignedUrl } } } }`,
+          { id: message.conversationId },
+        );
+        assert.equal(read.body.errors, undefined, JSON.stringify(read.body.errors));
+        // deno-lint-ignore no-explicit-any
+        return read.body.data.conversationMessages.edges.find((e: any) => e.node.id === message.id).node
+          .mediaSignedUrl;
+      };
+      for (const link of [row.mediaSignedUrl, await signedUrlOf(m)]) {
+        const parts = new RegExp(`^/api/messages/${m.id}/media\\?expires=(\\d+)&signature=[\\w-]{43}$`).exec(
+          link,
+        );
+        assert.ok(parts, link);
+        const left = Number(parts[1]) - Date.now() / 1000;
+        assert.ok(left > LINK_SLOT_SECONDS - 5 && left <= 2 * LINK_SLOT_SECONDS, `${left} s left`);
+        const anonymous = await s.t.anon.request("GET", link);
+        assert.equal(anonymous.status, 200);
+        assert.equal(anonymous.body, "voice-1");
+        assert.equal(anonymous.headers.get("content-type"), "audio/ogg; codecs=opus");
+        assert.equal(anonymous.headers.get("content-disposition"), "inline");
+        assert.equal(anonymous.headers.get("content-security-policy"), "sandbox; default-src 'none'");
+      }
+      const keys = s.t.app.deps.jwt;
+      const soon = linkExpiry(Date.now());
+      const other = await s.t.seed.workspace("Other");
+      const refused = [
+        // Expired.
+        signedMediaPath(keys, {
+          messageId: m.id,
+          workspaceId: s.workspaceId,
+          expires: Math.floor(Date.now() / 1000) - 1,
+        }),
+        // Signed for another workspace, or another message.
+        signedMediaPath(keys, { messageId: m.id, workspaceId: other.workspaceId, expires: soon }),
+        signedMediaPath(keys, {
+          messageId: "cmxnotamessage0000000000",
+          workspaceId: s.workspaceId,
+          expires: soon,
+        })
+          .replace("cmxnotamessage0000000000", m.id),
+        // Its expiry moved.
+        row.mediaSignedUrl.replace(/expires=\d+/, `expires=${soon + LINK_SLOT_SECONDS}`),
+        `/api/messages/${m.id}/media?signature=x`,
+      ];
+      for (const link of refused) assertProblem(await s.t.anon.get(link), 401, "UNAUTHENTICATED");
+      // A message without media has no signed URL.
+      const textMessage = await db.message.findFirstOrThrow({
+        where: { type: "TEXT", senderKind: "CUSTOMER" },
+      });
+      assert.equal(await signedUrlOf(textMessage), null);
 
       const gone = await db.message.findFirstOrThrow({ where: { mediaId: "audio-missing" } });
       assertProblem(await c.get(`/api/messages/${gone.id}/media`), 404, "MEDIA_GONE");
       const text = await db.message.findFirstOrThrow({ where: { type: "TEXT", senderKind: "CUSTOMER" } });
       assertProblem(await c.get(`/api/messages/${text.id}/media`), 404, "NOT_FOUND");
-      const other = await s.t.seed.workspace("Other");
       assertProblem(await other.owner.client.get(`/api/messages/${m.id}/media`), 404, "NOT_FOUND");
       assertProblem(await s.t.anon.get(`/api/messages/${m.id}/media`), 401, "UNAUTHENTICATED");
     });
@@ -527,6 +598,38 @@ Deno.test("media messages: voice notes, images, documents, failures and reads", 
       assert.equal(file.headers.get("content-security-policy"), "sandbox; default-src 'none'");
       assert.equal(file.headers.get("x-content-type-options"), "nosniff");
     });
+
+    await t.step(
+      "a type with a CRLF from Graph is stored clean; one stored before is cleaned on the way out",
+      async () => {
+        const pdf = bytes("%PDF-1.4 not really");
+        s.graph.files.set("doc-crlf", { bytes: pdf, mimeType: "application/pdf\r\nX-Injected: 1" });
+        const waId = await post(s, s.vision, "document", {
+          mime_type: "application/pdf",
+          sha256: sha(pdf),
+          id: "doc-crlf",
+          filename: "nota.pdf",
+        }, "5511900000021");
+        const m = await stored(s, waId);
+        assert.equal(m.mediaMimeType, UNKNOWN_MIME_TYPE);
+        const file = await s.owner.client.request("GET", `/api/messages/${m.id}/media`);
+        assert.equal(file.status, 200);
+        assert.equal(file.headers.get("content-type"), UNKNOWN_MIME_TYPE);
+        assert.equal(file.headers.get("x-injected"), null);
+        assert.equal(file.body, "%PDF-1.4 not really");
+
+        // Stored as it came before types were cleaned, and Graph now describes the file without a type.
+        await db.message.update({
+          where: { id: m.id },
+          data: { mediaMimeType: "text/plain\r\nX-Injected: 1" },
+        });
+        s.graph.files.set("doc-crlf", { bytes: pdf, mimeType: "text/plain", noMimeType: true });
+        const again = await s.owner.client.request("GET", `/api/messages/${m.id}/media`);
+        assert.equal(again.status, 200);
+        assert.equal(again.headers.get("content-type"), UNKNOWN_MIME_TYPE);
+        assert.equal(again.headers.get("x-injected"), null);
+      },
+    );
   } finally {
     await s.close();
   }

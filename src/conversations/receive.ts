@@ -64,7 +64,7 @@ export interface MessageMedia {
  */
 export type MessageView =
   & Omit<MessageRow, "senderKind" | "mediaSize" | "mediaFileName" | "mediaError">
-  & { sender: MessageRow["senderKind"]; media: MessageMedia | null };
+  & { sender: MessageRow["senderKind"]; media: MessageMedia | null; mediaSignedUrl: string | null };
 
 export function messageViewOf(row: MessageRow): MessageView {
   const { senderKind, mediaSize, mediaFileName, mediaError, ...rest } = row;
@@ -76,7 +76,9 @@ export function messageViewOf(row: MessageRow): MessageView {
     fileName: mediaFileName,
     error: mediaError,
   };
-  return keepStored({ ...rest, sender: senderKind, media }, row);
+  // Signed when a message is read (src/media/links.ts); a channel's answer (the API channel's
+  // messages carry no media) has none.
+  return keepStored({ ...rest, sender: senderKind, media, mediaSignedUrl: null }, row);
 }
 
 /** Message types whose WhatsApp media is fetched and understood (src/media/). */

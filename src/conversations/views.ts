@@ -27,7 +27,8 @@ export const MessageMediaType: JsonObjectType = {
     id: { type: "String", description: "The channel's media id." },
     url: {
       type: "String",
-      description: "Where the file is served: GET this path of the API (with the reader's credentials).",
+      description: "Where the file is served: GET this path of the API with the reader's credentials " +
+        "(the message's `mediaSignedUrl` needs none).",
     },
     mimeType: { type: "String", nullable: true },
     size: { type: "Int", nullable: true, description: "Bytes, once the channel described the file." },

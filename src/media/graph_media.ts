@@ -10,6 +10,7 @@ import { classifyGraphError, type OutboundRequest } from "../channels/whatsapp/g
 import { unlessAborted } from "../shared/abort.ts";
 import { createHash } from "node:crypto";
 import { Deadline } from "../shared/deadline.ts";
+import { cleanMimeType } from "../shared/mime_type.ts";
 
 /** What the Graph API says of a media id. */
 export interface MediaDescription {
@@ -125,7 +126,7 @@ export function describeMedia(
       ok: true,
       media: {
         url: mediaUrl,
-        mimeType: typeof body.mime_type === "string" ? body.mime_type : null,
+        mimeType: typeof body.mime_type === "string" ? cleanMimeType(body.mime_type) : null,
         sha256: typeof body.sha256 === "string" && body.sha256 ? body.sha256 : null,
         size: size !== null && Number.isSafeInteger(size) && size >= 0 ? size : null,
       },

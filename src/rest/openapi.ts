@@ -62,9 +62,18 @@ export interface ExtraRoute {
   /** The 200 answer: a media type and its schema. */
   content: Record<string, { schema: JsonSchema }>;
   errors?: readonly string[];
-  /** Called with the API's credentials and `x-workspace-id` (default: no credentials). */
-  secured?: { action: string };
+  /**
+   * Called with the API's credentials and `x-workspace-id` (default: no credentials); `orSigned`:
+   * or without them, with the query's `expires` and `signature` (a signed link).
+   */
+  secured?: { action: string; orSigned?: boolean };
 }
+
+/** The query of a signed media link (src/media/links.ts). */
+const SIGNED_LINK_QUERY = [
+  { name: "expires", description: "A signed link's expiry (Unix seconds), as `mediaSignedUrl` gives it." },
+  { name: "signature", description: "A signed link's signature, as `mediaSignedUrl` gives it." },
+];
 
 /** The routes of the app that are not capabilities: the health check and this document itself. */
 export const NON_CAPABILITY_ROUTES: readonly ExtraRoute[] = [
@@ -115,10 +124,12 @@ export const NON_CAPABILITY_ROUTES: readonly ExtraRoute[] = [
     operationId: "messageMedia",
     summary:
       "The file of a media message (`media` of the Message), streamed from the WhatsApp Graph API on demand with its " +
-      "mime type; any reader of the workspace. 404 MEDIA_GONE when WhatsApp no longer has it, 502 MEDIA_UNAVAILABLE " +
-      "when the Graph API fails.",
+      "mime type; any reader of the workspace, or anyone with the message's `mediaSignedUrl` (`expires` and " +
+      "`signature`, no credentials; 401 once it has expired). Shown inline only for PNG, JPEG, GIF and WebP images, " +
+      "audio and video; any other type is a download, always under `Content-Security-Policy: sandbox`. 404 " +
+      "MEDIA_GONE when WhatsApp no longer has it, 502 MEDIA_UNAVAILABLE when the Graph API fails.",
     tag: "conversations",
-    secured: { action: "workspace:read" },
+    secured: { action: "workspace:read", orSigned: true },
     content: {
       "application/octet-stream": {
         schema: { type: "string", contentMediaType: "application/octet-stream" },
@@ -259,7 +270,16 @@ export function openApiDocument(
               schema: { type: "string" },
             })),
             ref("WorkspaceId", "parameters"),
+            ...(route.secured.orSigned
+              ? SIGNED_LINK_QUERY.map((q) => ({
+                ...q,
+                in: "query",
+                required: false,
+                schema: { type: "string" },
+              }))
+              : []),
           ],
+          ...(route.secured.orSigned ? { security: [{ bearer: [] }, {}] } : {}),
         }
         : { security: [] }),
       responses: {

@@ -16,6 +16,8 @@ export interface StoredFile {
   claimedSize?: number;
   /** The sha256 the description claims (default: the real one, hex). */
   sha256?: string;
+  /** The description gives no `mime_type`. */
+  noMimeType?: boolean;
 }
 
 export interface GraphCall {
@@ -97,7 +99,7 @@ export function startMediaGraph(): MediaGraph {
       }
       return Response.json({
         url: `${base}/download/${encodeURIComponent(id)}`,
-        mime_type: file.mimeType,
+        mime_type: file.noMimeType ? undefined : file.mimeType,
         sha256: file.sha256 ?? hex(file.bytes),
         file_size: file.claimedSize ?? file.bytes.length,
         id,
@@ -107,7 +109,9 @@ export function startMediaGraph(): MediaGraph {
     if (req.headers.get("authorization") !== "Bearer test-access-token") {
       return new Response("no", { status: 401 });
     }
-    return new Response(file.bytes as BodyInit, { headers: { "content-type": file.mimeType } });
+    // The file's own answer keeps a type that is a valid header value (its description may not).
+    const type = /[\r\n]/.test(file.mimeType) ? "application/octet-stream" : file.mimeType;
+    return new Response(file.bytes as BodyInit, { headers: { "content-type": type } });
   });
   base = `http://127.0.0.1:${server.addr.port}`;
   return {

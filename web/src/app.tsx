@@ -8,7 +8,7 @@ import { Provider } from "@urql/preact";
 import { createApi } from "./graphql.ts";
 import { can, currentMembership, type Membership, plainGraphQL, type Session } from "./session.ts";
 import { href, useRoute } from "./router.ts";
-import { ApiContext, SessionContext } from "./ui.tsx";
+import { ApiContext } from "./ui.tsx";
 import { SignIn } from "./screens/sign_in.tsx";
 import { InviteScreen } from "./screens/invite.tsx";
 import { ConversationsScreen } from "./screens/conversations.tsx";
@@ -89,41 +89,39 @@ function Console(
   return (
     <Provider value={api.client}>
       <ApiContext.Provider value={api}>
-        <SessionContext.Provider value={session}>
-          <header class="top">
-            <a class="brand" href={href("conversations")}>Switchboard</a>
-            <nav aria-label="Screens">
-              <a href={href("conversations")}>Conversations</a>
-              {can.manage(membership.role) && <a href={href("approvals")}>Approvals</a>}
-              {can.manage(membership.role) && <a href={href("supervisor")}>Supervisor</a>}
-              <a href={href("agents")}>Agents</a>
-            </nav>
-            <div class="who">
-              {session.workspaces.length > 1
-                ? (
-                  <label>
-                    Workspace
-                    <select
-                      value={session.workspaceId}
-                      onChange={(e) => {
-                        // The screen at hand belongs to the old workspace: start from its conversations.
-                        location.hash = href("conversations");
-                        setSession({ ...session, workspaceId: (e.target as HTMLSelectElement).value });
-                      }}
-                    >
-                      {session.workspaces.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
-                    </select>
-                  </label>
-                )
-                : <span class="workspace">{membership.name}</span>}
-              <span class="role" title={session.user.email}>{membership.role}</span>
-              <button type="button" onClick={logOut}>Log out</button>
-            </div>
-          </header>
-          <main key={session.workspaceId}>
-            <Screen membership={membership} />
-          </main>
-        </SessionContext.Provider>
+        <header class="top">
+          <a class="brand" href={href("conversations")}>Switchboard</a>
+          <nav aria-label="Screens">
+            <a href={href("conversations")}>Conversations</a>
+            {can.manage(membership.role) && <a href={href("approvals")}>Approvals</a>}
+            {can.manage(membership.role) && <a href={href("supervisor")}>Supervisor</a>}
+            <a href={href("agents")}>Agents</a>
+          </nav>
+          <div class="who">
+            {session.workspaces.length > 1
+              ? (
+                <label>
+                  Workspace
+                  <select
+                    value={session.workspaceId}
+                    onChange={(e) => {
+                      // The screen at hand belongs to the old workspace: start from its conversations.
+                      location.hash = href("conversations");
+                      setSession({ ...session, workspaceId: (e.target as HTMLSelectElement).value });
+                    }}
+                  >
+                    {session.workspaces.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
+                  </select>
+                </label>
+              )
+              : <span class="workspace">{membership.name}</span>}
+            <span class="role" title={session.user.email}>{membership.role}</span>
+            <button type="button" onClick={logOut}>Log out</button>
+          </div>
+        </header>
+        <main key={session.workspaceId}>
+          <Screen membership={membership} />
+        </main>
       </ApiContext.Provider>
     </Provider>
   );

@@ -12,6 +12,7 @@
  * `skipped`. Nothing here throws, whatever the input.
  */
 import { createHash } from "node:crypto";
+import { cleanMimeType } from "../../shared/mime_type.ts";
 
 /**
  * The stored message type. TEXT, AUDIO, IMAGE and DOCUMENT are the types an intent can trigger on (triggerOnTypes);
@@ -177,7 +178,7 @@ function mediaOf(part: unknown): InboundMedia | null {
   const mimeType = text(part.mime_type);
   return {
     id,
-    mimeType: mimeType && mimeType.length <= 255 ? mimeType : null,
+    mimeType: cleanMimeType(mimeType),
     caption: text(part.caption),
     filename: text(part.filename),
   };

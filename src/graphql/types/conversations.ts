@@ -9,6 +9,7 @@ import {
   MessageStatus,
   Sender,
 } from "../../conversations/views.ts";
+import { linkExpiry, linkSourceSql, signedMediaPath, signedMediaPathOf } from "../../media/links.ts";
 
 export const Contact = builder.prismaObject("Contact", {
   extensions: typePlan({ label: "Contact", workspaceColumn: "workspaceId" }),
@@ -58,6 +59,30 @@ export const Message = builder.prismaObject("Message", {
           fileName: m.mediaFileName,
           error: m.mediaError,
         },
+    }),
+    mediaSignedUrl: t.string({
+      nullable: true,
+      description:
+        "The file for 5 to 10 minutes without credentials, for an <img src>, an <audio src> or a link: " +
+        "GET /api/messages/{messageId}/media with `expires` and `signature`, made when the message is read; " +
+        "null without media.",
+      // The planner reads the message, its workspace and the link's expiry; the presenter signs them.
+      extensions: fieldPlan({
+        sql: linkSourceSql,
+        present: {
+          apply: (ctx, stored) => signedMediaPathOf(ctx.jwt, stored),
+          mayChange: (_ctx, value) => `${value} IS NOT NULL`,
+        },
+      }),
+      resolve: async (m, _args, ctx) => {
+        if (m.mediaId === null) return null;
+        const actor = await ctx.actor();
+        return signedMediaPath(actor.jwt, {
+          messageId: m.id,
+          workspaceId: actor.actor.workspaceId,
+          expires: linkExpiry(Date.now()),
+        });
+      },
     }),
     transcript: t.exposeString("transcript", {
       nullable: true,

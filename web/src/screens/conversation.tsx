@@ -8,10 +8,16 @@ import { useMutation, useQuery, useSubscription } from "@urql/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { can, type Role } from "../session.ts";
 import { href } from "../router.ts";
-import { Badge, ErrorNote, Time, useMediaUrl, useRereadOnConnect } from "../ui.tsx";
+import { Badge, ErrorNote, Time, useRereadOnConnect } from "../ui.tsx";
 
-const MESSAGE_FIELDS = `id sender type content text transcript status createdAt
+const MESSAGE_FIELDS = `id sender type content text transcript status createdAt mediaSignedUrl
   media { id mimeType size fileName error url }`;
+
+/**
+ * A media message's signed URL lives 5 to 10 minutes (docs/behaviour.md "Media"): a conversation
+ * with media reads its messages again this often, so a link clicked later still works.
+ */
+const MEDIA_LINK_REFRESH_MS = 4 * 60_000;
 
 const CONVERSATION = `query ConsoleConversation($id: ID!) {
   conversation(id: $id) {
@@ -60,6 +66,8 @@ export interface Message {
   transcript: string | null;
   status: string;
   createdAt: string;
+  /** The file without credentials for a few minutes: served by the media endpoint with its own headers. */
+  mediaSignedUrl: string | null;
   media: Media | null;
 }
 
@@ -124,6 +132,12 @@ function Messages({ id }: { id: string }) {
   }, [added.data]);
   const end = useRef<HTMLLIElement>(null);
   const messages = result.data?.conversationMessages.edges.map((e) => e.node) ?? [];
+  const hasMedia = messages.some((m) => m.mediaSignedUrl);
+  useEffect(() => {
+    if (!hasMedia) return;
+    const timer = setInterval(() => reread({ requestPolicy: "network-only" }), MEDIA_LINK_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, [hasMedia, id]);
   useEffect(() => end.current?.scrollIntoView?.({ block: "nearest" }), [messages.length]);
   return (
     <>
@@ -148,20 +162,41 @@ function MessageItem({ message: m }: { message: Message }) {
   );
 }
 
-/** A media message: the file (image, audio, or a link), and what was understood of it. */
+/**
+ * A media message: the file (image, audio, or a link), and what was understood of it. The file
+ * comes straight from the media endpoint by its signed URL, never from this page's memory: the
+ * endpoint's answer keeps its headers (a download unless the type is safe to show, sandboxed), so a
+ * customer's file never runs as a page of the console's origin.
+ */
 function MediaView({ message: m }: { message: Message }) {
   const media = m.media!;
-  const { url, error } = useMediaUrl(media.error ? null : media.url);
+  const link = media.error ? null : m.mediaSignedUrl;
+  // An image or a player keeps the link it loaded with (a new one would load it again, and stop a
+  // voice note being played) until it fails, an expired link say; a download takes the newest.
+  const [loaded, setLoaded] = useState(link);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => {
+    if (!loaded || failed) {
+      setLoaded(link);
+      setFailed(false);
+    }
+  }, [link]);
   const understood = m.transcript ?? m.text;
   return (
     <div class="media">
       {media.error && <p class="error">{media.error}</p>}
-      {url && m.type === "IMAGE" && <img src={url} alt={m.content || "image from the customer"} />}
-      {url && m.type === "AUDIO" && <audio controls src={url} />}
-      {url && m.type !== "IMAGE" && m.type !== "AUDIO" && (
-        <a href={url} download={media.fileName ?? "file"}>{media.fileName ?? "Download the file"}</a>
+      {loaded && m.type === "IMAGE" && (
+        <img
+          src={loaded}
+          alt={m.content || "image from the customer"}
+          onError={() => setFailed(true)}
+        />
       )}
-      {error && <p class="muted">{error}</p>}
+      {loaded && m.type === "AUDIO" && <audio controls src={loaded} onError={() => setFailed(true)} />}
+      {link && m.type !== "IMAGE" && m.type !== "AUDIO" && (
+        <a href={link} download={media.fileName ?? "file"}>{media.fileName ?? "Download the file"}</a>
+      )}
+      {failed && <p class="muted">The file could not be loaded.</p>}
       {m.content && <p class="text">{m.content}</p>}
       {understood && (
         <p class="understood">
