@@ -8,10 +8,9 @@
  * lands while that reply's model call is in flight.
  *
  * - Restart: one process. When the held call arrives, kill -9 it and start a new one at once (which
- *   serves the next round, and is the one killed there).
- *   Measured: the restart (spawn) to the reply reaching the Graph stand-in, the kill to it, the new
- *   process' spawn to its "ready" line (for context: the floor of any restart), and when the model
- *   call was made again.
+ *   serves the next round, and is the one killed there). Measured: the restart (spawn) to the reply
+ *   reaching the Graph stand-in, the kill to it, the new process' spawn to its "ready" line (for
+ *   context: the floor of any restart), and when the model call was made again.
  * - Two processes: both running; kill -9 the one holding the reply's claim (its `ServerInstance`),
  *   and measure the kill to the survivor's reply. The dead one is replaced after the round, and the
  *   rounds' kills are spread over the survivor's CHECK_INTERVAL_MS (recovery.ts).
@@ -110,7 +109,7 @@ interface Round {
   /** Restart variant: the new process' spawn to its "ready" line, and to the reply. */
   spawnToReady?: number;
   spawnToReply?: number;
-  /** Two processes: which one the post went to, and whether it was the one holding the claim. */
+  /** Two processes: whether the post went to the process that came to hold the claim. */
   postedToHolder?: boolean;
   killToModel: number;
   killToReply: number;
@@ -369,7 +368,8 @@ function report(restart: Round[], two: Round[], failures: string[], load: string
       stat(two, (r) => r.nextToReply, ms)[k]
     } | |`
   );
-  const worst = (rounds: Round[], get: (r: Round) => number) => max(rounds.map(get));
+  const worst = (of: Round[], get: (r: Round) => number) => max(of.map(get));
+  const rounds = `${ROUNDS} round${ROUNDS === 1 ? "" : "s"}`;
   const met = (x: number) => Number.isFinite(x) && x <= GOAL_MS ? "met" : "**not met**";
   const restartWorst = worst(restart, (r) => r.spawnToReply!);
   const twoWorst = worst(two, (r) => r.killToReply);
@@ -385,14 +385,11 @@ post; the model stand-in holds the round's first call (the reply's), and when it
 killed with SIGKILL. The customer's next message is posted as soon as the first reply reaches the Graph
 stand-in, and timed from its post to its reply. Texts are counted per customer message at the Graph stand-in
 once the database has settled after the last round (no claim, no pending send, every customer message
-answered): each must be exactly 1. ${ROUNDS} round${
-    ROUNDS === 1 ? "" : "s"
-  } of each variant; times in s unless
-marked ms.
+answered): each must be exactly 1. ${rounds} of each variant; times in s unless marked ms.
 
 Restart: one process; killed, and a new one spawned at once, which serves the next round and is killed in it
-(the old figure, before processes' claims were
-tied to their lives: the reply 240-263 s after the restart, when the 270 s claim lifetime ran out).
+(the old figure, before processes' claims were tied to their lives: the reply 240-263 s after the restart,
+when the 270 s claim lifetime ran out).
 
 | round | spawn → ready ms | restart (spawn) → reply | kill → model call again | kill → reply | next message → reply ms | texts (1st + 2nd message) |
 |---|---|---|---|---|---|---|
