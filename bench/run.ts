@@ -1,5 +1,5 @@
 /**
- * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals|documents|media]`: every benchmark, or the
+ * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals|documents|media|recovery]`: every benchmark, or the
  * one named. Each starts its own throwaway PostgreSQL and writes its figures to bench/results/. Not part of the tests.
  */
 import { runAgentsBench } from "./agents.ts";
@@ -12,6 +12,7 @@ import { runSupervisorBench } from "./supervisor.ts";
 import { runApprovalsBench } from "./approvals.ts";
 import { runDocumentsBench } from "./documents.ts";
 import { runMediaBench } from "./media.ts";
+import { runRecoveryBench } from "./recovery.ts";
 
 const benches: Record<string, () => Promise<unknown>> = {
   agents: runAgentsBench,
@@ -24,6 +25,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   approvals: runApprovalsBench,
   documents: runDocumentsBench,
   media: runMediaBench,
+  recovery: runRecoveryBench,
 };
 const only = Deno.args[0];
 if (only && !(only in benches)) {
