@@ -19,8 +19,9 @@ try {
   await ensureDatabase(pg.adminUrl, TEMPLATE);
   await applyMigrations(pg.adminUrl.replace(/\/postgres$/, `/${TEMPLATE}`));
   const args = Deno.args.length ? Deno.args : ["tests/"];
+  const junit = `${dir}/junit.xml`;
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["test", "-A", "--parallel", "--unstable-no-legacy-abort", ...args],
+    args: ["test", "-A", "--parallel", "--unstable-no-legacy-abort", `--junit-path=${junit}`, ...args],
     env: { TEST_PG_ADMIN_URL: pg.adminUrl, TEST_PG_TEMPLATE: TEMPLATE },
     stdout: "inherit",
     stderr: "inherit",
@@ -29,8 +30,33 @@ try {
   Deno.addSignalListener("SIGINT", forward);
   code = (await child.status).code;
   Deno.removeSignalListener("SIGINT", forward);
+  const slowest = await slowestFiles(junit, 15);
+  if (slowest) console.log(slowest);
 } finally {
   await pg.stop();
   await Deno.remove(dir, { recursive: true }).catch(() => {});
 }
 Deno.exit(code);
+
+/**
+ * The `count` test files whose tests took longest in all (a file's tests run one after the other,
+ * files side by side), from Deno's JUnit report; null when there is none (the run was stopped).
+ */
+async function slowestFiles(path: string, count: number): Promise<string | null> {
+  let xml: string;
+  try {
+    xml = await Deno.readTextFile(path);
+  } catch {
+    return null;
+  }
+  const seconds = new Map<string, number>();
+  for (const [, file, time] of xml.matchAll(/<testcase [^>]*classname="([^"]+)" time="([\d.]+)"/g)) {
+    seconds.set(file, (seconds.get(file) ?? 0) + Number(time));
+  }
+  const total = [...seconds.values()].reduce((a, b) => a + b, 0);
+  const rows = [...seconds].sort((a, b) => b[1] - a[1]).slice(0, count)
+    .map(([file, s]) => `  ${s.toFixed(1).padStart(7)} s  ${file}`);
+  return `\nslowest test files (${seconds.size} files, ${total.toFixed(0)} s of tests in all):\n${
+    rows.join("\n")
+  }\n`;
+}
