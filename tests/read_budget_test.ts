@@ -69,6 +69,72 @@ Deno.test("a member's 30-alias read of 15 huge agents is refused as too large, a
   }
 });
 
+/** utime + stime of a process, in seconds (Linux /proc/<pid>/stat). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime and stime are fields 14 and 15 of the whole line (11 and 12 after the command).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** A process' peak resident memory (VmHWM), in bytes. */
+async function peakRss(pid: number): Promise<number> {
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) * 1024;
+}
+
+Deno.test("the 30-alias read costs PostgreSQL what the budget allows: under 1 CPU-s, no backend past 100 MB", async () => {
+  const database = await createTestDatabase();
+  // The app's own pool, whose backends (on this machine) the test watches.
+  const pool = createPool(database.url, { max: 2, idleTimeoutMillis: POOL_IDLE_MS });
+  const backends = new Set<number>();
+  pool.on("connect", (client) => backends.add((client as unknown as { processID: number }).processID));
+  const app = await buildApp(
+    testConfig(database.url, { OUTBOUND_ALLOWLIST: "" }),
+    { logger: silentLogger, db: createPrisma(database.url, { pool }), bootstrap: false },
+  );
+  try {
+    const { workspaceId, owner } = await new Seed(app).workspace();
+    await bigAgents(owner.client);
+    const viewer = await new Seed(app).member(workspaceId, "VIEWER");
+    assert.equal((await viewer.client.graphql(`{ agents(first: 1) { edges { node { id } } } }`)).status, 200);
+
+    // Peaks start again from here ("5" resets VmHWM to the present resident size).
+    const before = new Map<number, number>();
+    for (const pid of backends) {
+      await Deno.writeTextFile(`/proc/${pid}/clear_refs`, "5");
+      before.set(pid, await cpuSeconds(pid));
+    }
+    const started = performance.now();
+    const res = await viewer.client.graphql(BOMB);
+    const elapsed = performance.now() - started;
+    assert.equal(res.status, 400);
+    assert.equal(res.body.errors[0].extensions.code, "RESPONSE_TOO_LARGE");
+    assert.match(
+      res.body.errors[0].message,
+      /more than 33554432 bytes of JSON; at most 33554432 per request/,
+    );
+
+    let cpu = 0;
+    let peak = 0;
+    for (const pid of backends) {
+      // A backend that started during the read counts from its start.
+      cpu += await cpuSeconds(pid) - (before.get(pid) ?? 0);
+      peak = Math.max(peak, await peakRss(pid));
+    }
+    console.log(
+      `30-alias read: refused in ${elapsed.toFixed(0)} ms; PostgreSQL CPU ${cpu.toFixed(2)} s; peak backend ${
+        (peak / 2 ** 20).toFixed(0)
+      } MB`,
+    );
+    assert.ok(cpu < 1, `PostgreSQL spent ${cpu} CPU-s on the refused read`);
+    assert.ok(peak < 100 * 2 ** 20, `a backend grew to ${peak} bytes`);
+  } finally {
+    await app.stop();
+    await database.drop();
+  }
+});
+
 Deno.test("a REST list over the byte budget is refused with 400 RESPONSE_TOO_LARGE; a smaller page answers", async () => {
   const t = await startTestApp({ READ_MAX_RESPONSE_BYTES: String(2 * 2 ** 20) });
   try {

@@ -255,8 +255,12 @@ class AppPool extends pg.Pool {
       client.release();
       return result;
     } catch (error) {
-      // Discarded: after an error inside the driver or a stop, its state is unknown.
-      client.release(error instanceof Error ? error : true);
+      // An error PostgreSQL answered (a read refused by its cut-off, say) leaves the connection ready
+      // for the next statement. Discarded: after an error inside the driver or a stop, its state is unknown.
+      if (error instanceof pg.DatabaseError && !signal.aborted) {
+        client.removeListener("error", ignore);
+        client.release();
+      } else client.release(error instanceof Error ? error : true);
       throw error;
     } finally {
       signal.removeEventListener("abort", stop);

@@ -19,12 +19,24 @@ export interface ReadLimits {
   maxBytesInFlight: number;
 }
 
-export function responseTooLarge(bytes: number, limit: number): AppError {
+/** `bytes`: the answer's size when PostgreSQL built it; undefined when the cut-off stopped it first. */
+export function responseTooLarge(bytes: number | undefined, limit: number): AppError {
+  const size = bytes === undefined ? `more than ${limit}` : String(bytes);
   return new AppError(
     "RESPONSE_TOO_LARGE",
     400,
-    `The answer would be ${bytes} bytes of JSON; at most ${limit} per request. Ask for fewer rows or fields.`,
+    `The answer would be ${size} bytes of JSON; at most ${limit} per request. Ask for fewer rows or fields.`,
   );
+}
+
+/** The SQLSTATE a read statement stops with once its rows count past its cut-off (see the migration read_budget). */
+export const CUT_OFF_SQLSTATE = "54SB1";
+
+/** A read statement stopped by its cut-off: pg's error, or Prisma's (raw queries inside a transaction). */
+export function isCutOff(error: unknown): boolean {
+  const e = error as { code?: unknown; meta?: { code?: unknown }; message?: unknown } | null;
+  return e?.code === CUT_OFF_SQLSTATE || e?.meta?.code === CUT_OFF_SQLSTATE ||
+    (typeof e?.message === "string" && e.message.includes(CUT_OFF_SQLSTATE));
 }
 
 /** Bytes already answered in the current request. */
