@@ -225,6 +225,8 @@ async function abandonThirtyReads(server: ServerProcess, databaseUrl: string): P
     await eventually("no read statement running", 2_000, async () => (await planned(side)).running === 0);
     // Every request has ended as a client gone, and none started its statement since.
     await eventually("30 requests ended as clients gone", 10_000, async () => {
+      // (A look at the database each time, which lets the server's log lines in.)
+      assert.deepEqual(await planned(side), { running: 0, waiting: 0 }, "a read statement started");
       const gone = new Set(
         logLines(server).filter((l) => l.msg === "client gone").map((l) => l.requestId),
       );
