@@ -175,7 +175,8 @@ function logLines(server: ServerProcess): { level: string; msg: string; requestI
  * 30 reads held in PostgreSQL by a lock (20 GraphQL documents, 10 REST lists; a pool of 10, so
  * most wait for a connection), whose clients all go away at once, half closing their sockets and
  * half resetting them: within 2 s no read statement of theirs runs, none starts afterwards, and
- * nothing is logged above debug.
+ * nothing is logged above debug. Then 3 GraphQL reads over WebSockets that close mid-operation:
+ * nothing logged above debug either.
  */
 async function abandonThirtyReads(server: ServerProcess, databaseUrl: string): Promise<void> {
   const { token, workspaceId } = await ownerOf(server);
@@ -234,6 +235,40 @@ async function abandonThirtyReads(server: ServerProcess, databaseUrl: string): P
     });
     assert.deepEqual(await planned(side), { running: 0, waiting: 0 });
     await locker.query(`ROLLBACK`);
+
+    // GraphQL over WebSocket: 3 sockets close while their reads wait for the lock. (Their
+    // statements are not stopped: src/graphql/ws.ts runs operations outside any request scope.)
+    await locker.query(`BEGIN`);
+    await locker.query(`LOCK TABLE "Agent" IN ACCESS EXCLUSIVE MODE`);
+    const webSockets = await Promise.all(Array.from({ length: 3 }, async (_, i) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${server.port}/graphql`, "graphql-transport-ws");
+      const acked = new Promise<void>((resolve, reject) => {
+        ws.onmessage = (e) => JSON.parse(String(e.data)).type === "connection_ack" ? resolve() : undefined;
+        ws.onclose = () => reject(new Error("closed before connection_ack"));
+      });
+      await new Promise((resolve) => ws.onopen = resolve);
+      ws.send(JSON.stringify({
+        type: "connection_init",
+        payload: { authorization: `Bearer ${token}`, "x-workspace-id": workspaceId },
+      }));
+      await acked;
+      ws.send(JSON.stringify({
+        id: `ws-${i}`,
+        type: "subscribe",
+        payload: { query: `{ agents(first: 5) { edges { node { id name } } } }` },
+      }));
+      return ws;
+    }));
+    await eventually(
+      "3 WebSocket reads waiting for the lock",
+      30_000,
+      async () => (await planned(side)).waiting >= 3,
+    );
+    const closed = webSockets.map((ws) => new Promise((resolve) => ws.onclose = resolve));
+    for (const ws of webSockets) ws.close();
+    await Promise.all(closed);
+    await locker.query(`ROLLBACK`);
+    await eventually("the WebSocket reads ended", 10_000, async () => (await planned(side)).running === 0);
 
     const after = await fetch(`${server.url}/api/agents`, {
       headers: { authorization: `Bearer ${token}`, "x-workspace-id": workspaceId },
