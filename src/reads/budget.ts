@@ -1,6 +1,7 @@
 /**
- * What answers may cost in bytes. PostgreSQL builds each answer's JSON and measures it; the text is
- * sent only within the budget, so the driver never receives more than this process allows:
+ * What answers may cost in bytes. PostgreSQL stops a read once the rows it read pass the request's
+ * allowance (plan.ts Compiler.spend, SQLSTATE 54SB1), then builds the answer's JSON and measures it;
+ * the text is sent only within the budget, so the driver never receives more than this process allows:
  *
  * - per request: `maxResponseBytes` across all of a request's read statements (a GraphQL document
  *   whose root fields are read one statement each adds them up);

@@ -11,6 +11,9 @@
  *   workspace answers exactly as an unknown id.
  * - Pages: keyset conditions on (sort key, id) from shared/pagination.ts cursors and a LIMIT per
  *   parent row, so a nested page never reads rows it does not show (one extra row says "more").
+ * - Budget: every row the statement reads for the answer adds a lower bound of its bytes to a
+ *   running count, and the statement stops once past the request's allowance (Compiler.spend), so
+ *   a refused read costs PostgreSQL about the budget, not the whole answer.
  * - Plans: the SQL text depends only on the shape of the roots (kinds, fields, which page
  *   arguments are present) and the actor's role; it is built once per shape and cached. Ids, the
  *   workspace, sizes and cursors are bind parameters; identifiers come only from the views.
@@ -313,11 +316,12 @@ class Compiler {
   }
 
   /**
-   * A condition on the row aliased `a`, true for every row: it adds what the row counted so far
-   * (then forgotten, so a row built twice counts twice) to the statement's running total, and stops
-   * the statement with SQLSTATE 54SB1 once that total passes the cut-off. The total is a lower bound
-   * of the answer's bytes (stored text as stored, escapes not counted): a refused read costs
-   * PostgreSQL about the budget in rows read and built, and never builds the JSON.
+   * A condition on the row aliased `a`, true for every row, evaluated before the row's values are
+   * built: it adds what the row counted (then forgotten, so a row shown twice counts twice) to the
+   * statement's running total, and stops the statement with SQLSTATE 54SB1 once that total passes
+   * the cut-off. The total is a lower bound of the answer's bytes (keys, stored text as stored, a
+   * long text's JSON): a refused read costs PostgreSQL about the budget in rows read and built, and
+   * never builds the JSON. (About a microsecond a row: a setting read and written.)
    */
   spend(a: string): string {
     const terms = this.sizes.get(a) ?? [];
@@ -551,7 +555,7 @@ class Compiler {
       const out = order === "asc" ? "ASC" : "DESC";
       const page = `(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)}${keyset} ORDER BY ${orderBy} ` +
         `LIMIT ${size}) ${b}`;
-      // Counted above the LIMIT (the rows shown), after their values are built (what they counted).
+      // Counted above the LIMIT (the rows shown); named once their values were compiled (what they count).
       const source = () => `(SELECT ${b}.* FROM ${page} WHERE ${this.spend(b)}) ${b}`;
       const parts = shape.parts.map((p): [string, Value] => {
         if ("constant" in p) return [p.key, `${lit(p.constant)}::text`];
@@ -631,7 +635,7 @@ class Compiler {
     }
     const items: string[] = [];
     const top = this.build(answer, items);
-    // The rows shown count once their values are built (not the extra row).
+    // The rows shown count (not the extra row), named once their values were compiled.
     const numbered =
       `(SELECT ${b}.*, count(*) OVER () AS "n$" FROM (SELECT ${b}.*, row_number() OVER (ORDER BY ${orderBy}) ` +
       `AS "rn$" FROM ${table} ${b} WHERE ${
