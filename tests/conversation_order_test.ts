@@ -193,13 +193,15 @@ Deno.test("a page of an agent's conversations, filtered by status or not, reads 
       const [explained] = await db.$queryRawUnsafe<{ "QUERY PLAN": [{ Plan: Record<string, unknown> }] }[]>(
         `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
         ...values,
-        1 << 20, // the byte budget runReads binds last
+        // The cut-off and the byte budget fetchBounded binds last.
+        1 << 25,
+        1 << 20,
       );
       const scanned = rowsScanned(explained["QUERY PLAN"][0].Plan, "Conversation");
       // 10 rows and the one that tells "more", read in order from the index (not 2 000, nor 20 OPEN
       // ones sorted after a scan of all).
       assert.equal(scanned, 11, `${JSON.stringify(where)}: ${scanned} rows scanned`);
-      const [page] = await db.$queryRawUnsafe<{ data: string }[]>(sql, ...values, 1 << 20);
+      const [page] = await db.$queryRawUnsafe<{ data: string }[]>(sql, ...values, 1 << 25, 1 << 20);
       const data = JSON.parse(page.data).v.data as { lastMessageAt: string; status: string }[];
       assert.equal(data.length, 10);
       const times = data.map((r) => r.lastMessageAt);

@@ -132,7 +132,9 @@ Deno.test("a nested page reads its rows only: a LIMIT per parent, whatever the p
     const [explained] = await db.$queryRawUnsafe<{ "QUERY PLAN": [{ Plan: Record<string, unknown> }] }[]>(
       `EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`,
       ...values,
-      1 << 20, // the byte budget runReads binds last
+      // The cut-off and the byte budget fetchBounded binds last.
+      1 << 25,
+      1 << 20,
     );
     const scanned = rowsScanned(explained["QUERY PLAN"][0].Plan, "PromptVersion");
     const shape = (n: Record<string, unknown>): unknown => [

@@ -7,13 +7,18 @@
  *   longer than V8's longest string, a listener's bug) would escape as an uncaught exception and
  *   end the process. Here it destroys that connection instead: its statement fails with the error
  *   and the pool discards the connection.
- * - A read run through `stoppedWhenClientGone` is stopped when the request's client goes away. The
- *   connection is destroyed (it may be mid-answer, so it cannot go back to the pool) and the
- *   server, told to check its client while running a statement, ends the backend within
- *   CLIENT_CHECK_MS instead of building the rest of an answer nobody reads. Writes are not: a
- *   statement under way completes, as the request's next one is never sent.
+ * - A read run through `stoppedWhenClientGone` is stopped when the request's client goes away: it
+ *   never starts when the client left while it waited for a connection (the connection, once
+ *   given, goes back unused); under way, PostgreSQL is asked to cancel it (the protocol's
+ *   CancelRequest, on a connection of its own: it works whatever the pool's state and the URL's
+ *   settings) and the connection is destroyed (it may be mid-answer, so it cannot go back to the
+ *   pool; the server, told to check its client while running a statement, also ends the backend
+ *   within CLIENT_CHECK_MS). Either way the read fails with ClientGoneError, which nobody logs
+ *   above debug. Writes are not stopped: a statement under way completes, as the request's next
+ *   one is never sent.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { createConnection } from "node:net";
 import pg from "pg";
 import { Buffer } from "node:buffer";
 import { Parser } from "pg-protocol/dist/parser";
@@ -227,6 +232,47 @@ const streamOf = (client: pg.PoolClient) => (client as unknown as { connection: 
 
 const ignore = () => {};
 
+/**
+ * Asks PostgreSQL to cancel the statement `client`'s backend runs: the protocol's CancelRequest
+ * (its process id and secret key) on a new connection to the same server, answered by none.
+ */
+export function cancelStatement(client: pg.ClientBase): void {
+  const { processID, secretKey, host, port } = client as unknown as {
+    processID: number | null;
+    secretKey: number | null;
+    host: string;
+    port: number;
+  };
+  if (processID == null || secretKey == null) return;
+  const socket = host.startsWith("/")
+    ? createConnection(`${host}/.s.PGSQL.${port}`)
+    : createConnection(port, host);
+  socket.on("error", ignore);
+  socket.on("connect", () => socket.end(serialize.cancel(processID, secretKey)));
+}
+
+/** A connection of `pool`, unless `signal` aborts first: then ClientGoneError, and the connection goes back unused. */
+function connectUnlessAborted(pool: pg.Pool, signal: AbortSignal): Promise<pg.PoolClient> {
+  return new Promise((resolve, reject) => {
+    let abandoned = false;
+    const onAbort = () => {
+      abandoned = true;
+      reject(new ClientGoneError());
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    pool.connect().then((client) => {
+      signal.removeEventListener("abort", onAbort);
+      if (abandoned || signal.aborted) {
+        client.release();
+        reject(new ClientGoneError());
+      } else resolve(client);
+    }, (error) => {
+      signal.removeEventListener("abort", onAbort);
+      reject(error);
+    });
+  });
+}
+
 class AppPool extends pg.Pool {
   // pg's signature is overloaded; only the promise form is scoped (Prisma's adapter uses it).
   // deno-lint-ignore no-explicit-any
@@ -240,12 +286,15 @@ class AppPool extends pg.Pool {
 
   async #queryFor(signal: AbortSignal, config: pg.QueryConfig, values?: unknown[]) {
     if (signal.aborted) throw new ClientGoneError();
-    const client = await this.connect();
+    const client = await connectUnlessAborted(this, signal);
     if (signal.aborted) {
       client.release();
       throw new ClientGoneError();
     }
-    const stop = () => streamOf(client).destroy();
+    const stop = () => {
+      cancelStatement(client);
+      streamOf(client).destroy();
+    };
     // A dead connection also reports on the client; the statement's rejection carries the error.
     client.on("error", ignore);
     signal.addEventListener("abort", stop, { once: true });
@@ -255,8 +304,14 @@ class AppPool extends pg.Pool {
       client.release();
       return result;
     } catch (error) {
-      // Discarded: after an error inside the driver or a stop, its state is unknown.
-      client.release(error instanceof Error ? error : true);
+      // An error PostgreSQL answered (a read refused by its cut-off, say) leaves the connection ready
+      // for the next statement. Discarded: after an error inside the driver or a stop, its state is unknown.
+      if (error instanceof pg.DatabaseError && !signal.aborted) {
+        client.removeListener("error", ignore);
+        client.release();
+      } else client.release(error instanceof Error ? error : true);
+      // Stopped for a client that left (the connection ended, or the statement cancelled): not an error.
+      if (signal.aborted) throw new ClientGoneError();
       throw error;
     } finally {
       signal.removeEventListener("abort", stop);

@@ -1,6 +1,7 @@
 /**
- * What answers may cost in bytes. PostgreSQL builds each answer's JSON and measures it; the text is
- * sent only within the budget, so the driver never receives more than this process allows:
+ * What answers may cost in bytes. PostgreSQL stops a read once the rows it read pass the request's
+ * allowance (plan.ts Compiler.spend, SQLSTATE 54SB1), then builds the answer's JSON and measures it;
+ * the text is sent only within the budget, so the driver never receives more than this process allows:
  *
  * - per request: `maxResponseBytes` across all of a request's read statements (a GraphQL document
  *   whose root fields are read one statement each adds them up);
@@ -19,12 +20,24 @@ export interface ReadLimits {
   maxBytesInFlight: number;
 }
 
-export function responseTooLarge(bytes: number, limit: number): AppError {
+/** `bytes`: the answer's size when PostgreSQL built it; undefined when the cut-off stopped it first. */
+export function responseTooLarge(bytes: number | undefined, limit: number): AppError {
+  const size = bytes === undefined ? `more than ${limit}` : String(bytes);
   return new AppError(
     "RESPONSE_TOO_LARGE",
     400,
-    `The answer would be ${bytes} bytes of JSON; at most ${limit} per request. Ask for fewer rows or fields.`,
+    `The answer would be ${size} bytes of JSON; at most ${limit} per request. Ask for fewer rows or fields.`,
   );
+}
+
+/** The SQLSTATE a read statement stops with once its rows count past its cut-off (see the migration read_budget). */
+export const CUT_OFF_SQLSTATE = "54SB1";
+
+/** A read statement stopped by its cut-off: pg's error, or Prisma's (raw queries inside a transaction). */
+export function isCutOff(error: unknown): boolean {
+  const e = error as { code?: unknown; meta?: { code?: unknown }; message?: unknown } | null;
+  return e?.code === CUT_OFF_SQLSTATE || e?.meta?.code === CUT_OFF_SQLSTATE ||
+    (typeof e?.message === "string" && e.message.includes(CUT_OFF_SQLSTATE));
 }
 
 /** Bytes already answered in the current request. */

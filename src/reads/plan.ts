@@ -11,6 +11,9 @@
  *   workspace answers exactly as an unknown id.
  * - Pages: keyset conditions on (sort key, id) from shared/pagination.ts cursors and a LIMIT per
  *   parent row, so a nested page never reads rows it does not show (one extra row says "more").
+ * - Budget: every row the statement reads for the answer adds a lower bound of its bytes to a
+ *   running count, and the statement stops once past the request's allowance (Compiler.spend), so
+ *   a refused read costs PostgreSQL about the budget, not the whole answer.
  * - Plans: the SQL text depends only on the shape of the roots (kinds, fields, which page
  *   arguments are present) and the actor's role; it is built once per shape and cached. Ids, the
  *   workspace, sizes and cursors are bind parameters; identifiers come only from the views.
@@ -32,7 +35,7 @@ import {
 import { LIMITS } from "../graphql/limits.ts";
 import { stoppedWhenClientGone, TEXT_AS_BYTES } from "../db/pool.ts";
 import { fastPathOf } from "../db/fast_path.ts";
-import { allowance, charge, INLINE_BYTES, reserve, responseTooLarge } from "./budget.ts";
+import { allowance, charge, INLINE_BYTES, isCutOff, reserve, responseTooLarge } from "./budget.ts";
 import { concatBytes } from "../shared/bytes.ts";
 
 /** What to read: one row of a capability, a page of it, or a row just written (already scoped). */
@@ -283,10 +286,52 @@ const cursorSql = (a: string, view: View, sort: Sort) =>
   }) * 1000)::bigint || '.' || ` +
   `${a}.${q(idColumn(view))}, 'UTF8'), 'base64'), '+/' || chr(10), '-_'), '=')`;
 
+/**
+ * Where the statement names its cut-off (the request's byte allowance): a bind parameter numbered
+ * once the plan's own are known (see compile). No identifier or response key can hold U+0001.
+ */
+const CUT_OFF = "\u0001cut-off\u0001";
+
+/** Stored strings longer than this (in bytes) count their JSON's length rather than their own. */
+const EXACT_FROM = 4096;
+
+/** The transaction-local setting in which a read statement adds up what its rows count. */
+const SPENT = "'switchboard.read_bytes'";
+
 class Compiler {
   readonly values: unknown[] = [];
   private aliases = 0;
+  /**
+   * Per row alias: SQL terms (and bytes) adding up to at most what that row's values take in the
+   * answer's JSON (its own fields and keys; the rows of its relations count themselves).
+   */
+  private readonly sizes = new Map<string, string[]>();
   constructor(readonly ctx: ActorContext) {}
+
+  /** Counts `term` (SQL of an integer, or a number of bytes) for the row aliased `a`. */
+  count(a: string, term: string | number): void {
+    const terms = this.sizes.get(a);
+    if (terms) terms.push(String(term));
+    else this.sizes.set(a, [String(term)]);
+  }
+
+  /**
+   * A condition on the row aliased `a`, true for every row, evaluated before the row's values are
+   * built: it adds what the row counted (then forgotten, so a row shown twice counts twice) to the
+   * statement's running total, and stops the statement with SQLSTATE 54SB1 once that total passes
+   * the cut-off. The total is a lower bound of the answer's bytes (keys, stored text as stored, a
+   * long text's JSON): a refused read costs PostgreSQL about the budget in rows read and built, and
+   * never builds the JSON. (About a microsecond a row: a setting read and written.)
+   */
+  spend(a: string): string {
+    const terms = this.sizes.get(a) ?? [];
+    this.sizes.delete(a);
+    const constant = terms.filter((t) => /^\d+$/.test(t)).reduce((n, t) => n + Number(t), 2);
+    const sum = [...terms.filter((t) => !/^\d+$/.test(t)), String(constant)].join(" + ");
+    const spent = `coalesce(nullif(current_setting(${SPENT}, true), ''), '0')::bigint`;
+    return `CASE WHEN set_config(${SPENT}, (${spent} + ${sum})::text, true)::bigint <= ${CUT_OFF} ` +
+      `THEN true ELSE switchboard_read_over_budget(${spent}) END`;
+  }
 
   /** A bind parameter of `type`; without one PostgreSQL gives it the type of what it is compared with. */
   param(value: unknown, type?: string): string {
@@ -302,6 +347,16 @@ class Compiler {
     const spec = view.fields[name];
     if (!spec) throw new Error(`${view.name} has no field ${name}`);
     let sql = spec.sql ? spec.sql(a) : `${a}.${q(spec.column ?? name)}`;
+    // A stored string's bytes: its length, from the stored value's header (not detoasted); a long
+    // one's JSON, escapes included (each control character takes 6 bytes there), so that it counts
+    // what it costs to build.
+    if (!spec.sql && !spec.list && !of && (spec.type === "String" || spec.type === "ID")) {
+      this.count(
+        a,
+        `coalesce(CASE WHEN octet_length(${sql}) > ${EXACT_FROM} THEN octet_length(to_json(${sql})::text) ` +
+          `ELSE octet_length(${sql}) END, 0)`,
+      );
+    }
     if (of) sql = this.jsonPick(sql, of, spec.list === true);
     if (spec.type === "DateTime") {
       sql = `to_char(${sql} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -367,6 +422,8 @@ class Compiler {
   pairs(view: View, a: string, selection: Selection): [string, Value][] {
     const pairs: [string, Value][] = [];
     for (const s of selection) {
+      // `"key":` and a comma or brace, and at least two bytes of value.
+      this.count(a, utf8.encode(s.key).length + 6);
       if ("field" in s) pairs.push([s.key, this.field(view, a, s.field, s.of)]);
       else if ("constant" in s) pairs.push([s.key, `${lit(s.constant)}::text`]);
       else pairs.push([s.key, this.relation(view, a, s)]);
@@ -420,8 +477,9 @@ class Compiler {
         return this.obj(target, a, s.selection);
       case "object": {
         const b = this.alias();
-        return `(SELECT ${this.scalar(this.obj(target, b, s.selection))} FROM ${tableOf(target)} ${b} ` +
-          `WHERE ${b}.${q(idColumn(target))} = ${a}.${q(rel.localKey)})`;
+        const value = this.scalar(this.obj(target, b, s.selection));
+        return `(SELECT ${value} FROM ${tableOf(target)} ${b} ` +
+          `WHERE ${b}.${q(idColumn(target))} = ${a}.${q(rel.localKey)} AND ${this.spend(b)})`;
       }
       case "list": {
         const b = this.alias();
@@ -431,7 +489,7 @@ class Compiler {
           rows.from(
             `(SELECT ${b}.* FROM ${tableOf(target)} ${b} WHERE ${b}.${q(rel.foreignKey)} = ${a}.${
               q(idColumn(view))
-            }) ${b}`,
+            } AND ${this.spend(b)}) ${b}`,
           )
         } ORDER BY ${b}.${q(rel.orderBy)}, ${b}.${q(idColumn(target))})`;
       }
@@ -462,7 +520,7 @@ class Compiler {
       const rows = this.rowValues(b);
       const node = rows.beside(this.obj(view, b, shape.node));
       return `ARRAY(SELECT ${node} FROM ${
-        rows.from(`(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)}) ${b}`)
+        rows.from(`(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)} AND ${this.spend(b)}) ${b}`)
       } ORDER BY ${key} ${dir}, ${id} ${dir})`;
     }
     const w = pageWindow(req, maxPageOf(shape));
@@ -483,6 +541,8 @@ class Compiler {
     const orderBy = `${key} ${dir}, ${id} ${dir}`;
     const edge = (edges: readonly EdgePart[]): Obj => ({
       pairs: edges.map((e): [string, Value] => {
+        // An edge's keys count for its row (a cursor takes at least 16 bytes).
+        this.count(b, utf8.encode(e.key).length + ("cursor" in e ? 22 : 6));
         if ("constant" in e) return [e.key, `${lit(e.constant)}::text`];
         if ("cursor" in e) return [e.key, cursorSql(b, view, sort)];
         return [e.key, this.obj(view, b, e.node)];
@@ -493,8 +553,10 @@ class Compiler {
     if (shape.kind === "connection" && !counted(w, shape) && shape.parts.some((p) => "edges" in p)) {
       // Only the rows are shown: exactly `size` of them, no numbering; their values built beside them.
       const out = order === "asc" ? "ASC" : "DESC";
-      const source = `(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)}${keyset} ORDER BY ${orderBy} ` +
+      const page = `(SELECT ${b}.* FROM ${table} ${b} WHERE ${where(b)}${keyset} ORDER BY ${orderBy} ` +
         `LIMIT ${size}) ${b}`;
+      // Counted above the LIMIT (the rows shown); named once their values were compiled (what they count).
+      const source = () => `(SELECT ${b}.* FROM ${page} WHERE ${this.spend(b)}) ${b}`;
       const parts = shape.parts.map((p): [string, Value] => {
         if ("constant" in p) return [p.key, `${lit(p.constant)}::text`];
         if ("edges" in p) {
@@ -502,7 +564,7 @@ class Compiler {
           const value = rows.beside(edge(p.edges));
           return [
             p.key,
-            `ARRAY(SELECT ${value} FROM ${rows.from(source)} ORDER BY ${key} ${out}, ${id} ${out})`,
+            `ARRAY(SELECT ${value} FROM ${rows.from(source())} ORDER BY ${key} ${out}, ${id} ${out})`,
           ];
         }
         // Decided by the arguments alone (see `counted`).
@@ -521,12 +583,6 @@ class Compiler {
     // One more row than shown tells whether there is a next page; `rn$` numbers them in fetch order.
     // The values of the rows are built in the aggregates (so not for the extra row); the answer's
     // record is built over the aggregates' one row `g`.
-    const numbered =
-      `(SELECT s.*, count(*) OVER () AS "n$" FROM (SELECT ${b}.*, row_number() OVER (ORDER BY ${orderBy}) ` +
-      `AS "rn$" FROM ${table} ${b} WHERE ${
-        where(b)
-      }${keyset} ORDER BY ${orderBy} LIMIT ${size} + 1) s) ${b} ` +
-      `GROUP BY ()`;
     const g = this.alias();
     const aggregates: string[] = [];
     const aggregate = (sql: string) => {
@@ -579,6 +635,14 @@ class Compiler {
     }
     const items: string[] = [];
     const top = this.build(answer, items);
+    // The rows shown count (not the extra row), named once their values were compiled.
+    const numbered =
+      `(SELECT ${b}.*, count(*) OVER () AS "n$" FROM (SELECT ${b}.*, row_number() OVER (ORDER BY ${orderBy}) ` +
+      `AS "rn$" FROM ${table} ${b} WHERE ${
+        where(b)
+      }${keyset} ORDER BY ${orderBy} LIMIT ${size} + 1) ${b} WHERE ${b}."rn$" > ${size} OR ${
+        this.spend(b)
+      }) ${b} GROUP BY ()`;
     // (GROUP BY (): one row even when there are no rows, or no aggregate, `pageInfo { __typename }`.)
     return `(SELECT ${top} FROM (SELECT count(*) AS n${
       aggregates.map((a) => `, ${a}`).join("")
@@ -606,10 +670,9 @@ class Compiler {
     if ("view" in root) {
       const b = this.alias();
       const id = this.param(rowId(root.id), "text");
-      return `(SELECT (SELECT ${this.scalar(this.obj(root.view, b, root.selection))} FROM ${
-        tableOf(root.view)
-      } ${b} ` +
-        `WHERE ${b}.${q(idColumn(root.view))} = ${id}) AS v, NULL::int AS m) ${r}`;
+      const value = this.scalar(this.obj(root.view, b, root.selection));
+      return `(SELECT (SELECT ${value} FROM ${tableOf(root.view)} ${b} ` +
+        `WHERE ${b}.${q(idColumn(root.view))} = ${id} AND ${this.spend(b)}) AS v, NULL::int AS m) ${r}`;
     }
     const { read } = root;
     const from = read.from.view;
@@ -669,7 +732,11 @@ class Compiler {
     const found = (b: string, v: View) => `${b}.${q(idColumn(v))}`;
     const views = viewsOf(read);
     const missing = aliases.map((b, i) => `WHEN ${found(b, views[i])} IS NULL THEN ${i}`).join(" ");
-    return `(SELECT CASE WHEN ${found(leaf, view)} IS NULL THEN NULL ELSE ${value} END AS v, ` +
+    // A page's rows count themselves; one row counts here.
+    const counted = "page" in root ? "" : ` WHEN ${this.spend(leaf)} THEN ${value}`;
+    return `(SELECT CASE WHEN ${found(leaf, view)} IS NULL THEN NULL${
+      counted || ` ELSE ${value}`
+    } END AS v, ` +
       `CASE ${missing} END AS m FROM (SELECT 1) x ${joins.join(" ")}) ${r}`;
   }
 }
@@ -838,18 +905,21 @@ function compile(ctx: ActorContext, roots: readonly Root[]): { sql: string; valu
   const data = c.build({ pairs: roots.map((root, n) => [root.key, `r${n}.v`]) }, items);
   const missing = roots.map((_, n) => `r${n}.m AS m${n}`).join(", ");
   const outer = roots.map((_, n) => `a.m${n}`).join(", ");
-  // The last parameter (bound by runReads) is the answer's byte budget: PostgreSQL measures the
-  // JSON it built and sends it only within it (OFFSET 0 keeps it built once, not per reference).
-  const budget = `$${c.values.length + 1}::int`;
+  // The last two parameters (bound by fetchBounded): the cut-off, the request's allowance, which the
+  // rows' count stops the statement at while it builds them (Compiler.spend); and the byte budget
+  // of this round trip: PostgreSQL measures the JSON it built and sends it only within it (OFFSET 0
+  // keeps it built once, not per reference). The running count is reset once the answer is built,
+  // for a next read in the same transaction.
+  const cutOff = `$${c.values.length + 1}::bigint`;
+  const budget = `$${c.values.length + 2}::int`;
   // `$1` (the workspace) is named once in the select list too: a request of rows just written
   // alone does not use it, and PostgreSQL refuses a parameter it cannot type.
-  return {
-    sql: `SELECT CASE WHEN octet_length(a.data) <= ${budget} THEN a.data END AS data, ` +
-      `octet_length(a.data) AS bytes, ${outer} FROM (SELECT to_json(${data})::text AS data, $1::text AS ws, ${missing} FROM ${
-        [...from, ...items].join(", ")
-      } OFFSET 0) a`,
-    values: c.values,
-  };
+  const sql = `SELECT CASE WHEN octet_length(a.data) <= ${budget} THEN a.data END AS data, ` +
+    `octet_length(a.data) AS bytes, ${outer}, set_config(${SPENT}, '', true) AS "spent$", ${cutOff} AS "cut$" ` +
+    `FROM (SELECT to_json(${data})::text AS data, $1::text AS ws, ${missing} FROM ${
+      [...from, ...items].join(", ")
+    } OFFSET 0) a`;
+  return { sql: sql.replaceAll(CUT_OFF, cutOff), values: c.values };
 }
 
 const MAX_PLANS = 2_000;
@@ -900,9 +970,11 @@ async function fetchBounded<T>(
       const fast = fastPathOf(ctx.db);
       const [row] = await stoppedWhenClientGone(() =>
         fast
-          ? fast.rows<Row>({ text: sql, values: [...values, budget], types: TEXT_AS_BYTES })
-          : ctx.db.$queryRawUnsafe<Row[]>(sql, ...values, budget)
-      );
+          ? fast.rows<Row>({ text: sql, values: [...values, allowed, budget], types: TEXT_AS_BYTES })
+          : ctx.db.$queryRawUnsafe<Row[]>(sql, ...values, allowed, budget)
+      ).catch((error) => {
+        throw isCutOff(error) ? responseTooLarge(undefined, limits.maxResponseBytes) : error;
+      });
       if (row.data !== null) {
         charge(row.bytes);
         return use({ ...row, data: typeof row.data === "string" ? encoder.encode(row.data) : row.data });

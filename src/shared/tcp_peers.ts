@@ -88,19 +88,22 @@ export class TcpPeerWatcher {
     // Requests that came in during the read may be missing from it: they wait for the next tick.
     const watched = [...this.#entries];
     const states = new Map<string, string>();
+    let listed = false;
     try {
-      readTable(await Deno.readTextFile(this.#table).catch(() => ""), this.#localPort, states);
+      listed = readTable(await Deno.readTextFile(this.#table).catch(() => ""), this.#localPort, states);
     } finally {
       this.#reading = false;
     }
     for (const entry of watched.filter((e) => this.#entries.has(e))) {
       const state = states.get(entry.key);
       if (state !== undefined) entry.seen = true;
-      if (state === CLOSE_WAIT || (state === undefined && entry.seen)) {
+      // Absent from a table that lists our listening socket: reset by its client, even before the
+      // first look (a burst of clients that reset at once).
+      if (state === CLOSE_WAIT || (state === undefined && (entry.seen || listed))) {
         this.#entries.delete(entry);
         entry.controller.abort();
-      } else if (state === undefined && !entry.seen) {
-        // Not found on the first look: an address this table spells otherwise; give up quietly.
+      } else if (state === undefined) {
+        // Not found, and the table is not the listening socket's: give up quietly.
         this.#entries.delete(entry);
       }
     }
@@ -108,20 +111,29 @@ export class TcpPeerWatcher {
   }
 }
 
-/** The state of each connection to `localPort` in a /proc/net/tcp{,6} table, by client key. */
-export function readTable(text: string, localPort: number, into: Map<string, string>): void {
+/**
+ * The state of each connection to `localPort` in a /proc/net/tcp{,6} table, by client key; true
+ * when the table lists the socket listening on `localPort` (it is the server's table).
+ */
+export function readTable(text: string, localPort: number, into: Map<string, string>): boolean {
+  let listening = false;
   // A cheap test first: a busy server's table has a line per socket.
   const portHex = `:${localPort.toString(16).toUpperCase().padStart(4, "0")} `;
   for (const line of text.split("\n")) {
     if (!line.includes(portHex)) continue;
     const [, local, remote, state] = line.trim().split(/\s+/);
-    if (!local || !remote || state === LISTEN) continue;
+    if (!local || !remote) continue;
     if (parseInt(local.slice(local.indexOf(":") + 1), 16) !== localPort) continue;
+    if (state === LISTEN) {
+      listening = true;
+      continue;
+    }
     const [hex, port] = remote.split(":");
     const bytes = hexAddressBytes(hex);
     if (bytes === undefined) continue;
     into.set(`${ipaddr.fromByteArray(bytes).toString()}|${parseInt(port, 16)}`, state);
   }
+  return listening;
 }
 
 /** The key `readTable` uses for a client address (IPv4-mapped IPv6 as IPv4). */
