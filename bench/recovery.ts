@@ -38,7 +38,7 @@ const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 5);
 const WINDOW_MS = Number(Deno.env.get("BENCH_WINDOW_MS") ?? 1);
 /** A crashed reply that has not reached the Graph stand-in this long after the kill is counted lost. */
 const TIMEOUT_MS = Number(Deno.env.get("BENCH_RECOVERY_TIMEOUT_MS") ?? 300_000);
-/** decisions.md "Conversations": a dead process' reply is taken over within 30 s. */
+/** The platform's promise: a dead process' reply is taken over within 30 s. */
 const GOAL_MS = 30_000;
 /** The held model call must arrive, and an ordinary reply reach the Graph stand-in, within this. */
 const STEP_TIMEOUT_MS = 30_000;

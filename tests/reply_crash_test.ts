@@ -3,7 +3,7 @@
  * claim (the model call not answered), during the model call (half its answer read), before the
  * reply's commit (the store transaction waiting on a row lock the test holds), and after the send
  * (the Graph call under way). After a restart the customer is answered exactly once, texts counted
- * at the Graph stand-in, within 30 s of the restart (decisions.md "Conversations"), with the claim
+ * at the Graph stand-in, within 30 s of the restart (the platform's promise), with the claim
  * lifetime left at its default (minutes): the restarted process takes the dead one's claim over
  * because that process is gone, not because a timeout ran out. A second process that was running
  * all along does the same; a live process' long model call is never taken over. The stand-ins
@@ -24,7 +24,7 @@ import { sweepStaleSends } from "../src/conversations/outbound.ts";
 
 type Step = "claimed" | "model" | "commit" | "sent";
 
-/** decisions.md "Conversations": a dead process' reply is taken over within 30 s. */
+/** The platform's promise: a dead process' reply is taken over within 30 s. */
 const RECOVERY_MS = 30_000;
 
 /** A promise and its resolver. */

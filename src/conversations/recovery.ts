@@ -1,6 +1,6 @@
 /**
- * Claims of processes that are gone (decisions.md "Conversations": a reply that a dead process had
- * claimed is taken over within 30 s). Every claim is stamped with its process (db/instance.ts), and
+ * Claims of processes that are gone (docs/behaviour.md "Replies": a reply that a dead process had
+ * claimed is taken over within seconds, well inside the 30 s the platform promises). Every claim is stamped with its process (db/instance.ts), and
  * a process is alive exactly while its lock connection is open, so a killed process' claims are
  * free the moment the kernel closes its sockets. Each process with workers looks every
  * CHECK_INTERVAL_MS, on its lock connection (one small statement; the pool is not touched), for
