@@ -1,8 +1,10 @@
 /**
  * pg-boss on the application database, in its own schema `pgboss`. Jobs are enqueued inside the
  * caller's transaction (outbox pattern: pg-boss `insert(..., { db })`, or for keyed jobs its insert
- * statement with the bring-forward beside it, keyedInsertSql); workers are woken by LISTEN/NOTIFY,
- * not by polling, so a new job starts without waiting for a poll interval.
+ * statement with the bring-forward beside it, keyedInsertSql, or for an event listener its insert as
+ * CTEs of the event batch's statement, insertShare); workers are woken by LISTEN/NOTIFY, not by
+ * polling, so a new job starts without waiting for a poll interval. What this relies on of pg-boss'
+ * private parts is listed in pgboss_internals.ts.
  */
 import { fromPrisma, type Job, PgBoss, type Queue, type WorkOptions } from "pg-boss";
 import { Prisma } from "../generated/prisma/client.ts";
