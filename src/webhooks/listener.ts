@@ -7,10 +7,9 @@
  */
 import type { Db } from "../db/client.ts";
 import { Prisma } from "../generated/prisma/client.ts";
-import type { EventListener, PublishedEvent, SettledCheck } from "../shared/events.ts";
+import type { EventListener, PublishedEvent, SettledCheck, StatementShare } from "../shared/events.ts";
 import type { JobQueue } from "../shared/jobs.ts";
 import { sha256Hex } from "../shared/crypto.ts";
-import type { StatementShare } from "../shared/events.ts";
 import { WEBHOOK_DELIVERY_QUEUE } from "./delivery.ts";
 import { WEBHOOK_EVENTS } from "./schemas.ts";
 
