@@ -18,6 +18,10 @@ import { replyWindowListener } from "../src/conversations/pipeline/window.ts";
 import { LiveHub } from "../src/live/hub.ts";
 import { publishBatch } from "../src/shared/events_sql.ts";
 import type { PublishedEvent } from "../src/shared/events.ts";
+import { Jobs } from "../src/jobs/boss.ts";
+import { webhookDeliveryQueue } from "../src/jobs/workers/webhook_delivery.ts";
+import { webhookDeadLetterQueue } from "../src/jobs/workers/webhook_dead_letter.ts";
+import { silentLogger } from "../src/shared/logger.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
@@ -167,12 +171,12 @@ async function declaredStatements(): Promise<Map<string, Statement>> {
   return found;
 }
 
-async function withClient<T>(f: (client: pg.Client) => Promise<T>): Promise<T> {
+async function withClient<T>(f: (client: pg.Client, url: string) => Promise<T>): Promise<T> {
   const db = await createTestDatabase();
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   try {
-    return await f(client);
+    return await f(client, db.url);
   } finally {
     await client.end();
     await db.drop();
@@ -201,29 +205,36 @@ Deno.test("every declared SQL statement is described by the migrated database as
 });
 
 Deno.test("the event batch's statement with every listener's share is described as declared", async () => {
-  const deps = {
-    jobs: {} as never,
-    clock: { now: () => new Date(0) } as never,
-    config: { groupingMs: { FAST: 1, MEDIUM: 2, SLOW: 3 } } as never,
-  };
-  const listeners = [
-    webhookListener(deps.jobs),
-    new LiveHub("postgres://unused", console as never).listener(),
-    replyWindowListener(deps),
-  ];
-  const events: PublishedEvent[] = [{
-    id: "e1",
-    type: "message.received",
-    workspaceId: "w",
-    agentId: "a",
-    conversationId: "c",
-    data: { message: { id: "m" } },
-    occurredAt: new Date(0),
-  }];
-  const shares = listeners.map((l) => l.statement!(events)!);
-  assert.equal(shares.filter(Boolean).length, 3);
-  await withClient(async (client) => {
-    assert.deepEqual(await check(client, publishBatch, publishBatch.sql({ shares })), []);
+  await withClient(async (client, url) => {
+    // The webhook listener's share holds pg-boss's insert of the delivery queue (its schema too).
+    const jobs = new Jobs(url, silentLogger, { max: 1 });
+    await jobs.start([webhookDeadLetterQueue, webhookDeliveryQueue]);
+    try {
+      const deps = {
+        jobs,
+        clock: { now: () => new Date(0) } as never,
+        config: { groupingMs: { FAST: 1, MEDIUM: 2, SLOW: 3 } } as never,
+      };
+      const listeners = [
+        webhookListener(deps.jobs),
+        new LiveHub("postgres://unused", console as never).listener(),
+        replyWindowListener(deps),
+      ];
+      const events: PublishedEvent[] = [{
+        id: "e1",
+        type: "message.received",
+        workspaceId: "w",
+        agentId: "a",
+        conversationId: "c",
+        data: { message: { id: "m" } },
+        occurredAt: new Date(0),
+      }];
+      const shares = listeners.map((l) => l.statement!(events)!);
+      assert.equal(shares.filter(Boolean).length, 3);
+      assert.deepEqual(await check(client, publishBatch, publishBatch.sql({ shares })), []);
+    } finally {
+      await jobs.stop();
+    }
   });
 });
 

@@ -1,16 +1,20 @@
 /**
  * pg-boss on the application database, in its own schema `pgboss`. Jobs are enqueued inside the
  * caller's transaction (outbox pattern: pg-boss `insert(..., { db })`, or for keyed jobs its insert
- * statement with the bring-forward beside it, keyedInsertSql); workers are woken by LISTEN/NOTIFY,
- * not by polling, so a new job starts without waiting for a poll interval.
+ * statement with the bring-forward beside it, keyedInsertSql, or for an event listener its insert as
+ * CTEs of the event batch's statement, insertShare); workers are woken by LISTEN/NOTIFY, not by
+ * polling, so a new job starts without waiting for a poll interval. What this relies on of pg-boss'
+ * private parts is listed in pgboss_internals.ts.
  */
 import { fromPrisma, type Job, PgBoss, type Queue, type Warning, type WorkOptions } from "pg-boss";
-import { insertJobs } from "pg-boss/dist/plans.js";
+import { Prisma } from "../generated/prisma/client.ts";
 import { POOL_IDLE_MS, type SqlTx } from "../db/client.ts";
 import { afterCommit } from "../db/transaction.ts";
-import type { EnqueueOptions, JobQueue, KeyedJob } from "../shared/jobs.ts";
+import type { EnqueueOptions, InsertShareOptions, JobQueue, KeyedJob } from "../shared/jobs.ts";
+import type { StatementShare } from "../shared/events.ts";
 import type { Logger } from "../shared/logger.ts";
 import { NamedStatementsDb } from "./named_statements_db.ts";
+import { insertJobs, type InsertParts, insertParts } from "./pgboss_internals.ts";
 import { GuardedClient } from "../db/pool.ts";
 
 export const BOSS_SCHEMA = "pgboss";
@@ -93,6 +97,8 @@ export class Jobs implements JobQueue {
   readonly #drains: Array<(timeoutMs: number) => Promise<void>> = [];
   /** Per queue, the last idle worker woken (wake() takes them in turn). */
   readonly #turns = new Map<string, number>();
+  /** Per queue started here, its insert cut for insertShare, made when the boss starts. */
+  readonly #insertParts = new Map<string, InsertParts>();
   /** Per queue, its keyed insert (keyedInsertSql), made once its table and NOTIFY are known. */
   readonly #keyedInserts = new Map<string, Promise<string>>();
   /** Per queue, jobs announced by wake() and not yet taken by this process' workers (a hint). */
@@ -187,6 +193,33 @@ export class Jobs implements JobQueue {
       const { policy: _policy, partition: _partition, heartbeatSeconds: _hb, ...updatable } = options;
       await this.boss.updateQueue(name, updatable);
     }
+    // Made here, so that an event listener's synchronous share can use it (insertShare).
+    for (const queue of await this.boss.getQueues(queues.map((q) => q.name))) {
+      this.#insertParts.set(
+        queue.name,
+        insertParts(BOSS_SCHEMA, { name: queue.name, table: queue.table, notify: queue.notify === true }),
+      );
+    }
+  }
+
+  /**
+   * See JobQueue.insertShare. pg-boss's own insert of the queue with its jobs taken from `jobs`
+   * rather than from its parameter, and its NOTIFY as a CTE of its own (a data-modifying statement
+   * must be a top-level CTE). The text is the same on every call: prepared once per connection.
+   */
+  insertShare(queue: string, { name, jobs }: InsertShareOptions): StatementShare {
+    const parts = this.#insertParts.get(queue);
+    if (!parts) throw new Error(`queue ${queue} was not started by this job queue`);
+    if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`not a CTE name: ${name}`);
+    const insert = Prisma.sql`${Prisma.raw(`${name} AS (${parts.before}`)}(${jobs})${
+      Prisma.raw(`${parts.after})`)
+    }`;
+    if (!parts.notified) return { ctes: insert, result: Prisma.raw(`(SELECT count(*) FROM ${name})`) };
+    return {
+      ctes: Prisma.sql`${insert}, ${Prisma.raw(`${name}_notified AS (${parts.notified(name)})`)}`,
+      // Reads the NOTIFY's query whole, so that it runs.
+      result: Prisma.raw(`(SELECT count(*) FROM ${name} WHERE (SELECT count(*) FROM ${name}_notified) >= 0)`),
+    };
   }
 
   /**

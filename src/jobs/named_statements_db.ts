@@ -5,7 +5,7 @@
  * inbound`). Named, each statement text is prepared once per connection, as the app's own are
  * (db/statement_names.ts). Everything else (the pool, LISTEN, transactions) is pg-boss's adapter unchanged.
  */
-import Db from "pg-boss/dist/db.js";
+import { Db } from "./pgboss_internals.ts";
 import type pg from "pg";
 import { statementNames } from "../db/statement_names.ts";
 

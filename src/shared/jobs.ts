@@ -4,6 +4,8 @@
  * change. src/jobs/boss.ts implements it.
  */
 import type { SqlTx } from "../db/client.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+import type { StatementShare } from "./events.ts";
 
 export interface EnqueueOptions {
   /** Run no earlier than this many milliseconds from now. */
@@ -22,6 +24,17 @@ export interface KeyedJob {
   singletonKey?: string;
 }
 
+export interface InsertShareOptions {
+  /** The name of the insert's CTE (and the prefix of any other it adds): the listener's prefix. */
+  name: string;
+  /**
+   * A SQL expression of type json over the listener's own CTEs: an array of `{ data }` objects, one
+   * job each (null or empty: none). Its text must not depend on the values, so that the statement
+   * is prepared once.
+   */
+  jobs: Prisma.Sql;
+}
+
 export interface JobQueue {
   /** Enqueues one job per item of `data` on `queue`, inside `tx`. */
   enqueue(tx: SqlTx, queue: string, data: object[], options?: EnqueueOptions): Promise<void>;
@@ -36,6 +49,14 @@ export interface JobQueue {
    * fetches it now. For queues without NOTIFY (which wakes every worker of every process).
    */
   wake(queue: string): void;
+  /**
+   * Enqueues jobs due at once on `queue` as part of an event listener's share of the batch's one
+   * statement (src/shared/events.ts), so that they cost no statement of their own and commit or
+   * roll back with it: CTEs that insert one job per element of `jobs` and, when the queue has it,
+   * send the workers' NOTIFY. The share's `result` is the number of jobs inserted. A queue without
+   * NOTIFY needs `wake(queue)` after the commit, as with `enqueue`.
+   */
+  insertShare(queue: string, options: InsertShareOptions): StatementShare;
   /** After a transaction that enqueued deferred jobs committed: those due and untaken are fetched now. */
   committed(): void;
   /**

@@ -5,6 +5,7 @@
  * starts a new cycle of 3 at attemptCount + 1. Batch-shaped, because a worker fetches jobs in
  * batches: one query loads a batch, one statement records its successes.
  */
+import pg from "pg";
 import type { Db, Tx } from "../db/client.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import type { Clock } from "../shared/clock.ts";
@@ -13,7 +14,9 @@ import type { Logger } from "../shared/logger.ts";
 import type { OutboundPolicy } from "../shared/outbound.ts";
 import { type SecretBox, SecretBoxError } from "../shared/secret_box.ts";
 import { openUrlSecrets } from "../shared/url_secrets.ts";
-import { type AttemptOutcome, sendWebhook, type WebhookCall, type WebhookPayload } from "./sender.ts";
+import type { DeliveryStatus } from "../generated/prisma/enums.ts";
+import { type AttemptOutcome, sendWebhook, type WebhookCall } from "./sender.ts";
+import { loadDeliveries, recordAttempts as recordAttemptsSql } from "./delivery_sql.ts";
 
 export const WEBHOOK_DELIVERY_QUEUE = "webhook-delivery";
 
@@ -66,8 +69,12 @@ export function cyclePosition(attempt: number): number {
   return ((attempt - 1) % ATTEMPTS_PER_CYCLE) + 1;
 }
 
-/** A unique violation, from a model query (P2002) or a raw one (P2010 carrying SQLSTATE 23505). */
+/**
+ * A unique violation, from a model query (P2002), a raw one (P2010 carrying SQLSTATE 23505) or a
+ * declared statement on the pool's fast path (pg's error, SQLSTATE 23505).
+ */
 function isUniqueViolation(e: unknown): boolean {
+  if (e instanceof pg.DatabaseError) return e.code === "23505";
   if (!(e instanceof Prisma.PrismaClientKnownRequestError)) return false;
   return e.code === "P2002" || (e.code === "P2010" && JSON.stringify(e.meta ?? {}).includes("23505"));
 }
@@ -92,32 +99,7 @@ export async function dueAttempts(
   jobs: DeliveryJob[],
 ): Promise<DueAttempt[]> {
   if (!jobs.length) return [];
-  const rows = await db.$queryRaw<
-    Array<{
-      id: string;
-      status: string;
-      attemptCount: number;
-      idempotencyKey: string;
-      webhookId: string;
-      url: string;
-      method: string;
-      headers: Record<string, string> | null;
-      signingSecret: string;
-      previousSigningSecret: string | null;
-      previousSecretExpiresAt: Date | null;
-      eventId: string;
-      eventType: string;
-      payload: WebhookPayload;
-    }>
-  >`
-    SELECT d.id, d.status::text AS status, d."attemptCount", d."idempotencyKey",
-           w.id AS "webhookId", w.url, w.method, w.headers, w."signingSecret",
-           w."previousSigningSecret", w."previousSecretExpiresAt",
-           e.id AS "eventId", e.type AS "eventType", e.payload
-      FROM "WebhookDelivery" d
-      JOIN "EventWebhook" w ON w.id = d."webhookId"
-      JOIN "DomainEvent" e ON e.id = d."eventId"
-     WHERE d.id = ANY(${jobs.map((j) => j.deliveryId)}::text[])`;
+  const rows = await loadDeliveries.rows(db, { ids: jobs.map((j) => j.deliveryId) });
   const byId = new Map(rows.map((r) => [r.id, r]));
   return jobs.flatMap((job) => {
     const d = byId.get(job.deliveryId);
@@ -252,27 +234,21 @@ async function insertAttempts(
   deps: DeliveryDeps,
   tx: Tx,
   made: MadeAttempt[],
-  status: string,
+  status: DeliveryStatus,
 ): Promise<void> {
-  const col = <T>(f: (m: MadeAttempt) => T) => made.map(f);
-  await tx.$executeRaw`
-    WITH made AS (
-      SELECT * FROM unnest(
-        ${col(() => crypto.randomUUID())}::text[], ${col((m) => m.due.job.deliveryId)}::text[],
-        ${col((m) => m.due.job.attempt)}::int[], ${
-    col((m) => m.outcome.startedAt.toISOString())
-  }::timestamptz[],
-        ${col((m) => m.outcome.durationMs)}::int[], ${col((m) => m.outcome.httpStatus)}::int[],
-        ${col((m) => m.outcome.error)}::text[]
-      ) AS m(id, "deliveryId", number, "startedAt", "durationMs", "httpStatus", error)
-    ), attempts AS (
-      INSERT INTO "DeliveryAttempt" (id, "deliveryId", number, "startedAt", "durationMs", "httpStatus", error)
-      SELECT * FROM made
-    )
-    UPDATE "WebhookDelivery" d
-       SET "attemptCount" = made.number, status = ${status}::"DeliveryStatus", "updatedAt" = ${deps.clock.now()}
-      FROM made
-     WHERE d.id = made."deliveryId"`;
+  await recordAttemptsSql.run(tx, {
+    attempts: made.map(({ due, outcome }) => ({
+      id: crypto.randomUUID(),
+      deliveryId: due.job.deliveryId,
+      number: due.job.attempt,
+      startedAt: outcome.startedAt,
+      durationMs: outcome.durationMs,
+      httpStatus: outcome.httpStatus,
+      error: outcome.error,
+    })),
+    status,
+    now: deps.clock.now(),
+  });
 }
 
 async function setLastError(deps: DeliveryDeps, tx: Tx, { due, outcome }: MadeAttempt): Promise<void> {

@@ -2,15 +2,15 @@
  * The webhook listener of the event bus: turns each published event into one WebhookDelivery per
  * matching webhook of the agent and enqueues their first attempts, inside the publisher's
  * transaction (so nothing is lost between commit and enqueue, nothing sent
- * for a rolled-back change). What it writes is its share of the batch's one statement
- * (src/shared/events.ts).
+ * for a rolled-back change). What it writes, the first attempts' jobs included, is its share of the
+ * batch's one statement (src/shared/events.ts): publishing costs no statement of its own.
  */
 import type { Db } from "../db/client.ts";
 import { Prisma } from "../generated/prisma/client.ts";
-import type { EventListener, PublishedEvent, SettledCheck } from "../shared/events.ts";
+import type { EventListener, PublishedEvent, SettledCheck, StatementShare } from "../shared/events.ts";
 import type { JobQueue } from "../shared/jobs.ts";
 import { sha256Hex } from "../shared/crypto.ts";
-import { type DeliveryJob, WEBHOOK_DELIVERY_QUEUE } from "./delivery.ts";
+import { WEBHOOK_DELIVERY_QUEUE } from "./delivery.ts";
 import { WEBHOOK_EVENTS } from "./schemas.ts";
 
 /** What webhooks deliver: the subscribable events and the test event; internal events are not stored. */
@@ -29,6 +29,17 @@ export function idempotencyKeyOf(eventId: string): string {
 export function webhookListener(jobs: JobQueue): EventListener {
   const delivered = (events: readonly PublishedEvent[]) =>
     events.filter((event) => DELIVERED.has(event.type));
+  // Attempt 1 of each delivery (a DeliveryJob each), inserted by the same statement. Made on first
+  // use: the queue's insert is known once the job queue has started.
+  let firstAttempts: StatementShare | undefined;
+  const firstAttemptsShare = () =>
+    firstAttempts ??= jobs.insertShare(WEBHOOK_DELIVERY_QUEUE, {
+      name: "webhook_jobs",
+      jobs: Prisma.sql`(
+        SELECT json_agg(json_build_object('data',
+                 json_build_object('deliveryId', d.id, 'attempt', 1, 'webhookId', d."webhookId")) ORDER BY e.n)
+          FROM webhook_deliveries d JOIN webhook_events e ON e.id = d."eventId")`,
+    });
   return {
     // Its share of the batch's one statement (the bus's comment): each payload is assembled from
     // the agent and conversation rows, and the events and their deliveries are inserted together,
@@ -37,6 +48,7 @@ export function webhookListener(jobs: JobQueue): EventListener {
     statement(events) {
       const stored = delivered(events);
       if (!stored.length) return undefined;
+      const attempts = firstAttemptsShare();
       const input = JSON.stringify(stored.map((event, n) => ({
         n,
         id: event.id,
@@ -81,18 +93,17 @@ export function webhookListener(jobs: JobQueue): EventListener {
               JOIN "EventWebhook" w ON w."agentId" = e."agentId" AND (w.event = e.type OR w.id = e.target)
              ORDER BY e.n
             RETURNING id, "webhookId", "eventId"
-          )`,
+          ), ${attempts.ctes}`,
         result: Prisma.sql`json_build_object(
           'stored', (SELECT COALESCE(json_object_agg(id, "conversationId"), '{}') FROM webhook_stored),
-          'deliveries', COALESCE((
-            SELECT json_agg(json_build_object('deliveryId', d.id, 'attempt', 1, 'webhookId', d."webhookId") ORDER BY e.n)
-              FROM webhook_deliveries d JOIN webhook_events e ON e.id = d."eventId"), '[]'))`,
+          'deliveries', (SELECT count(*) FROM webhook_deliveries),
+          'jobs', ${attempts.result})`,
       };
     },
-    async after(tx, events, result) {
+    after(_tx, events, result) {
       const stored = delivered(events);
-      if (!stored.length) return;
-      const row = result as { stored: Record<string, string | null>; deliveries: DeliveryJob[] };
+      if (!stored.length) return Promise.resolve();
+      const row = result as { stored: Record<string, string | null>; deliveries: number; jobs: number };
       // Throwing rolls the caller's transaction back, the events included.
       for (const event of stored) {
         if (!(event.id in row.stored)) {
@@ -104,8 +115,12 @@ export function webhookListener(jobs: JobQueue): EventListener {
           );
         }
       }
-      // Attempt 1 of each delivery.
-      await jobs.enqueue(tx, WEBHOOK_DELIVERY_QUEUE, row.deliveries);
+      // pg-boss's insert skips a job that conflicts (none can here: no ids, no keys); a delivery
+      // without its attempt would wait for the stale sweep.
+      if (row.jobs !== row.deliveries) {
+        throw new Error(`publish: ${row.jobs} delivery jobs inserted for ${row.deliveries} deliveries`);
+      }
+      return Promise.resolve();
     },
   };
 }

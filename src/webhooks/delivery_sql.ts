@@ -1,0 +1,76 @@
+/**
+ * The SQL of the delivery attempts (declared statements: src/db/statement.ts): outside a
+ * transaction they take the pool's fast path, which a worker's batch pays once for its load and
+ * once for its successes.
+ */
+import { Prisma } from "../generated/prisma/client.ts";
+import type { DeliveryStatus } from "../generated/prisma/enums.ts";
+import { col, command, query } from "../db/statement.ts";
+import type { WebhookPayload } from "./sender.ts";
+
+const at0 = new Date(0);
+
+/** The deliveries of a batch of jobs, with their webhook and their event's payload. */
+export const loadDeliveries = query(
+  {
+    id: col.text,
+    status: col.enum<DeliveryStatus>("DeliveryStatus"),
+    attemptCount: col.integer,
+    idempotencyKey: col.text,
+    webhookId: col.text,
+    url: col.text,
+    method: col.text,
+    headers: col.jsonb<Record<string, string>>(),
+    signingSecret: col.text,
+    previousSigningSecret: col.text.null,
+    previousSecretExpiresAt: col.timestamptz.null,
+    eventId: col.text,
+    eventType: col.text,
+    payload: col.jsonb<WebhookPayload>(),
+  },
+  ({ ids }: { ids: string[] }) =>
+    Prisma.sql`
+    SELECT d.id, d.status, d."attemptCount", d."idempotencyKey",
+           w.id AS "webhookId", w.url, w.method, w.headers, w."signingSecret",
+           w."previousSigningSecret", w."previousSecretExpiresAt",
+           e.id AS "eventId", e.type AS "eventType", e.payload
+      FROM "WebhookDelivery" d
+      JOIN "EventWebhook" w ON w.id = d."webhookId"
+      JOIN "DomainEvent" e ON e.id = d."eventId"
+     WHERE d.id = ANY(${ids}::text[])`,
+  [{ ids: [] }],
+);
+
+/** One made attempt, as recordAttempts stores it. */
+export interface AttemptRow {
+  id: string;
+  deliveryId: string;
+  number: number;
+  startedAt: Date;
+  durationMs: number;
+  httpStatus: number | null;
+  error: string | null;
+}
+
+/** Inserts the attempts and moves their deliveries to `status`, in one statement. */
+export const recordAttempts = command(
+  ({ attempts, status, now }: { attempts: AttemptRow[]; status: DeliveryStatus; now: Date }) => {
+    const col = <T>(f: (a: AttemptRow) => T) => attempts.map(f);
+    return Prisma.sql`
+    WITH made AS (
+      SELECT * FROM unnest(
+        ${col((a) => a.id)}::text[], ${col((a) => a.deliveryId)}::text[], ${col((a) => a.number)}::int[],
+        ${col((a) => a.startedAt.toISOString())}::timestamptz[], ${col((a) => a.durationMs)}::int[],
+        ${col((a) => a.httpStatus)}::int[], ${col((a) => a.error)}::text[]
+      ) AS m(id, "deliveryId", number, "startedAt", "durationMs", "httpStatus", error)
+    ), attempts AS (
+      INSERT INTO "DeliveryAttempt" (id, "deliveryId", number, "startedAt", "durationMs", "httpStatus", error)
+      SELECT * FROM made
+    )
+    UPDATE "WebhookDelivery" d
+       SET "attemptCount" = made.number, status = ${status}::"DeliveryStatus", "updatedAt" = ${now}
+      FROM made
+     WHERE d.id = made."deliveryId"`;
+  },
+  [{ attempts: [], status: "SUCCEEDED", now: at0 }],
+);
