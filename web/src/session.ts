@@ -9,7 +9,7 @@ import { graphql, type ResultOf, type TadaDocumentNode } from "./schema.ts";
 
 /** What a login (or an accepted invitation) answers. */
 export const SessionFields = graphql(`
-  fragment SessionFields on Session { token user { id email name } workspaces { id name role } }
+  fragment ConsoleSession on Session { token user { id email name } workspaces { id name role } }
 `);
 
 export type Membership = ResultOf<typeof SessionFields>["workspaces"][number];

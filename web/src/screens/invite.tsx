@@ -16,7 +16,7 @@ const INVITATION = graphql(`
 
 const ACCEPT = graphql(
   `mutation Accept($token: String!, $input: AcceptInviteInput!) {
-    acceptInvite(token: $token, input: $input) { ...SessionFields }
+    acceptInvite(token: $token, input: $input) { ...ConsoleSession }
   }`,
   [SessionFields],
 );

@@ -5,7 +5,7 @@ import { graphql, type ResultOf } from "../schema.ts";
 import { plainGraphQL, type Session, SessionFields } from "../session.ts";
 
 const LOGIN = graphql(
-  `mutation Login($input: LoginInput!) { login(input: $input) { ...SessionFields } }`,
+  `mutation Login($input: LoginInput!) { login(input: $input) { ...ConsoleSession } }`,
   [SessionFields],
 );
 
