@@ -1,7 +1,9 @@
 /**
  * Builds the console into web/dist/: the app bundled for browsers (`deno bundle`, from the pinned
  * npm packages of deno.json) and its style sheet. `deno task setup` runs it, so `deno task start`
- * and `deno task test` always serve a console built from the sources at hand.
+ * and `deno task test` always serve a console built from the sources at hand. The bundle imports
+ * the schema's introspection (web/src/generated/, see web/src/schema.ts), which `deno task web:build`
+ * writes first.
  */
 const root = new URL("./", import.meta.url);
 const dist = new URL("dist/", root);

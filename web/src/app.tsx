@@ -6,6 +6,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Provider } from "@urql/preact";
 import { createApi } from "./graphql.ts";
+import { graphql } from "./schema.ts";
 import { can, currentMembership, type Membership, plainGraphQL, type Session } from "./session.ts";
 import { href, useRoute } from "./router.ts";
 import { ApiContext } from "./ui.tsx";
@@ -17,6 +18,9 @@ import { ApprovalsScreen } from "./screens/approvals.tsx";
 import { SupervisorScreen } from "./screens/supervisor.tsx";
 import { AgentsScreen } from "./screens/agents.tsx";
 import { AgentScreen } from "./screens/agent.tsx";
+
+const MEMBERSHIPS = graphql(`query ConsoleMemberships { workspaces { id name role } }`);
+const LOGOUT = graphql(`mutation ConsoleLogout { logout }`);
 
 export function App() {
   const [session, setSession] = useState<Session | null>(null);
@@ -66,11 +70,7 @@ function Console(
       forbidden: async () => {
         // Refused in this workspace: read the memberships again to learn whether it is still ours.
         const s = latest.current;
-        const answer = await plainGraphQL<{ workspaces: Membership[] }>(
-          "{ workspaces { id name role } }",
-          {},
-          s.token,
-        );
+        const answer = await plainGraphQL(MEMBERSHIPS, {}, s.token);
         if (answer.error?.code === "UNAUTHENTICATED") return signOut("Your session has ended. Log in again.");
         const workspaces = answer.data?.workspaces;
         if (!workspaces) return;
@@ -82,7 +82,7 @@ function Console(
   useEffect(() => () => api.close(), [api]);
 
   const logOut = async () => {
-    await plainGraphQL("mutation { logout }", {}, session.token).catch(() => {});
+    await plainGraphQL(LOGOUT, {}, session.token).catch(() => {});
     signOut(null);
   };
 

@@ -27,15 +27,18 @@ export function LineDiff({ before, after, label }: { before: string; after: stri
   );
 }
 
+/** The fields of a snapshot (a JSON object); none for null. */
+const fieldsOf = (value: unknown): Record<string, unknown> =>
+  value !== null && typeof value === "object" ? value as Record<string, unknown> : {};
+
 /**
  * The fields an approval changes: each field whose value differs, as a line diff of its before
- * and after (a create has no before, a delete no after).
+ * and after (a create has no before, a delete no after). Both are the API's JSON snapshots.
  */
-export function ChangeDiff(
-  { before, after }: { before: Record<string, unknown> | null; after: Record<string, unknown> | null },
-) {
-  const keys = [...new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])];
-  const changed = keys.filter((k) => textOf(before?.[k]) !== textOf(after?.[k]));
+export function ChangeDiff({ before, after }: { before: unknown; after: unknown }) {
+  const [was, is] = [fieldsOf(before), fieldsOf(after)];
+  const keys = [...new Set([...Object.keys(was), ...Object.keys(is)])];
+  const changed = keys.filter((k) => textOf(was[k]) !== textOf(is[k]));
   if (!after) {
     return (
       <div>
@@ -49,7 +52,7 @@ export function ChangeDiff(
       {changed.map((k) => (
         <div key={k}>
           <p class="diff-field">{k}</p>
-          <LineDiff before={textOf(before?.[k])} after={textOf(after?.[k])} label={`Changes of ${k}`} />
+          <LineDiff before={textOf(was[k])} after={textOf(is[k])} label={`Changes of ${k}`} />
         </div>
       ))}
     </div>

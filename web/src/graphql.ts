@@ -2,39 +2,15 @@
 /**
  * The console's GraphQL client: urql with Graphcache (a normalized cache, so a mutation's answer
  * or a live event updates every screen that shows the same record) over the public `/graphql`,
- * with subscriptions over graphql-ws on the same path. A refused credential signs out.
+ * with subscriptions over graphql-ws on the same path. A refused credential signs out. The cache's
+ * keys come from the schema (`schema.ts`). It is not given the schema itself: that turns on
+ * partial results (a nullable field missing from the cache answered as null while the server is
+ * asked), which would change what the screens show while they load.
  */
 import { Client, type CombinedError, fetchExchange, mapExchange, subscriptionExchange } from "@urql/core";
 import { cacheExchange } from "@urql/exchange-graphcache";
 import { type Client as WsClient, createClient as createWsClient } from "graphql-ws";
-
-/** Records without an id of their own: kept inside their parent, never normalized. */
-const EMBEDDED = [
-  "PageInfo",
-  "AgentCounts",
-  "ApprovalEvent",
-  "ConversationEvent",
-  "MessageMedia",
-  "RequiredField",
-  "SupervisorChatAnswer",
-  "Session",
-  "Viewer",
-  "WorkspaceMembership",
-  "InvitedWorkspace",
-  "Invitation",
-  "AgentConnection",
-  "AgentEdge",
-  "ApprovalConnection",
-  "ApprovalEdge",
-  "ConversationConnection",
-  "ConversationEdge",
-  "MessageConnection",
-  "MessageEdge",
-  "PromptVersionConnection",
-  "PromptVersionEdge",
-  "ChannelConnection",
-  "ChannelEdge",
-];
+import { embeddedKeys } from "./schema.ts";
 
 export interface ApiHandlers {
   /** The credential is no longer valid (expired, logged out, revoked): sign out. */
@@ -81,7 +57,7 @@ export function createApi(token: string, workspaceId: string, handlers: ApiHandl
     fetchOptions: () => ({ headers: { authorization: `Bearer ${token}`, "x-workspace-id": workspaceId } }),
     exchanges: [
       mapExchange({ onError }),
-      cacheExchange({ keys: Object.fromEntries(EMBEDDED.map((t) => [t, () => null])) }),
+      cacheExchange({ keys: embeddedKeys() }),
       fetchExchange,
       subscriptionExchange({
         forwardSubscription: (request) => ({

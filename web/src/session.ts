@@ -4,18 +4,18 @@
  * page's memory only (never localStorage, sessionStorage or a cookie), so a reload asks for the
  * password again and nothing another script could read is left behind in storage.
  */
-export type Role = "OWNER" | "MANAGER" | "AGENT" | "VIEWER";
+import { stringifyDocument } from "@urql/core";
+import { graphql, type ResultOf, type TadaDocumentNode } from "./schema.ts";
 
-export interface Membership {
-  id: string;
-  name: string;
-  role: Role;
-}
+/** What a login (or an accepted invitation) answers. */
+export const SessionFields = graphql(`
+  fragment ConsoleSession on Session { token user { id email name } workspaces { id name role } }
+`);
 
-export interface Session {
-  token: string;
-  user: { id: string; email: string; name: string };
-  workspaces: Membership[];
+export type Membership = ResultOf<typeof SessionFields>["workspaces"][number];
+export type Role = Membership["role"];
+
+export interface Session extends ResultOf<typeof SessionFields> {
   /** The workspace the console acts in (sent as x-workspace-id). */
   workspaceId: string;
 }
@@ -35,24 +35,22 @@ export const can = {
 };
 
 /** Calls the public GraphQL API without a workspace (login, invitations, memberships). */
-export async function plainGraphQL<T>(
-  query: string,
-  variables: Record<string, unknown>,
+export async function plainGraphQL<Result, Variables>(
+  document: TadaDocumentNode<Result, Variables>,
+  variables: Variables,
   token?: string,
-): Promise<{ data?: T; error?: { message: string; code?: string } }> {
+): Promise<{ data?: Result; error?: { message: string; code?: string } }> {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (token) headers.authorization = `Bearer ${token}`;
   const res = await fetch("/graphql", {
     method: "POST",
     headers,
-    body: JSON.stringify({ query, variables }),
+    body: JSON.stringify({ query: stringifyDocument(document), variables }),
   });
   const body = await res.json().catch(() => ({}));
   if (body.errors?.length) {
     return { error: { message: body.errors[0].message, code: body.errors[0].extensions?.code } };
   }
   if (!res.ok || !body.data) return { error: { message: `The server answered ${res.status}.` } };
-  return { data: body.data as T };
+  return { data: body.data as Result };
 }
-
-export const SESSION_FIELDS = "token user { id email name } workspaces { id name role }";

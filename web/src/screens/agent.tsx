@@ -8,76 +8,53 @@ import { useMutation, useQuery } from "@urql/preact";
 import { useState } from "preact/hooks";
 import { LineDiff } from "../diff.tsx";
 import { href } from "../router.ts";
+import { graphql, type ResultOf, type VariablesOf } from "../schema.ts";
 import { can, type Role } from "../session.ts";
 import { Badge, ErrorNote, Time } from "../ui.tsx";
 
-const SETTINGS_FIELDS = `name jobName jobSite jobDescription trainingContext model temperature template
+const AgentFields = graphql(`fragment ConsoleAgent on Agent {
+  id status systemPrompt updatedAt
+  name jobName jobSite jobDescription trainingContext model temperature template
   messageGroupingTime maxDailyMessages autoCloseMinutes enabledEmoji enabledHumanTransfer enabledReminder
-  enabledVision signMessages splitMessages`;
-const AGENT_FIELDS = `id status systemPrompt updatedAt ${SETTINGS_FIELDS}`;
-const VERSION_FIELDS = "id systemPrompt rationale authorLabel createdAt revertedFrom";
+  enabledVision signMessages splitMessages
+}`);
+const VersionFields = graphql(`fragment ConsolePromptVersion on PromptVersion {
+  id systemPrompt rationale authorLabel createdAt revertedFrom
+}`);
 
-const AGENT = `query ConsoleAgent($id: ID!) {
-  agent(id: $id) { ${AGENT_FIELDS} }
-  promptVersions(agentId: $id, first: 50) { edges { node { ${VERSION_FIELDS} } } }
-  channels(agentId: $id, first: 50) { edges { node { id type label inboundUrl phoneNumberId } } }
-}`;
+const AGENT = graphql(
+  `query ConsoleAgent($id: ID!) {
+    agent(id: $id) { ...ConsoleAgent }
+    promptVersions(agentId: $id, first: 50) { edges { node { ...ConsolePromptVersion } } }
+    channels(agentId: $id, first: 50) { edges { node { id type label inboundUrl phoneNumberId } } }
+  }`,
+  [AgentFields, VersionFields],
+);
 
-const REPLACE = `mutation ConsoleReplaceAgent($id: ID!, $input: ReplaceAgentInput!) {
-  replaceAgent(id: $id, input: $input) { ${AGENT_FIELDS} }
-}`;
-const SET_STATUS = `mutation ConsoleAgentStatus($id: ID!, $input: SetAgentStatusInput!) {
+const REPLACE = graphql(
+  `mutation ConsoleReplaceAgent($id: ID!, $input: ReplaceAgentInput!) {
+    replaceAgent(id: $id, input: $input) { ...ConsoleAgent }
+  }`,
+  [AgentFields],
+);
+const SET_STATUS = graphql(`mutation ConsoleAgentStatus($id: ID!, $input: SetAgentStatusInput!) {
   setAgentStatus(id: $id, input: $input) { id status }
-}`;
-const UPDATE_PROMPT = `mutation ConsoleUpdatePrompt($id: ID!, $input: UpdateAgentPromptInput!) {
+}`);
+const UPDATE_PROMPT = graphql(`mutation ConsoleUpdatePrompt($id: ID!, $input: UpdateAgentPromptInput!) {
   updateAgentPrompt(id: $id, input: $input) { id systemPrompt updatedAt }
-}`;
-const REVERT = `mutation ConsoleRevertPrompt($id: ID!, $versionId: ID!) {
+}`);
+const REVERT = graphql(`mutation ConsoleRevertPrompt($id: ID!, $versionId: ID!) {
   revertAgentPrompt(id: $id, versionId: $versionId) { id systemPrompt updatedAt }
-}`;
+}`);
 
-interface Agent {
-  id: string;
-  status: string;
-  systemPrompt: string;
-  name: string;
-  jobName: string | null;
-  jobSite: string | null;
-  jobDescription: string | null;
-  trainingContext: string | null;
-  model: string;
-  temperature: number | null;
-  template: string;
-  messageGroupingTime: string;
-  maxDailyMessages: number | null;
-  autoCloseMinutes: number;
-  enabledEmoji: boolean;
-  enabledHumanTransfer: boolean;
-  enabledReminder: boolean;
-  enabledVision: boolean;
-  signMessages: boolean;
-  splitMessages: boolean;
-}
-
-interface PromptVersion {
-  id: string;
-  systemPrompt: string;
-  rationale: string;
-  authorLabel: string;
-  createdAt: string;
-  revertedFrom: string | null;
-}
-
-interface Channel {
-  id: string;
-  type: string;
-  label: string;
-  inboundUrl: string;
-  phoneNumberId: string | null;
-}
+type Agent = ResultOf<typeof AgentFields>;
+type PromptVersion = ResultOf<typeof VersionFields>;
+type SettingsInput = VariablesOf<typeof REPLACE>["input"];
+/** The agent's behaviour flags: its fields that are true or false. */
+type Flag = { [K in keyof Agent]: Agent[K] extends boolean ? K : never }[keyof Agent];
 
 /** The behaviour flags, with what each does. */
-const FLAGS: [keyof Agent, string][] = [
+const FLAGS: [Flag, string][] = [
   ["enabledHumanTransfer", "Hands over to a person when asked"],
   ["enabledReminder", "Reminds a silent customer once"],
   ["splitMessages", "Splits long answers into several messages"],
@@ -86,14 +63,10 @@ const FLAGS: [keyof Agent, string][] = [
   ["enabledVision", "Sees images (vision)"],
 ];
 
-type Answer = {
-  agent: Agent;
-  promptVersions: { edges: { node: PromptVersion }[] };
-  channels: { edges: { node: Channel }[] };
-};
+const GROUPING_TIMES: NonNullable<SettingsInput["messageGroupingTime"]>[] = ["FAST", "MEDIUM", "SLOW"];
 
 export function AgentScreen({ id, role }: { id: string; role: Role }) {
-  const [result, reread] = useQuery<Answer>({ query: AGENT, variables: { id } });
+  const [result, reread] = useQuery({ query: AGENT, variables: { id } });
   const agent = result.data?.agent;
   if (!agent) {
     return (
@@ -166,7 +139,8 @@ function Settings({ agent, editable }: { agent: Agent; editable: boolean }) {
   const submit = async (e: Event) => {
     e.preventDefault();
     const f = new FormData(e.target as HTMLFormElement);
-    const input = {
+    const flags = Object.fromEntries(FLAGS.map(([k]) => [k, f.get(k) === "on"])) as Record<Flag, boolean>;
+    const input: SettingsInput = {
       name: String(f.get("name") ?? "").trim(),
       jobName: textOrNull(f.get("jobName")),
       jobSite: textOrNull(f.get("jobSite")),
@@ -175,10 +149,10 @@ function Settings({ agent, editable }: { agent: Agent; editable: boolean }) {
       model: textOrNull(f.get("model")),
       temperature: numberOrNull(f.get("temperature")),
       template: agent.template,
-      messageGroupingTime: f.get("messageGroupingTime"),
+      messageGroupingTime: GROUPING_TIMES.find((g) => g === f.get("messageGroupingTime")),
       maxDailyMessages: numberOrNull(f.get("maxDailyMessages")),
       autoCloseMinutes: numberOrNull(f.get("autoCloseMinutes")),
-      ...Object.fromEntries(FLAGS.map(([k]) => [k, f.get(k) === "on"])),
+      ...flags,
     };
     setSaved(false);
     const r = await replace({ id: agent.id, input });
@@ -227,9 +201,7 @@ function Settings({ agent, editable }: { agent: Agent; editable: boolean }) {
         <label>
           Message grouping
           <select name="messageGroupingTime" defaultValue={agent.messageGroupingTime}>
-            <option value="FAST">FAST</option>
-            <option value="MEDIUM">MEDIUM</option>
-            <option value="SLOW">SLOW</option>
+            {GROUPING_TIMES.map((g) => <option key={g} value={g}>{g}</option>)}
           </select>
         </label>
         <label>
@@ -254,7 +226,7 @@ function Settings({ agent, editable }: { agent: Agent; editable: boolean }) {
         <div class="wide flags">
           {FLAGS.map(([k, text]) => (
             <label key={k} class="check">
-              <input type="checkbox" name={k} defaultChecked={agent[k] as boolean} />
+              <input type="checkbox" name={k} defaultChecked={agent[k]} />
               {text}
             </label>
           ))}

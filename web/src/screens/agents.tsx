@@ -2,23 +2,16 @@
 /** The workspace's agents: name, status and counts, each a link to its settings and prompt. */
 import { useQuery } from "@urql/preact";
 import { href } from "../router.ts";
+import { graphql } from "../schema.ts";
 import type { Role } from "../session.ts";
 import { Badge, ErrorNote } from "../ui.tsx";
 
-const AGENTS = `query ConsoleAgents {
+const AGENTS = graphql(`query ConsoleAgents {
   agents(first: 100) { edges { node { id name status model jobName } } }
-}`;
-
-interface AgentRow {
-  id: string;
-  name: string;
-  status: string;
-  model: string;
-  jobName: string | null;
-}
+}`);
 
 export function AgentsScreen(_props: { role: Role }) {
-  const [result] = useQuery<{ agents: { edges: { node: AgentRow }[] } }>({ query: AGENTS });
+  const [result] = useQuery({ query: AGENTS });
   const rows = result.data?.agents.edges.map((e) => e.node) ?? [];
   return (
     <section>

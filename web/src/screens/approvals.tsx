@@ -8,39 +8,38 @@ import { useMutation, useQuery, useSubscription } from "@urql/preact";
 import { useEffect, useState } from "preact/hooks";
 import { ChangeDiff } from "../diff.tsx";
 import { errorCode, errorText } from "../graphql.ts";
+import { graphql, type ResultOf } from "../schema.ts";
 import { Badge, ErrorNote, Time, useRereadOnConnect } from "../ui.tsx";
 
-export const APPROVAL_FIELDS =
-  "id tool targetType targetId agentId rationale before after status error createdAt expiresAt decidedAt";
+const ApprovalFields = graphql(`fragment ConsoleApproval on Approval {
+  id tool targetType targetId agentId rationale before after status error createdAt expiresAt decidedAt
+}`);
 
-const PENDING = `query ConsolePendingApprovals {
-  approvals(first: 50, status: PENDING) { edges { node { ${APPROVAL_FIELDS} } } }
-  agents(first: 100) { edges { node { id name } } }
-}`;
+const PENDING = graphql(
+  `query ConsolePendingApprovals {
+    approvals(first: 50, status: PENDING) { edges { node { ...ConsoleApproval } } }
+    agents(first: 100) { edges { node { id name } } }
+  }`,
+  [ApprovalFields],
+);
 
-const EVENTS =
-  `subscription ConsoleApprovalEvents { approvalEvents { type approval { ${APPROVAL_FIELDS} } } }`;
-const APPROVE = `mutation ConsoleApprove($id: ID!) { approveApproval(id: $id) { ${APPROVAL_FIELDS} } }`;
-const REJECT = `mutation ConsoleReject($id: ID!) { rejectApproval(id: $id) { ${APPROVAL_FIELDS} } }`;
+const EVENTS = graphql(
+  `subscription ConsoleApprovalEvents { approvalEvents { type approval { ...ConsoleApproval } } }`,
+  [ApprovalFields],
+);
+const APPROVE = graphql(
+  `mutation ConsoleApprove($id: ID!) { approveApproval(id: $id) { ...ConsoleApproval } }`,
+  [ApprovalFields],
+);
+const REJECT = graphql(
+  `mutation ConsoleReject($id: ID!) { rejectApproval(id: $id) { ...ConsoleApproval } }`,
+  [ApprovalFields],
+);
 
-export interface Approval {
-  id: string;
-  tool: string;
-  targetType: string;
-  targetId: string | null;
-  agentId: string | null;
-  rationale: string;
-  before: Record<string, unknown> | null;
-  after: Record<string, unknown> | null;
-  status: string;
-  error: string | null;
-  createdAt: string;
-  expiresAt: string;
-  decidedAt: string | null;
-}
+type Approval = ResultOf<typeof ApprovalFields>;
 
-/** What the tools do, in words. */
-export const TOOL_LABELS: Record<string, string> = {
+/** What the tools do, in words (one for each tool of the schema). */
+export const TOOL_LABELS: Record<Approval["tool"], string> = {
   update_agent_prompt: "Change the agent's prompt",
   update_agent_training: "Change the agent's training context",
   toggle_agent_active: "Pause or resume the agent",
@@ -60,7 +59,7 @@ function whyNot(code: string | undefined, message: string | null): string {
 }
 
 /** What happened to an approval that left PENDING while on the screen. */
-const OUTCOME: Record<string, string> = {
+const OUTCOME: Record<Exclude<Approval["status"], "PENDING">, string> = {
   APPROVED: "Approved: the change was made.",
   REJECTED: "Rejected: nothing was changed.",
   EXPIRED: "Expired: it waited more than 24 hours and can no longer be decided.",
@@ -82,11 +81,8 @@ function withNewer(seen: Map<string, Approval>, approvals: Approval[]): Map<stri
 }
 
 export function ApprovalsScreen() {
-  const [result, reread] = useQuery<{
-    approvals: { edges: { node: Approval }[] };
-    agents: { edges: { node: { id: string; name: string } }[] };
-  }>({ query: PENDING });
-  const [live] = useSubscription<{ approvalEvents: { type: string; approval: Approval } }>({ query: EVENTS });
+  const [result, reread] = useQuery({ query: PENDING });
+  const [live] = useSubscription({ query: EVENTS });
   useRereadOnConnect(() => reread({ requestPolicy: "network-only" }));
   // Approvals seen on this screen, so one decided elsewhere stays in view with its outcome.
   const [seen, setSeen] = useState<Map<string, Approval>>(new Map());
@@ -131,8 +127,8 @@ export function ApprovalCard(
     onDecided: (a: Approval) => void;
   },
 ) {
-  const [approving, approve] = useMutation<{ approveApproval: Approval }>(APPROVE);
-  const [rejecting, reject] = useMutation<{ rejectApproval: Approval }>(REJECT);
+  const [approving, approve] = useMutation(APPROVE);
+  const [rejecting, reject] = useMutation(REJECT);
   const [reason, setReason] = useState<string | null>(null);
   // Refused as no longer PENDING (decided elsewhere, or expired before the sweep marked it): no
   // decision is offered any more. A stale one stays PENDING and may still be rejected.

@@ -8,10 +8,13 @@ import { useMutation, useQuery, useSubscription } from "@urql/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { can, type Role } from "../session.ts";
 import { href } from "../router.ts";
+import { graphql, type ResultOf } from "../schema.ts";
 import { Badge, ErrorNote, Time, useRereadOnConnect } from "../ui.tsx";
 
-const MESSAGE_FIELDS = `id sender type content text transcript status createdAt mediaSignedUrl
-  media { id mimeType size fileName error url }`;
+const MessageFields = graphql(`fragment ConsoleMessage on Message {
+  id sender type content text transcript status createdAt mediaSignedUrl
+  media { id mimeType size fileName error url }
+}`);
 
 /**
  * A media message's signed URL lives 5 to 10 minutes (docs/behaviour.md "Media"): a conversation
@@ -19,72 +22,58 @@ const MESSAGE_FIELDS = `id sender type content text transcript status createdAt 
  */
 const MEDIA_LINK_REFRESH_MS = 4 * 60_000;
 
-const CONVERSATION = `query ConsoleConversation($id: ID!) {
+const CONVERSATION = graphql(`query ConsoleConversation($id: ID!) {
   conversation(id: $id) {
     id agentId status contactName contactId transferSummary humanReason closeReason assignedUserId
     channel { id label type }
   }
-}`;
+}`);
 
-const MESSAGES = `query ConsoleMessages($id: ID!) {
-  conversationMessages(conversationId: $id, last: 100) { edges { node { ${MESSAGE_FIELDS} } } }
-}`;
+const MESSAGES = graphql(
+  `query ConsoleMessages($id: ID!) {
+    conversationMessages(conversationId: $id, last: 100) { edges { node { ...ConsoleMessage } } }
+  }`,
+  [MessageFields],
+);
 
-const MESSAGE_ADDED =
-  `subscription ConsoleMessageAdded($id: ID!) { messageAdded(conversationId: $id) { ${MESSAGE_FIELDS} } }`;
+const MESSAGE_ADDED = graphql(
+  `subscription ConsoleMessageAdded($id: ID!) { messageAdded(conversationId: $id) { ...ConsoleMessage } }`,
+  [MessageFields],
+);
 
 // The status may change elsewhere (the agent hands over, another person takes over or closes).
-const STATUS_EVENTS = `subscription ConsoleConversationStatus($agentId: ID!) {
+const STATUS_EVENTS = graphql(`subscription ConsoleConversationStatus($agentId: ID!) {
   conversationEvents(agentId: $agentId) { type conversation { id status transferSummary assignedUserId } }
-}`;
+}`);
 
-const CONVERSATION_FIELDS = "id status transferSummary humanReason closeReason assignedUserId";
-const TAKEOVER =
-  `mutation ConsoleTakeover($id: ID!) { takeoverConversation(id: $id) { ${CONVERSATION_FIELDS} } }`;
-const RELEASE =
-  `mutation ConsoleRelease($id: ID!) { releaseConversation(id: $id) { ${CONVERSATION_FIELDS} } }`;
-const CLOSE = `mutation ConsoleClose($id: ID!) { closeConversation(id: $id) { ${CONVERSATION_FIELDS} } }`;
-const REPLY = `mutation ConsoleReply($id: ID!, $input: ReplyInConversationInput!) {
-  replyInConversation(id: $id, input: $input) { ${CONVERSATION_FIELDS} }
-}`;
+/** What a conversation's actions answer. */
+const ConversationFields = graphql(`fragment ConsoleConversationState on Conversation {
+  id status transferSummary humanReason closeReason assignedUserId
+}`);
+const TAKEOVER = graphql(
+  `mutation ConsoleTakeover($id: ID!) { takeoverConversation(id: $id) { ...ConsoleConversationState } }`,
+  [ConversationFields],
+);
+const RELEASE = graphql(
+  `mutation ConsoleRelease($id: ID!) { releaseConversation(id: $id) { ...ConsoleConversationState } }`,
+  [ConversationFields],
+);
+const CLOSE = graphql(
+  `mutation ConsoleClose($id: ID!) { closeConversation(id: $id) { ...ConsoleConversationState } }`,
+  [ConversationFields],
+);
+const REPLY = graphql(
+  `mutation ConsoleReply($id: ID!, $input: ReplyInConversationInput!) {
+    replyInConversation(id: $id, input: $input) { ...ConsoleConversationState }
+  }`,
+  [ConversationFields],
+);
 
-interface Media {
-  id: string;
-  mimeType: string | null;
-  size: number | null;
-  fileName: string | null;
-  error: string | null;
-  url: string;
-}
-
-export interface Message {
-  id: string;
-  sender: string;
-  type: string;
-  content: string;
-  text: string | null;
-  transcript: string | null;
-  status: string;
-  createdAt: string;
-  /** The file without credentials for a few minutes: served by the media endpoint with its own headers. */
-  mediaSignedUrl: string | null;
-  media: Media | null;
-}
-
-interface Conversation {
-  id: string;
-  agentId: string;
-  status: "OPEN" | "HUMAN" | "CLOSED";
-  contactName: string;
-  contactId: string;
-  transferSummary: string | null;
-  humanReason: string | null;
-  closeReason: string | null;
-  channel: { id: string; label: string; type: string };
-}
+type Message = ResultOf<typeof MessageFields>;
+type Conversation = ResultOf<typeof CONVERSATION>["conversation"];
 
 export function ConversationScreen({ id, role }: { id: string; role: Role }) {
-  const [conv, reread] = useQuery<{ conversation: Conversation }>({ query: CONVERSATION, variables: { id } });
+  const [conv, reread] = useQuery({ query: CONVERSATION, variables: { id } });
   useRereadOnConnect(() => reread({ requestPolicy: "network-only" }));
   const c = conv.data?.conversation;
   if (!c) {
@@ -121,11 +110,8 @@ function StatusFeed({ agentId }: { agentId: string }) {
 }
 
 function Messages({ id }: { id: string }) {
-  const [result, reread] = useQuery<{ conversationMessages: { edges: { node: Message }[] } }>({
-    query: MESSAGES,
-    variables: { id },
-  });
-  const [added] = useSubscription<{ messageAdded: Message }>({ query: MESSAGE_ADDED, variables: { id } });
+  const [result, reread] = useQuery({ query: MESSAGES, variables: { id } });
+  const [added] = useSubscription({ query: MESSAGE_ADDED, variables: { id } });
   useRereadOnConnect(() => reread({ requestPolicy: "network-only" }));
   useEffect(() => {
     if (added.data) reread({ requestPolicy: "network-only" });

@@ -6,32 +6,37 @@
 import { useQuery, useSubscription } from "@urql/preact";
 import { useEffect, useState } from "preact/hooks";
 import { href, navigate } from "../router.ts";
+import { graphql, type ResultOf, type VariablesOf } from "../schema.ts";
 import { Badge, ErrorNote, Time, useRereadOnConnect } from "../ui.tsx";
 
-const AGENTS = `query ConsoleAgentNames { agents(first: 100) { edges { node { id name status } } } }`;
+const AGENTS = graphql(
+  `query ConsoleAgentNames { agents(first: 100) { edges { node { id name status } } } }`,
+);
 
-const CONVERSATIONS = `query ConsoleConversations($agentId: ID!, $status: ConversationStatus) {
-  conversations(agentId: $agentId, first: 50, status: $status) {
-    edges { node {
-      id status contactName contactId lastMessageAt
-      messages(last: 1) { edges { node { id sender type content text transcript } } }
-    } }
-  }
-}`;
+/** What the list shows of a conversation's last message. */
+const LastMessage = graphql(
+  `fragment ConsoleLastMessage on Message { id sender type content text transcript }`,
+);
 
-const EVENTS = `subscription ConsoleConversationEvents($agentId: ID!) {
+const CONVERSATIONS = graphql(
+  `query ConsoleConversations($agentId: ID!, $status: ConversationStatus) {
+    conversations(agentId: $agentId, first: 50, status: $status) {
+      edges { node {
+        id status contactName contactId lastMessageAt
+        messages(last: 1) { edges { node { ...ConsoleLastMessage } } }
+      } }
+    }
+  }`,
+  [LastMessage],
+);
+
+const EVENTS = graphql(`subscription ConsoleConversationEvents($agentId: ID!) {
   conversationEvents(agentId: $agentId) { type conversation { id status lastMessageAt } }
-}`;
-
-interface AgentName {
-  id: string;
-  name: string;
-  status: string;
-}
+}`);
 
 /** The agent picker and, for the chosen agent (the first by default), its conversations. */
 export function ConversationsScreen({ agentId }: { agentId?: string }) {
-  const [agents] = useQuery<{ agents: { edges: { node: AgentName }[] } }>({ query: AGENTS });
+  const [agents] = useQuery({ query: AGENTS });
   const list = agents.data?.agents.edges.map((e) => e.node) ?? [];
   const chosen = agentId ?? list[0]?.id;
   return (
@@ -55,29 +60,13 @@ export function ConversationsScreen({ agentId }: { agentId?: string }) {
   );
 }
 
-interface ListMessage {
-  id: string;
-  sender: string;
-  type: string;
-  content: string;
-  text: string | null;
-  transcript: string | null;
-}
+type Status = NonNullable<VariablesOf<typeof CONVERSATIONS>["status"]>;
 
-interface ListConversation {
-  id: string;
-  status: string;
-  contactName: string;
-  contactId: string;
-  lastMessageAt: string;
-  messages: { edges: { node: ListMessage }[] };
-}
-
-const STATUSES = ["OPEN", "HUMAN", "CLOSED"] as const;
+const STATUSES: Status[] = ["OPEN", "HUMAN", "CLOSED"];
 
 function ConversationList({ agentId }: { agentId: string }) {
-  const [status, setStatus] = useState<string>("");
-  const [result, reread] = useQuery<{ conversations: { edges: { node: ListConversation }[] } }>({
+  const [status, setStatus] = useState<Status | "">("");
+  const [result, reread] = useQuery({
     query: CONVERSATIONS,
     variables: { agentId, status: status || null },
   });
@@ -92,7 +81,10 @@ function ConversationList({ agentId }: { agentId: string }) {
     <>
       <label class="inline">
         Status
-        <select value={status} onChange={(e) => setStatus((e.target as HTMLSelectElement).value)}>
+        <select
+          value={status}
+          onChange={(e) => setStatus((e.target as HTMLSelectElement).value as Status | "")}
+        >
           <option value="">All</option>
           {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
         </select>
@@ -123,7 +115,9 @@ function ConversationList({ agentId }: { agentId: string }) {
 }
 
 /** What a message says in one line: its text, or what was understood of its media. */
-export function previewOf(m: Pick<ListMessage, "type" | "content" | "text" | "transcript">): string {
+export function previewOf(
+  m: Pick<ResultOf<typeof LastMessage>, "type" | "content" | "text" | "transcript">,
+): string {
   const said = m.transcript ?? m.text ?? m.content;
   return m.type === "TEXT" ? said : `[${m.type.toLowerCase()}] ${said ?? ""}`;
 }

@@ -4,37 +4,40 @@
  * (`acceptInvite`): a new account gives its name and a password, an existing one its password.
  */
 import { useEffect, useState } from "preact/hooks";
-import { plainGraphQL, type Session, SESSION_FIELDS } from "../session.ts";
+import { graphql, type ResultOf, type VariablesOf } from "../schema.ts";
+import { plainGraphQL, type Session, SessionFields } from "../session.ts";
 import { sessionOf } from "./sign_in.tsx";
 
-interface Invitation {
-  email: string;
-  existingUser: boolean;
-  expiresAt: string;
-  role: string;
-  workspace: { id: string; name: string };
-}
+const INVITATION = graphql(`
+  query Invitation($token: String!) {
+    invitation(token: $token) { email existingUser expiresAt role workspace { id name } }
+  }
+`);
+
+const ACCEPT = graphql(
+  `mutation Accept($token: String!, $input: AcceptInviteInput!) {
+    acceptInvite(token: $token, input: $input) { ...ConsoleSession }
+  }`,
+  [SessionFields],
+);
+
+type Invitation = ResultOf<typeof INVITATION>["invitation"];
 
 export function InviteScreen({ token, onAccepted }: { token: string; onAccepted: (s: Session) => void }) {
   const [invitation, setInvitation] = useState<Invitation | null>(null);
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
-    plainGraphQL<{ invitation: Invitation }>(
-      "query Invitation($token: String!) { invitation(token: $token) { email existingUser expiresAt role workspace { id name } } }",
-      { token },
-    ).then((a) => a.error ? setError(a.error.message) : setInvitation(a.data!.invitation));
+    plainGraphQL(INVITATION, { token })
+      .then((a) => a.error ? setError(a.error.message) : setInvitation(a.data!.invitation));
   }, [token]);
 
   const submit = async (e: Event) => {
     e.preventDefault();
     const form = new FormData(e.target as HTMLFormElement);
-    const input: Record<string, unknown> = { password: form.get("password") };
-    if (!invitation!.existingUser) input.name = form.get("name");
-    const answer = await plainGraphQL<{ acceptInvite: Omit<Session, "workspaceId"> }>(
-      `mutation Accept($token: String!, $input: AcceptInviteInput!) { acceptInvite(token: $token, input: $input) { ${SESSION_FIELDS} } }`,
-      { token, input },
-    );
+    const input: VariablesOf<typeof ACCEPT>["input"] = { password: String(form.get("password") ?? "") };
+    if (!invitation!.existingUser) input.name = String(form.get("name") ?? "");
+    const answer = await plainGraphQL(ACCEPT, { token, input });
     if (answer.error) return setError(answer.error.message);
     const login = answer.data!.acceptInvite;
     const session = sessionOf(login);

@@ -1,9 +1,15 @@
 /// <reference lib="dom" />
 /** Sign-in: "Email", "Password", "Log in" (the `login` mutation). */
 import { useState } from "preact/hooks";
-import { plainGraphQL, type Session, SESSION_FIELDS } from "../session.ts";
+import { graphql, type ResultOf } from "../schema.ts";
+import { plainGraphQL, type Session, SessionFields } from "../session.ts";
 
-type Login = Omit<Session, "workspaceId">;
+const LOGIN = graphql(
+  `mutation Login($input: LoginInput!) { login(input: $input) { ...ConsoleSession } }`,
+  [SessionFields],
+);
+
+type Login = ResultOf<typeof SessionFields>;
 
 /** A session from a login answer, in its first workspace; null when it has none. */
 export function sessionOf(login: Login): Session | null {
@@ -18,10 +24,9 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
     e.preventDefault();
     const form = new FormData(e.target as HTMLFormElement);
     setBusy(true);
-    const answer = await plainGraphQL<{ login: Login }>(
-      `mutation Login($input: LoginInput!) { login(input: $input) { ${SESSION_FIELDS} } }`,
-      { input: { email: form.get("email"), password: form.get("password") } },
-    );
+    const answer = await plainGraphQL(LOGIN, {
+      input: { email: String(form.get("email") ?? ""), password: String(form.get("password") ?? "") },
+    });
     setBusy(false);
     if (answer.error) return setError(answer.error.message);
     const session = sessionOf(answer.data!.login);

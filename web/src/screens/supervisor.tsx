@@ -6,38 +6,37 @@
 import { useMutation, useQuery } from "@urql/preact";
 import { useState } from "preact/hooks";
 import { href } from "../router.ts";
+import { graphql, type ResultOf } from "../schema.ts";
 import { Badge, ErrorNote, Time } from "../ui.tsx";
 import { TOOL_LABELS } from "./approvals.tsx";
 
-const PROPOSAL_FIELDS = "id tool status rationale agentId";
-const MESSAGE_FIELDS = `id role content credits createdAt approvals { ${PROPOSAL_FIELDS} }`;
+/** A change a turn proposed (it waits under Approvals). */
+const ProposalFields = graphql(`fragment ConsoleProposal on Approval { id tool status rationale agentId }`);
+const TurnFields = graphql(
+  `fragment ConsoleSupervisorTurn on SupervisorMessage {
+    id role content credits createdAt approvals { ...ConsoleProposal }
+  }`,
+  [ProposalFields],
+);
 
-const CONVERSATION =
-  `query ConsoleSupervisor { supervisorConversation { id messages { ${MESSAGE_FIELDS} } } }`;
-const SEND = `mutation ConsoleAskSupervisor($input: SendSupervisorMessageInput!) {
-  sendSupervisorMessage(input: $input) { reply { ${MESSAGE_FIELDS} } approvals { ${PROPOSAL_FIELDS} } }
-}`;
+const CONVERSATION = graphql(
+  `query ConsoleSupervisor { supervisorConversation { id messages { ...ConsoleSupervisorTurn } } }`,
+  [TurnFields],
+);
+const SEND = graphql(
+  `mutation ConsoleAskSupervisor($input: SendSupervisorMessageInput!) {
+    sendSupervisorMessage(input: $input) {
+      reply { ...ConsoleSupervisorTurn }
+      approvals { ...ConsoleProposal }
+    }
+  }`,
+  [TurnFields, ProposalFields],
+);
 
-interface Proposal {
-  id: string;
-  tool: string;
-  status: string;
-  rationale: string;
-}
-
-interface SupervisorMessage {
-  id: string;
-  role: "USER" | "ASSISTANT" | "TOOL";
-  content: string;
-  credits: number;
-  createdAt: string;
-  approvals: Proposal[];
-}
+type SupervisorMessage = ResultOf<typeof TurnFields>;
 
 export function SupervisorScreen() {
-  const [result, reread] = useQuery<{ supervisorConversation: { messages: SupervisorMessage[] } }>({
-    query: CONVERSATION,
-  });
+  const [result, reread] = useQuery({ query: CONVERSATION });
   const [sending, send] = useMutation(SEND);
   const [text, setText] = useState("");
   const [asked, setAsked] = useState<string | null>(null);
