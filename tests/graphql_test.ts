@@ -775,3 +775,14 @@ Deno.test("a planned read answers as each accepted media type asks, multi-byte t
     const event = String(sse.body).split("\n").find((line) => line.startsWith("data: {"));
     assert.deepEqual(JSON.parse(event!.slice("data: ".length)), { data: expected });
   }));
+
+Deno.test("replaceAgent's input has only the fields it writes: what REST's PUT tolerates from a GET is not offered", async () => {
+  const { buildSchema, GraphQLInputObjectType } = await import("graphql");
+  const input = buildSchema(printedSchema()).getType("ReplaceAgentInput");
+  assert.ok(input instanceof GraphQLInputObjectType);
+  const fields = Object.keys(input.getFields());
+  for (const managed of ["id", "workspaceId", "status", "systemPrompt", "createdAt", "updatedAt", "_count"]) {
+    assert.ok(!fields.includes(managed), `${managed} is not an input of replaceAgent`);
+  }
+  assert.ok(fields.includes("name") && fields.includes("trainingContext"));
+});

@@ -63,16 +63,18 @@ const flags = {
 
 /**
  * Fields a client reads back from GET and may send unchanged in a PUT; they are not written by
- * PUT (status and prompt have their own endpoints).
+ * PUT (status and prompt have their own endpoints). Marked read-only: GraphQL's input leaves them
+ * out, and OpenAPI says a client need not send them.
  */
+const ignored = () => z.unknown().optional().meta({ readOnly: true });
 const readOnly = {
-  id: z.unknown().optional(),
-  workspaceId: z.unknown().optional(),
-  status: z.unknown().optional(),
-  systemPrompt: z.unknown().optional(),
-  createdAt: z.unknown().optional(),
-  updatedAt: z.unknown().optional(),
-  _count: z.unknown().optional(),
+  id: ignored(),
+  workspaceId: ignored(),
+  status: ignored(),
+  systemPrompt: ignored(),
+  createdAt: ignored(),
+  updatedAt: ignored(),
+  _count: ignored(),
 };
 
 export const createAgentSchema = z.strictObject({ ...profile, ...flags });
