@@ -13,7 +13,10 @@
  * sockets per credential (close 4429) and per client address (HTTP 429 at the upgrade), both per
  * process; `connection_init` within a timeout (4408, graphql-ws); Deno's keepalive ping on idle
  * sockets (1001 without a pong); more than LIVE_MAX_BUFFERED_BYTES written but not yet sent (a
- * client that does not read) closes with 1013 and ends the socket's operations at once.
+ * client that does not read) closes with 1013 and ends the socket's operations at once. Such a
+ * client does not take the close frame either (it waits behind what is queued): unless the socket
+ * has closed LIVE_SLOW_CONSUMER_GRACE_MS later, its TCP connection is reset
+ * (src/shared/tcp_reset.ts), which frees the kernel's buffer and the socket's counts.
  */
 import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer } from "graphql-ws";
 import { type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError } from "graphql";
@@ -25,6 +28,7 @@ import { AppError, forbidden } from "../shared/errors.ts";
 import { problem } from "../rest/errors.ts";
 import { shareKey } from "../live/shared_subscriptions.ts";
 import type { CredentialHandle, Standing } from "../live/credentials.ts";
+import { type Connection, reset } from "../shared/tcp_reset.ts";
 
 /** The close code for a refused `connection_init`. */
 function closeCodeOf(error: AppError): number {
@@ -109,8 +113,11 @@ function give(counts: Map<string, number>, key: string) {
 export interface WebSocketHandler {
   /** Is this a WebSocket upgrade request? */
   accepts(request: Request): boolean;
-  /** Upgrades the request (from Deno.serve) and serves graphql-ws on it. */
-  upgrade(request: Request, clientAddress: string | null): Response;
+  /**
+   * Upgrades the request (from Deno.serve) and serves graphql-ws on it. `connection`: the TCP
+   * connection it came on (the client's address and our port), to reset a slow consumer's.
+   */
+  upgrade(request: Request, clientAddress: string | null, connection?: Connection): Response;
   /** Closes every open socket (server stop). */
   closeAll(): void;
 }
@@ -236,9 +243,22 @@ export function createWebSocketHandler(
   });
 
   const open = new Set<WebSocket>();
+  /** Sockets closed as slow consumers, until they are gone. */
+  const slow = new Map<WebSocket, Connection>();
+  /** Slow consumers whose grace ran out, reset together (one pass over the process' descriptors). */
+  const toReset: Connection[] = [];
+  const resetLater = (connection: Connection) => {
+    if (toReset.push(connection) > 1) return;
+    setTimeout(() => {
+      const due = toReset.splice(0);
+      if (reset(due) < due.length) {
+        deps.logger.debug("graphql-ws slow consumer's connection not reset", { connections: due.length });
+      }
+    }, 0);
+  };
   return {
     accepts: (request) => request.headers.get("upgrade")?.toLowerCase() === "websocket",
-    upgrade(request, clientAddress) {
+    upgrade(request, clientAddress, connection) {
       const address = clientAddress ?? "";
       if (!take(perAddress, address, limits.maxSocketsPerAddress)) {
         return problem(
@@ -262,6 +282,8 @@ export function createWebSocketHandler(
         socket.close(code, reason);
       };
       let closed: ((code?: number, reason?: string) => Promise<void>) | undefined;
+      let gone = false;
+      let grace: ReturnType<typeof setTimeout> | undefined;
       /** Ends the socket's operations (their live streams unsubscribe) and its credential's checks. */
       const end = (code: number, reason: string) => {
         if (extra.closed) return;
@@ -282,6 +304,10 @@ export function createWebSocketHandler(
           });
           close(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
           end(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
+          if (connection) {
+            slow.set(socket, connection);
+            grace = setTimeout(() => gone || resetLater(connection), limits.slowConsumerGraceMs);
+          }
         }
       };
       const extra: Extra = { headers: new Headers(), clientAddress, close, send, closed: false };
@@ -304,7 +330,12 @@ export function createWebSocketHandler(
         }, extra);
       };
       // A slow consumer's socket still counts against its address and credential until it is gone.
+      // Deno may report a reset connection's close twice (its read, then the pending close frame).
       socket.onclose = (event) => {
+        if (gone) return;
+        gone = true;
+        clearTimeout(grace);
+        slow.delete(socket);
         closing = true;
         open.delete(socket);
         give(perAddress, address);
@@ -315,6 +346,8 @@ export function createWebSocketHandler(
     },
     closeAll() {
       for (const socket of open) socket.close(1001, "Server stopping");
+      // A slow consumer would not take that close frame either.
+      reset([...slow.values()]);
     },
   };
 }
