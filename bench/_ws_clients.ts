@@ -3,7 +3,9 @@
  * theirs can be told apart). Env: URL, SIZE, MODE ("plain": bench/_ws_broadcast.ts; "graphql-ws":
  * the app, a `conversationEvents` subscription per socket), CREDENTIALS (a JSON file:
  * `{ workspaceId, agentId, tokens: string[] }`, socket i uses tokens[i % tokens.length]).
- * Lines on stdin: `t <epoch ms>` (the next event was published then), `report` (prints `{ latencies, cpuMs }` once every event has arrived, or after 10 s, and exits).
+ * Lines on stdin: `t <epoch ms>` (the next event was published then), `report` (prints
+ * `{ latencies, cpuMs, events, closed }` once every event has arrived, or none for 10 s, and exits:
+ * `events` is [received, p99, max] per event, `closed` the sockets the server closed, by code).
  * Prints `ready` once every socket is subscribed, `warm` when each received one event before the
  * first `t`.
  */
@@ -25,12 +27,20 @@ const now = () => performance.timeOrigin + performance.now();
 const sentAt: number[] = [];
 let warm = 0;
 const latencies: number[] = [];
+/** Each event's latencies (its p99 and max, in the report: a slow event shows apart from the rest). */
+const byEvent: number[][] = [];
+/** Sockets closed by the server after they subscribed, by close code. */
+const closed: Record<string, number> = {};
 const receiver = () => {
   let k = 0;
   return () => {
     if (!sentAt.length) {
       if (++warm === size) console.log("warm");
-    } else if (k < sentAt.length) latencies.push(now() - sentAt[k++]);
+    } else if (k < sentAt.length) {
+      const latency = now() - sentAt[k];
+      latencies.push(latency);
+      (byEvent[k++] ??= []).push(latency);
+    }
   };
 };
 
@@ -39,7 +49,10 @@ function connect(i: number): Promise<void> {
   const socket = graphqlWs ? new WebSocket(url, "graphql-transport-ws") : new WebSocket(url);
   return new Promise<void>((resolve, reject) => {
     socket.onerror = () => reject(new Error("socket error"));
-    socket.onclose = (e) => reject(new Error(`socket closed ${e.code} ${e.reason}`));
+    socket.onclose = (e) => {
+      closed[e.code] = (closed[e.code] ?? 0) + 1;
+      reject(new Error(`socket closed ${e.code} ${e.reason}`));
+    };
     socket.onopen = () => {
       if (!credentials) return;
       const token = credentials.tokens[i % credentials.tokens.length];
@@ -87,11 +100,19 @@ for await (const chunk of lines) {
     if (line.startsWith("t ")) {
       sentAt.push(Number(line.slice(2)));
     } else if (line === "report") {
-      const deadline = performance.now() + 10_000;
-      while (latencies.length < size * sentAt.length && performance.now() < deadline) {
+      // Every event, or nothing new for 10 s: what has not come by then is counted as lost (a
+      // loaded machine delays events; it must not make them look lost).
+      let seen = latencies.length;
+      let quietSince = performance.now();
+      while (latencies.length < size * sentAt.length && performance.now() - quietSince < 10_000) {
         await new Promise((r) => setTimeout(r, 20));
+        if (latencies.length !== seen) [seen, quietSince] = [latencies.length, performance.now()];
       }
-      console.log(JSON.stringify({ latencies, cpuMs: cpuTimeMs(Deno.pid) }));
+      const events = byEvent.map((l) => {
+        l.sort((a, b) => a - b);
+        return [l.length, Math.round(l[Math.floor(l.length * 0.99)]), Math.round(l[l.length - 1])];
+      });
+      console.log(JSON.stringify({ latencies, cpuMs: cpuTimeMs(Deno.pid), events, closed }));
       Deno.exit(0);
     }
   }

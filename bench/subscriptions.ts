@@ -6,8 +6,11 @@
  * server and of the clients, which run in a process of their own (bench/_ws_clients.ts). Baseline
  * in the same run: bench/_ws_broadcast.ts, which forwards each NOTIFY payload to N plain WebSockets
  * (the transport floor: no protocol, no authentication, no reads). BENCH_SUBSCRIBERS (sizes,
- * default 1000,5000), BENCH_SUBSCRIPTION_EVENTS (default 30); BENCH_CPU_PROFILE=<prefix> writes the
- * server's CPU profile of the events of each graphql-ws row to <prefix>-<one|distinct>-<N>.
+ * default 1000,5000), BENCH_SUBSCRIPTION_EVENTS (default 30), BENCH_SUBSCRIPTION_ROWS (the graphql-ws
+ * rows besides the baseline: `one` (one credential), `sessions` (a login session each); default
+ * both); BENCH_CPU_PROFILE=<prefix> writes the server's CPU profile of the events of each graphql-ws
+ * row to <prefix>-<one|distinct>-<N>. Each row's per-event p99 and max, and the sockets the server
+ * closed, go to stderr.
  * Writes bench/results/subscriptions.md.
  */
 import { ensureDatabase, freePort, startEmbeddedPostgres } from "../src/db/embedded.ts";
@@ -24,6 +27,7 @@ import { denoScript, spawnReady } from "./_spawn.ts";
 const SIZES = (Deno.env.get("BENCH_SUBSCRIBERS") ?? "1000,5000").split(",").map(Number);
 const EVENTS = Number(Deno.env.get("BENCH_SUBSCRIPTION_EVENTS") ?? 30);
 const RESULTS = "bench/results/subscriptions.md";
+const ROWS = (Deno.env.get("BENCH_SUBSCRIPTION_ROWS") ?? "one,sessions").split(",");
 
 interface Figures {
   subscribers: number;
@@ -209,7 +213,17 @@ export async function runSubscriptionsBench(): Promise<string> {
             await new Promise((r) => setTimeout(r, 1000));
           }
           await tell("report");
-          const report = JSON.parse((await line(20_000)) ?? "null") as { latencies: number[]; cpuMs: number };
+          const report = JSON.parse((await line(120_000)) ?? "null") as {
+            latencies: number[];
+            cpuMs: number;
+            events: number[][];
+            closed: Record<string, number>;
+          };
+          console.error(
+            `${label} ${size}: per event [received, p99, max]: ${
+              JSON.stringify(report.events)
+            }; closed by the server: ${JSON.stringify(report.closed)}`,
+          );
           const latencies = report.latencies;
           const serverCpuMs = (cpuTimeMs(server.pid) - serverCpu) / EVENTS;
           if (profileTo && graphqlWs) {
@@ -250,14 +264,18 @@ export async function runSubscriptionsBench(): Promise<string> {
 
     for (const size of SIZES) {
       const base = await scenario("baseline", "bench/_ws_broadcast.ts", size, false);
-      const ours = await scenario("graphql-ws, one credential", "bench/serve_app.ts", size, true);
-      const distinct = await scenario("graphql-ws, a session each", "bench/serve_app.ts", size, true, true);
+      const ours = ROWS.includes("one")
+        ? await scenario("graphql-ws, one credential", "bench/serve_app.ts", size, true)
+        : undefined;
+      const distinct = ROWS.includes("sessions")
+        ? await scenario("graphql-ws, a session each", "bench/serve_app.ts", size, true, true)
+        : undefined;
       const row = (label: string, f: Figures, ratio: string) =>
         `| ${label} | ${f.subscribers} | ${f.received}/${f.expected} | ${f.p50} | ${f.p99} | ${f.max} | ${f.serverCpuMs} | ${f.clientsCpuMs} | ${f.rssBeforeMb} → ${f.rssAfterMb} | ${f.connectSeconds} | ${ratio} |`;
       rows.push(row("NOTIFY → plain WebSocket (baseline)", base, "1.00x"));
       const ratio = (f: Figures) => `${(f.p99 / Math.max(1, base.p99)).toFixed(2)}x`;
-      rows.push(row("graphql-ws, one credential", ours, ratio(ours)));
-      rows.push(row("graphql-ws, a login session each", distinct, ratio(distinct)));
+      if (ours) rows.push(row("graphql-ws, one credential", ours, ratio(ours)));
+      if (distinct) rows.push(row("graphql-ws, a login session each", distinct, ratio(distinct)));
     }
     await publisher.stop();
   } finally {
