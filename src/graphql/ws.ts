@@ -51,7 +51,7 @@ interface Extra {
   close(code: number, reason: string): void;
   /** Writes a message to the socket while it is open. */
   send(data: string): void;
-  /** The credential of connection_init, kept current per event until the socket closes. */
+  /** The credential of connection_init, kept current until the socket closes. */
   credential?: CredentialHandle<ActorContext>;
   /** The authorization counted against LIVE_MAX_SOCKETS_PER_CREDENTIAL. */
   counted?: string;
@@ -135,8 +135,8 @@ export function createWebSocketHandler(
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
     connectionInitWaitTimeout: limits.connectionInitTimeoutMs,
     execute: (args) => (args.rootValue as Enveloped).execute(args),
-    // Identical subscriptions (same role, workspace, document, variables) share one execution;
-    // each socket's own credential is checked per event before a result reaches it.
+    // Identical subscriptions (same role, workspace, document, variables) share one execution; a
+    // change to a socket's own credential (src/live/credentials.ts) refuses its operations at once.
     subscribe: async (args) => {
       const start = () => Promise.resolve((args.rootValue as Enveloped).subscribe(args));
       const context = args.contextValue as GraphQLContext;
@@ -163,17 +163,16 @@ export function createWebSocketHandler(
       // (graphql-ws's `next` message, written as graphql-ws writes it). Only a refusal goes through
       // graphql-ws's own loop.
       const head = `{"id":${JSON.stringify(operation.id)},"type":"next","payload":`;
-      // A standing is replaced when it changes: one already let through needs no second look.
-      let passed: Standing<ActorContext> | undefined;
+      const refused = refusalOf(credential.standing, role, path);
+      if (refused) return refused;
+      const { send } = operation.extra;
       return shared.subscribe(key, start, {
-        gate: () => {
-          const standing = credential.standing;
-          if (standing === passed) return null;
-          const refusal = refusalOf(standing, role, path);
-          if (!refusal) passed = standing;
-          return refusal;
-        },
-        send: (payload) => operation.extra.send(head + payload + "}"),
+        refusals: (refuse) =>
+          credential.watch((standing) => {
+            const refusal = refusalOf(standing, role, path);
+            if (refusal) refuse(refusal);
+          }),
+        send: (payload) => send(head + payload + "}"),
       });
     },
     onConnect: async (ctx) => {
