@@ -3,7 +3,8 @@
  * theirs can be told apart). Env: URL, SIZE, MODE ("plain": bench/_ws_broadcast.ts; "graphql-ws":
  * the app, a `conversationEvents` subscription per socket), CREDENTIALS (a JSON file:
  * `{ workspaceId, agentId, tokens: string[] }`, socket i uses tokens[i % tokens.length]).
- * Lines on stdin: `t <epoch ms>` (the next event was published then), `report` (prints
+ * Lines on stdin: `start` (the warm-up is over: answered with `started`), `t <epoch ms>` (the next
+ * event was published then), `report` (prints
  * `{ latencies, cpuMs, events, closed }` once every event has arrived, or none for 10 s, and exits:
  * `events` is [received, p99, max] per event, `closed` the sockets the server closed, by code).
  * Prints `ready` once every socket is subscribed, `warm` when each received one event before the
@@ -23,24 +24,32 @@ const credentials = graphqlWs
   : undefined;
 
 const now = () => performance.timeOrigin + performance.now();
-/** When each event was published; a socket's k-th event after the warm-up is event k. */
+/** When each event was published; a socket's k-th event after `start` is event k. */
 const sentAt: number[] = [];
+/** Sockets that received the warm-up. */
 let warm = 0;
-const latencies: number[] = [];
-/** Each event's latencies (its p99 and max, in the report: a slow event shows apart from the rest). */
-const byEvent: number[][] = [];
+/** From `start` on, events are measured (what came before was the warm-up). */
+let measuring = false;
+/**
+ * When each socket received event k, by k. Latencies are worked out at the report: on a loaded
+ * machine an event may come before its `t` line has been read, and must count all the same.
+ */
+const arrivals: number[][] = [];
+let received = 0;
 /** Sockets closed by the server after they subscribed, by close code. */
 const closed: Record<string, number> = {};
 const receiver = () => {
   let k = 0;
+  let warmed = false;
   return () => {
-    if (!sentAt.length) {
+    if (!measuring) {
+      if (warmed) return;
+      warmed = true;
       if (++warm === size) console.log("warm");
-    } else if (k < sentAt.length) {
-      const latency = now() - sentAt[k];
-      latencies.push(latency);
-      (byEvent[k++] ??= []).push(latency);
+      return;
     }
+    (arrivals[k++] ??= []).push(now());
+    received++;
   };
 };
 
@@ -97,20 +106,25 @@ for await (const chunk of lines) {
   while ((end = buffer.indexOf("\n")) >= 0) {
     const line = buffer.slice(0, end);
     buffer = buffer.slice(end + 1);
-    if (line.startsWith("t ")) {
+    if (line === "start") {
+      measuring = true;
+      console.log("started");
+    } else if (line.startsWith("t ")) {
       sentAt.push(Number(line.slice(2)));
     } else if (line === "report") {
       // Every event, or nothing new for 10 s: what has not come by then is counted as lost (a
       // loaded machine delays events; it must not make them look lost).
-      let seen = latencies.length;
+      let seen = received;
       let quietSince = performance.now();
-      while (latencies.length < size * sentAt.length && performance.now() - quietSince < 10_000) {
+      while (received < size * sentAt.length && performance.now() - quietSince < 10_000) {
         await new Promise((r) => setTimeout(r, 20));
-        if (latencies.length !== seen) [seen, quietSince] = [latencies.length, performance.now()];
+        if (received !== seen) [seen, quietSince] = [received, performance.now()];
       }
-      const events = byEvent.map((l) => {
-        l.sort((a, b) => a - b);
-        return [l.length, Math.round(l[Math.floor(l.length * 0.99)]), Math.round(l[l.length - 1])];
+      const latencies: number[] = [];
+      const events = sentAt.map((at, k) => {
+        const l = (arrivals[k] ?? []).map((arrived) => arrived - at).sort((a, b) => a - b);
+        latencies.push(...l);
+        return [l.length, Math.round(l[Math.floor(l.length * 0.99)] ?? 0), Math.round(l[l.length - 1] ?? 0)];
       });
       console.log(JSON.stringify({ latencies, cpuMs: cpuTimeMs(Deno.pid), events, closed }));
       Deno.exit(0);

@@ -173,6 +173,7 @@ export async function runSubscriptionsBench(): Promise<string> {
         ...LIMITS,
         PORT: String(port),
         ...(profileTo ? { BENCH_CPU_PROFILE: profileTo } : {}),
+        BENCH_LOG_LEVEL: Deno.env.get("BENCH_LOG_LEVEL") ?? "error",
       });
       try {
         const rssBeforeMb = rssMb(server.pid);
@@ -202,6 +203,8 @@ export async function runSubscriptionsBench(): Promise<string> {
             if (tries >= 5) throw new Error(`${label}: not every subscriber received the warm-up`);
           }
           await new Promise((r) => setTimeout(r, 1000));
+          await tell("start");
+          if (await line(60_000) !== "started") throw new Error(`${label}: the clients did not start`);
           const rssAfterMb = rssMb(server.pid);
           const serverCpu = cpuTimeMs(server.pid);
           const clientsCpu = cpuTimeMs(clients.pid);
