@@ -213,7 +213,10 @@ export interface Config {
     maxSocketsPerAddress: number;
     /** A socket without `connection_init` this long is closed with 4408. */
     connectionInitTimeoutMs: number;
-    /** A WebSocket ping after this many idle seconds; no pong in as long again closes it. 0: never. */
+    /**
+     * A quiet socket gets a graphql-ws ping every half of this; one that answers nothing and takes
+     * nothing queued for it for this long is closed with 1001 (src/graphql/ws.ts). 0: no pings.
+     */
     keepaliveSeconds: number;
     /** Bytes queued on one socket (written but not yet sent); beyond them it is closed with 1013. */
     maxBufferedBytes: number;

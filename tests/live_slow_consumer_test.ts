@@ -139,6 +139,70 @@ Deno.test("a graphql-ws client that stops reading is closed with 1013 once its q
   }
 });
 
+Deno.test("a graphql-ws client that stops reading and answering is closed by the keepalive with 1001 long before LIVE_MAX_BUFFERED_BYTES, then reset", async () => {
+  const sink = logSink();
+  const t = await startTestApp(
+    {
+      PORT: "0",
+      LIVE_KEEPALIVE_SECONDS: "1",
+      LIVE_MAX_BUFFERED_BYTES: String(256 * 2 ** 20),
+      LIVE_SLOW_CONSUMER_GRACE_MS: "50",
+    },
+    { workers: false, logger: sink.logger },
+  );
+  let client: WsClient | undefined;
+  let gone: Awaited<ReturnType<typeof rawGraphqlWs>> | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner, agent, seeded } = await seedFeed(t);
+    const live = t.app.deps.live;
+    const other = await t.seed.member(workspaceId, "OWNER");
+    gone = await rawGraphqlWs(port);
+    await gone.sendJson({
+      type: "connection_init",
+      payload: { authorization: `Bearer ${other.token}`, "x-workspace-id": workspaceId },
+    });
+    assert.equal((await gone.message()).type, "connection_ack");
+    await gone.sendJson({
+      id: "1",
+      type: "subscribe",
+      payload: { query: CONVERSATION_EVENTS, variables: { agentId: agent.id } },
+    });
+    client = wsClient(port, { token: owner.token, workspaceId });
+    const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    await eventually(() => Promise.resolve(live.shared.members === 2 || undefined));
+
+    // From now on it neither reads nor answers: once the kernel's buffers are full, what is queued
+    // for it stops leaving the process, and the next keepalive window ends it.
+    let published = 0;
+    while (live.shared.members === 2) {
+      assert.ok(published < MAX_EVENTS, `still subscribed after ${published} events`);
+      const id = await addCustomerMessage(t.app, seeded, BIG);
+      published++;
+      assert.equal((await feed.next()).data.conversationEvents.message.id, id);
+    }
+    const key = addressKey(gone.localAddr.hostname, gone.localAddr.port)!;
+    await eventually(() => {
+      const states = new Map<string, string>();
+      readTable(Deno.readTextFileSync("/proc/net/tcp"), port, states);
+      return Promise.resolve(states.has(key) ? undefined : true);
+    });
+    const id = await addCustomerMessage(t.app, seeded, "after");
+    assert.deepEqual((await feed.next()).data.conversationEvents.message, { id, content: "after" });
+    const ended = await gone.untilEnd();
+    assert.ok(ended.nexts > 0 && ended.nexts < published, `${ended.nexts} of ${published} events`);
+    // Not a slow consumer (far from the bound), and a client gone is no warning.
+    assert.deepEqual(sink.lines.filter((l) => l.level === "warn" || l.level === "error"), []);
+    assert.ok(
+      sink.lines.some((l) => l.msg === "graphql-ws client took nothing and answered nothing: closed"),
+    );
+  } finally {
+    gone?.close();
+    await client?.dispose();
+    await t.close();
+  }
+});
+
 /** An SSE subscription over a hand-written HTTP request, so that its client can stop reading. */
 async function rawSse(port: number, who: { token: string; workspaceId: string }, body: unknown) {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });

@@ -11,14 +11,30 @@
  *
  * Limits (config.live): operations open at once per socket (an `error` message LIVE_LIMIT_REACHED),
  * sockets per credential (close 4429) and per client address (HTTP 429 at the upgrade), both per
- * process; `connection_init` within a timeout (4408, graphql-ws); Deno's keepalive ping on idle
- * sockets (1001 without a pong); more than LIVE_MAX_BUFFERED_BYTES written but not yet sent (a
- * client that does not read) closes with 1013 and ends the socket's operations at once. Such a
- * client does not take the close frame either (it waits behind what is queued): unless the socket
- * has closed LIVE_SLOW_CONSUMER_GRACE_MS later, its TCP connection is reset
+ * process; `connection_init` within a timeout (4408, graphql-ws); more than LIVE_MAX_BUFFERED_BYTES
+ * written but not yet sent (a client that does not read) closes with 1013 and ends the socket's
+ * operations at once.
+ *
+ * Keepalive: every LIVE_KEEPALIVE_SECONDS / 2, a socket that sent nothing since the last look gets
+ * a graphql-ws `ping` (clients answer `pong`; the traffic also keeps proxies from closing an idle
+ * connection). A socket is dead, and closed with 1001, only when it sent nothing for
+ * LIVE_KEEPALIVE_SECONDS and none of what was queued for it in the last half of that left this
+ * process: a late pong is no reason, since a client that is behind (a loaded machine, a slow link)
+ * still takes its bytes. A peer that vanished with nothing queued for it is ended by TCP itself
+ * (the pings are never acknowledged). Deno's own keepalive (`idleTimeout`) is not used: it closes
+ * on time alone, and on a busy process a pong waiting unread counts as none.
+ *
+ * A socket closed as slow or dead does not take the close frame either (it waits behind what is
+ * queued): unless it is gone LIVE_SLOW_CONSUMER_GRACE_MS later, its TCP connection is reset
  * (src/shared/tcp_reset.ts), which frees the kernel's buffer and the socket's counts.
  */
-import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer } from "graphql-ws";
+import {
+  CloseCode,
+  GRAPHQL_TRANSPORT_WS_PROTOCOL,
+  makeServer,
+  MessageType,
+  stringifyMessage,
+} from "graphql-ws";
 import { type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
 import type { ActorContext, Deps } from "../context.ts";
@@ -43,6 +59,36 @@ export const CLOSE_TOO_MANY_SOCKETS = 4429;
 /** A client that does not read what it is sent ("Try Again Later": graphql-ws clients may retry). */
 export const CLOSE_SLOW_CONSUMER = 1013;
 const SLOW_CONSUMER_REASON = "Slow consumer: too much queued for this socket";
+/** A client that answers nothing and takes nothing ("Going Away", as Deno's own keepalive said it). */
+export const CLOSE_DEAD = 1001;
+const DEAD_REASON = "No response from ping frame.";
+const PING = stringifyMessage({ type: MessageType.Ping });
+
+/** UTF-8 bytes of a string (what Deno counts in `bufferedAmount`). */
+function utf8Length(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c < 0xdc00) {
+      n += 2; // a surrogate pair: 4 bytes for its two units
+      i++;
+    } else n += 2;
+  }
+  return n;
+}
+
+/** What the keepalive knows of an acknowledged socket. */
+interface Liveness {
+  socket: WebSocket;
+  /** The client sent something since the last look. */
+  heard: boolean;
+  /** Not heard at the last look: what was queued for it then, and what has been queued since. */
+  suspect?: { buffered: number; sent: number };
+  send(data: string): void;
+  dead(): void;
+}
 
 interface Extra {
   /** The credentials of connection_init, as request headers for every operation. */
@@ -56,6 +102,8 @@ interface Extra {
   /** The authorization counted against LIVE_MAX_SOCKETS_PER_CREDENTIAL. */
   counted?: string;
   closed: boolean;
+  /** connection_init was accepted: the keepalive looks after the socket from now on. */
+  acknowledged(): void;
 }
 
 /** The server context /graphql's Yoga is created with (./yoga.ts): the client's socket address. */
@@ -202,6 +250,7 @@ export function createWebSocketHandler(
       extra.credential = credential;
       extra.headers.set("authorization", authorization!);
       extra.headers.set("x-workspace-id", workspaceId!);
+      extra.acknowledged();
       return true;
     },
     onSubscribe: async (ctx, id, payload) => {
@@ -242,6 +291,42 @@ export function createWebSocketHandler(
   });
 
   const open = new Set<WebSocket>();
+  /** The acknowledged sockets the keepalive looks at. */
+  const watched = new Map<WebSocket, Liveness>();
+  let keepaliveTimer: ReturnType<typeof setInterval> | undefined;
+  const look = () => {
+    for (const state of watched.values()) {
+      if (state.heard) {
+        state.heard = false;
+        state.suspect = undefined;
+        continue;
+      }
+      const buffered = state.socket.bufferedAmount;
+      const { suspect } = state;
+      // Nothing heard for two looks, and nothing queued for it left this process since the last.
+      if (suspect && buffered > 0 && buffered >= suspect.buffered + suspect.sent) {
+        state.dead();
+        continue;
+      }
+      state.suspect = { buffered, sent: 0 };
+      state.send(PING);
+    }
+  };
+  const watch = (state: Liveness) => {
+    if (limits.keepaliveSeconds <= 0) return;
+    watched.set(state.socket, state);
+    if (keepaliveTimer === undefined) {
+      keepaliveTimer = setInterval(look, limits.keepaliveSeconds * 500);
+      Deno.unrefTimer(keepaliveTimer);
+    }
+  };
+  const unwatch = (socket: WebSocket) => {
+    watched.delete(socket);
+    if (watched.size === 0 && keepaliveTimer !== undefined) {
+      clearInterval(keepaliveTimer);
+      keepaliveTimer = undefined;
+    }
+  };
   /** Sockets closed as slow consumers, until they are gone. */
   const slow = new Map<WebSocket, Connection>();
   /** Slow consumers whose grace ran out, reset together (one pass over the process' descriptors). */
@@ -268,10 +353,10 @@ export function createWebSocketHandler(
       }
       const offered = (request.headers.get("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim());
       const protocol = offered.includes(GRAPHQL_TRANSPORT_WS_PROTOCOL) ? GRAPHQL_TRANSPORT_WS_PROTOCOL : "";
-      // idleTimeout: Deno pings an idle socket and closes it when the pong does not come.
+      // Deno's keepalive off (idleTimeout 0): ours is above.
       const { socket, response } = Deno.upgradeWebSocket(request, {
         ...(protocol ? { protocol } : {}),
-        idleTimeout: limits.keepaliveSeconds,
+        idleTimeout: 0,
       });
       let closing = false;
       // graphql-ws may ask twice (our 4401, then its own 4403 for the refused connect): the first wins.
@@ -290,26 +375,53 @@ export function createWebSocketHandler(
         extra.credential?.release();
         void closed?.(code, reason);
       };
+      /**
+       * Closes a client that does not take what it is sent: its operations end now; the close frame
+       * is queued behind what is already buffered, so the connection is reset after the grace.
+       */
+      const letGo = (code: number, reason: string) => {
+        close(code, reason);
+        end(code, reason);
+        unwatch(socket);
+        if (connection) {
+          slow.set(socket, connection);
+          grace = setTimeout(() => gone || resetLater(connection), limits.slowConsumerGraceMs);
+        }
+      };
       const send = (data: string) => {
         if (extra.closed || socket.readyState !== WebSocket.OPEN) return;
         socket.send(data);
+        if (liveness.suspect) liveness.suspect.sent += utf8Length(data);
         // What the client has not read stays in this process: past the bound it is a slow consumer.
-        // Its operations end now; the close frame is queued behind what is already buffered, and
-        // Deno cannot drop those bytes, so that much stays held until the client reads or goes away.
         if (socket.bufferedAmount > limits.maxBufferedBytes) {
           deps.logger.warn("graphql-ws slow consumer closed", {
             clientAddress,
             bufferedBytes: socket.bufferedAmount,
           });
-          close(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
-          end(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
-          if (connection) {
-            slow.set(socket, connection);
-            grace = setTimeout(() => gone || resetLater(connection), limits.slowConsumerGraceMs);
-          }
+          letGo(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
         }
       };
-      const extra: Extra = { headers: new Headers(), clientAddress, close, send, closed: false };
+      const liveness: Liveness = {
+        socket,
+        heard: true,
+        send,
+        dead: () => {
+          // A client gone without a word: not an error.
+          deps.logger.debug("graphql-ws client took nothing and answered nothing: closed", {
+            clientAddress,
+            bufferedBytes: socket.bufferedAmount,
+          });
+          letGo(CLOSE_DEAD, DEAD_REASON);
+        },
+      };
+      const extra: Extra = {
+        headers: new Headers(),
+        clientAddress,
+        close,
+        send,
+        closed: false,
+        acknowledged: () => watch(liveness),
+      };
       socket.onopen = () => {
         open.add(socket);
         closed = server.opened({
@@ -318,6 +430,8 @@ export function createWebSocketHandler(
           close,
           onMessage: (handle) => {
             socket.onmessage = async (event) => {
+              liveness.heard = true;
+              liveness.suspect = undefined;
               try {
                 await handle(String(event.data));
               } catch (error) {
@@ -335,6 +449,7 @@ export function createWebSocketHandler(
         gone = true;
         clearTimeout(grace);
         slow.delete(socket);
+        unwatch(socket);
         closing = true;
         open.delete(socket);
         give(perAddress, address);
@@ -344,6 +459,7 @@ export function createWebSocketHandler(
       return response;
     },
     closeAll() {
+      for (const socket of [...watched.keys()]) unwatch(socket);
       for (const socket of open) socket.close(1001, "Server stopping");
       // A slow consumer would not take that close frame either.
       reset([...slow.values()]);
