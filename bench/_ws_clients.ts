@@ -77,6 +77,8 @@ function connect(i: number): Promise<void> {
       if (data.startsWith(`{"id":"1","type":"next"`)) return onEvent();
       const msg = JSON.parse(data);
       if (msg.type === "next") onEvent();
+      // The server's keepalive: answered as graphql-ws clients do.
+      else if (msg.type === "ping") socket.send(`{"type":"pong"}`);
       else if (msg.type === "connection_ack") {
         socket.send(JSON.stringify({
           id: "1",

@@ -388,8 +388,9 @@ export function createWebSocketHandler(
           grace = setTimeout(() => gone || resetLater(connection), limits.slowConsumerGraceMs);
         }
       };
+      // Only called once the socket is open (graphql-ws and the operations start on open).
       const send = (data: string) => {
-        if (extra.closed || socket.readyState !== WebSocket.OPEN) return;
+        if (extra.closed || closing) return;
         socket.send(data);
         if (liveness.suspect) liveness.suspect.sent += utf8Length(data);
         // What the client has not read stays in this process: past the bound it is a slow consumer.

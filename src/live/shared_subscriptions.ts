@@ -27,7 +27,9 @@ export interface MemberOptions {
 }
 
 interface Member {
-  push(result: ExecutionResult, json: () => string): void;
+  /** Takes a result as JSON, straight to its client (MemberOptions.send); or else as an object. */
+  send?: (payloadJson: string) => void;
+  push(result: ExecutionResult): void;
   end(error?: unknown): void;
 }
 
@@ -114,8 +116,10 @@ export class SharedSubscriptions {
         if (next.done) break;
         const result = next.value;
         let json: string | undefined;
-        const serialized = () => json ??= JSON.stringify(result);
-        for (const member of entry.members) member.push(result, serialized);
+        for (const member of entry.members) {
+          if (member.send) member.send(json ??= JSON.stringify(result));
+          else member.push(result);
+        }
       }
       for (const member of [...entry.members]) member.end();
     } catch (error) {
@@ -131,7 +135,8 @@ export class SharedSubscriptions {
     let wake: (() => void) | undefined;
     let ended = false;
     let failure: unknown;
-    const member: Member = send ? { push: (_result, json) => send(json()), end: (error) => end(error) } : {
+    const member: Member = {
+      send,
       push(result) {
         queue.push(result);
         wake?.();
