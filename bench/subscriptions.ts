@@ -43,6 +43,8 @@ interface Figures {
   clientsCpuMs: number;
   /** Connecting and subscribing every socket, s. */
   connectSeconds: number;
+  /** The machine's 1-minute load average as the events began and as they ended (others' work shows). */
+  load: string;
 }
 
 /** The graphql-ws limits raised for the bench: every socket comes from 127.0.0.1. */
@@ -205,6 +207,7 @@ export async function runSubscriptionsBench(): Promise<string> {
           await new Promise((r) => setTimeout(r, 1000));
           await tell("start");
           if (await line(60_000) !== "started") throw new Error(`${label}: the clients did not start`);
+          const loadAtStart = await load();
           const rssAfterMb = rssMb(server.pid);
           const serverCpu = cpuTimeMs(server.pid);
           const clientsCpu = cpuTimeMs(clients.pid);
@@ -250,6 +253,7 @@ export async function runSubscriptionsBench(): Promise<string> {
             serverCpuMs: Math.round(serverCpuMs),
             clientsCpuMs: Math.round(clientsCpuMs),
             connectSeconds: Math.round(connectSeconds * 10) / 10,
+            load: `${loadAtStart} → ${await load()}`,
           };
           console.error(`${label} ${size}: ${JSON.stringify(f)}`);
           return f;
@@ -274,7 +278,7 @@ export async function runSubscriptionsBench(): Promise<string> {
         ? await scenario("graphql-ws, a session each", "bench/serve_app.ts", size, true, true)
         : undefined;
       const row = (label: string, f: Figures, ratio: string) =>
-        `| ${label} | ${f.subscribers} | ${f.received}/${f.expected} | ${f.p50} | ${f.p99} | ${f.max} | ${f.serverCpuMs} | ${f.clientsCpuMs} | ${f.rssBeforeMb} → ${f.rssAfterMb} | ${f.connectSeconds} | ${ratio} |`;
+        `| ${label} | ${f.subscribers} | ${f.received}/${f.expected} | ${f.p50} | ${f.p99} | ${f.max} | ${f.serverCpuMs} | ${f.clientsCpuMs} | ${f.rssBeforeMb} → ${f.rssAfterMb} | ${f.connectSeconds} | ${ratio} | ${f.load} |`;
       rows.push(row("NOTIFY → plain WebSocket (baseline)", base, "1.00x"));
       const ratio = (f: Figures) => `${(f.p99 / Math.max(1, base.p99)).toFixed(2)}x`;
       if (ours) rows.push(row("graphql-ws, one credential", ours, ratio(ours)));
@@ -292,17 +296,18 @@ ${navigator.hardwareConcurrency} cores. One server process (bench/serve_app.ts) 
 subscribers of \`conversationEvents\` (selection: type, conversation { id status }, message { id
 content sender }), all of one workspace and one role (OWNER), either all with one credential or
 each with its own login session. Either way the sockets share one execution per role and document
-(src/live/shared_subscriptions.ts) and every credential is checked again before each event in one
-statement (src/live/credentials.ts). ${EVENTS} events, one a second, each a message inserted and
+(src/live/shared_subscriptions.ts); credentials are read again only when PostgreSQL announces a
+change to them (src/live/credentials.ts), none during the run. ${EVENTS} events, one a second, each a message inserted and
 \`message.received\` published through another app instance (the bench process) on the same
 database. Latency: publish call → the event received by the client (ms, wall clock of both
 processes). The clients run in a process of their own (bench/_ws_clients.ts) on the same cores;
 CPU ms per event of each process is shown. Baseline: the same NOTIFY forwarded as it is to N plain
-WebSockets (bench/_ws_broadcast.ts). Ratio: p99 against the baseline's p99. Load average before →
-after: ${loadBefore} → ${await load()}.
+WebSockets (bench/_ws_broadcast.ts). Ratio: p99 against the baseline's p99. The machine is shared:
+the load average of the whole run (${loadBefore} → ${await load()}) and of each row's events are
+shown, and a row measured under more load than the baseline's is not comparable with it.
 
-| server | subscribers | received | p50 | p99 | max | server CPU ms/event | clients CPU ms/event | server RSS MB (before → with subscribers) | connect s | p99 ratio |
-|---|---|---|---|---|---|---|---|---|---|---|
+| server | subscribers | received | p50 | p99 | max | server CPU ms/event | clients CPU ms/event | server RSS MB (before → with subscribers) | connect s | p99 ratio | load average (events) |
+|---|---|---|---|---|---|---|---|---|---|---|---|
 ${rows.join("\n")}
 `;
   await Deno.writeTextFile(RESULTS, md);
