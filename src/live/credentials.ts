@@ -243,6 +243,7 @@ export class LiveCredentials<D extends CredentialDeps> {
         }::text[]) AND "revokedAt" IS NULL`
         : [],
     ]);
+    let earliest = Infinity;
     for (const row of sessionRows) {
       const entry = sessions[row.i];
       const ctx = entry.standing.ctx;
@@ -251,12 +252,13 @@ export class LiveCredentials<D extends CredentialDeps> {
       else if (!row.role) this.#set(entry, { refused: forbidden("You are not a member of this workspace.") });
       else {
         entry.expiresAt = row.expiresAt!.getTime();
-        if (entry.expiresAt < this.#nextExpiry) this.#timeExpiry(entry.expiresAt);
+        earliest = Math.min(earliest, entry.expiresAt);
         if (row.role !== ctx.actor.role) {
           this.#set(entry, { ctx: { ...ctx, actor: { ...ctx.actor, role: row.role } } });
         }
       }
     }
+    if (earliest < this.#nextExpiry) this.#timeExpiry(earliest);
     const kept = new Set(tokenRows.map((row) => row.id));
     for (const entry of tokens) {
       if (entry.standing.refused) continue;
