@@ -15,14 +15,14 @@
  * written but not yet sent (a client that does not read) closes with 1013 and ends the socket's
  * operations at once.
  *
- * Keepalive: every LIVE_KEEPALIVE_SECONDS / 2, a socket that sent nothing since the last look gets
- * a graphql-ws `ping` (clients answer `pong`; the traffic also keeps proxies from closing an idle
+ * Keepalive: every LIVE_KEEPALIVE_SECONDS / 2, a socket quiet both ways since the last look gets a
+ * graphql-ws `ping` (clients answer `pong`; the traffic also keeps proxies from closing an idle
  * connection). A socket is dead, and closed with 1001, only when it sent nothing for
  * LIVE_KEEPALIVE_SECONDS and none of what was queued for it in the last half of that left this
  * process: a late pong is no reason, since a client that is behind (a loaded machine, a slow link)
  * still takes its bytes. A peer that vanished with nothing queued for it is ended by TCP itself
- * (the pings are never acknowledged). Deno's own keepalive (`idleTimeout`) is not used: it closes
- * on time alone, and on a busy process a pong waiting unread counts as none.
+ * (what was sent is never acknowledged). Deno's own keepalive (`idleTimeout`) is not used: it
+ * closes on time alone, and on a busy process a pong waiting unread counts as none.
  *
  * A socket closed as slow or dead does not take the close frame either (it waits behind what is
  * queued): unless it is gone LIVE_SLOW_CONSUMER_GRACE_MS later, its TCP connection is reset
@@ -84,7 +84,12 @@ interface Liveness {
   socket: WebSocket;
   /** The client sent something since the last look. */
   heard: boolean;
-  /** Not heard at the last look: what was queued for it then, and what has been queued since. */
+  /** Something was sent to it since the last look (a ping is not counted). */
+  active: boolean;
+  /**
+   * Not heard at the last look while bytes were queued for it: how many, and how many have been
+   * queued since (counted only for such a socket).
+   */
   suspect?: { buffered: number; sent: number };
   send(data: string): void;
   dead(): void;
@@ -296,20 +301,24 @@ export function createWebSocketHandler(
   let keepaliveTimer: ReturnType<typeof setInterval> | undefined;
   const look = () => {
     for (const state of watched.values()) {
-      if (state.heard) {
-        state.heard = false;
+      const { heard, active, suspect } = state;
+      state.heard = state.active = false;
+      if (heard) {
         state.suspect = undefined;
         continue;
       }
       const buffered = state.socket.bufferedAmount;
-      const { suspect } = state;
       // Nothing heard for two looks, and nothing queued for it left this process since the last.
-      if (suspect && buffered > 0 && buffered >= suspect.buffered + suspect.sent) {
+      if (suspect && buffered >= suspect.buffered + suspect.sent) {
         state.dead();
         continue;
       }
-      state.suspect = { buffered, sent: 0 };
-      state.send(PING);
+      state.suspect = buffered > 0 ? { buffered, sent: 0 } : undefined;
+      // Quiet both ways: a ping asks for a sign of life and keeps proxies from closing the connection.
+      if (!active) {
+        state.send(PING);
+        state.active = false;
+      }
     }
   };
   const watch = (state: Liveness) => {
@@ -392,6 +401,7 @@ export function createWebSocketHandler(
       const send = (data: string) => {
         if (extra.closed || closing) return;
         socket.send(data);
+        liveness.active = true;
         if (liveness.suspect) liveness.suspect.sent += utf8Length(data);
         // What the client has not read stays in this process: past the bound it is a slow consumer.
         if (socket.bufferedAmount > limits.maxBufferedBytes) {
@@ -405,6 +415,7 @@ export function createWebSocketHandler(
       const liveness: Liveness = {
         socket,
         heard: true,
+        active: false,
         send,
         dead: () => {
           // A client gone without a word: not an error.
