@@ -26,7 +26,7 @@ if (profiler) {
 
 const app = await buildApp(loadConfig(Deno.env.toObject()), {
   bootstrap: false,
-  logger: createLogger("error"),
+  logger: createLogger((Deno.env.get("BENCH_LOG_LEVEL") ?? "error") as "error"),
   // BENCH_WORKERS=0: this process only serves (another one, or none, runs the jobs).
   workers: Deno.env.get("BENCH_WORKERS") !== "0",
 });

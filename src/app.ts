@@ -220,7 +220,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // graphql-ws: the socket outlives the request and its scope (an upgrade has no body to watch).
     if (info && graphql?.websocket.accepts(request) && new URL(request.url).pathname === "/graphql") {
       return Promise.resolve(
-        graphql.websocket.upgrade(request, addr && "hostname" in addr ? addr.hostname : null),
+        graphql.websocket.upgrade(
+          request,
+          addr && "hostname" in addr ? addr.hostname : null,
+          addr?.transport === "tcp" && localPort !== undefined ? { remote: addr, localPort } : undefined,
+        ),
       );
     }
     const requestId = requestIdFrom(request.headers.get("x-request-id"));
@@ -236,6 +240,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   let server: Deno.HttpServer | undefined;
   let peers: TcpPeerWatcher | undefined;
+  /** The port the server listens on, once it does. */
+  let localPort: number | undefined;
   return {
     deps,
     workerDeps,
@@ -247,7 +253,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           port: config.port,
           onListen: (addr) => {
             peers = new TcpPeerWatcher(addr as Deno.NetAddr);
-            resolve({ port: (addr as Deno.NetAddr).port });
+            localPort = (addr as Deno.NetAddr).port;
+            resolve({ port: localPort });
           },
           // Only reached when something throws outside Hono's own error handling.
           onError: (err) => {

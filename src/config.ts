@@ -115,6 +115,8 @@ const envSchema = z.object({
   LIVE_KEEPALIVE_SECONDS: z.coerce.number().int().min(0).default(30),
   // A client that does not read its socket is closed once this much waits to be written to it.
   LIVE_MAX_BUFFERED_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  // Then its TCP connection is reset, unless the client took the close frame in the meantime.
+  LIVE_SLOW_CONSUMER_GRACE_MS: positiveMs.default(2000),
   // Events waiting for one subscription's transport (SSE: a response nobody reads).
   LIVE_MAX_QUEUED_EVENTS: z.coerce.number().int().min(1).default(1000),
   CORS_ORIGINS: z.string().default("").transform((v, ctx) => {
@@ -211,10 +213,15 @@ export interface Config {
     maxSocketsPerAddress: number;
     /** A socket without `connection_init` this long is closed with 4408. */
     connectionInitTimeoutMs: number;
-    /** A WebSocket ping after this many idle seconds; no pong in as long again closes it. 0: never. */
+    /**
+     * A quiet socket gets a graphql-ws ping every half of this; one that answers nothing and takes
+     * nothing queued for it for this long is closed with 1001 (src/graphql/ws.ts). 0: no pings.
+     */
     keepaliveSeconds: number;
     /** Bytes queued on one socket (written but not yet sent); beyond them it is closed with 1013. */
     maxBufferedBytes: number;
+    /** How long a socket closed with 1013 may take to go; then its TCP connection is reset. */
+    slowConsumerGraceMs: number;
     /** Events waiting for one subscription; beyond them the subscription ends (LIVE_SLOW_CONSUMER). */
     maxQueuedEvents: number;
   };
@@ -312,6 +319,7 @@ export function loadConfig(env: Env): Config {
       connectionInitTimeoutMs: e.LIVE_CONNECTION_INIT_TIMEOUT_MS,
       keepaliveSeconds: e.LIVE_KEEPALIVE_SECONDS,
       maxBufferedBytes: e.LIVE_MAX_BUFFERED_BYTES,
+      slowConsumerGraceMs: e.LIVE_SLOW_CONSUMER_GRACE_MS,
       maxQueuedEvents: e.LIVE_MAX_QUEUED_EVENTS,
     },
   };

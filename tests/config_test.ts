@@ -197,6 +197,7 @@ Deno.test("loadConfig() takes the graphql-ws limits, with their defaults, and re
     connectionInitTimeoutMs: 3000,
     keepaliveSeconds: 30,
     maxBufferedBytes: 1048576,
+    slowConsumerGraceMs: 2000,
     maxQueuedEvents: 1000,
   });
   assert.deepEqual(
@@ -207,6 +208,7 @@ Deno.test("loadConfig() takes the graphql-ws limits, with their defaults, and re
       LIVE_CONNECTION_INIT_TIMEOUT_MS: "800",
       LIVE_KEEPALIVE_SECONDS: "0",
       LIVE_MAX_BUFFERED_BYTES: "65536",
+      LIVE_SLOW_CONSUMER_GRACE_MS: "100",
       LIVE_MAX_QUEUED_EVENTS: "50",
     }).live,
     {
@@ -216,6 +218,7 @@ Deno.test("loadConfig() takes the graphql-ws limits, with their defaults, and re
       connectionInitTimeoutMs: 800,
       keepaliveSeconds: 0,
       maxBufferedBytes: 65536,
+      slowConsumerGraceMs: 100,
       maxQueuedEvents: 50,
     },
   );

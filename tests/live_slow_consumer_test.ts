@@ -1,8 +1,9 @@
 /**
  * Slow consumers: a live client that stops reading is closed once what the server holds for it
- * passes its bound (graphql-ws: bytes queued on the socket, LIVE_MAX_BUFFERED_BYTES, close 1013;
- * SSE: events waiting for the response, LIVE_MAX_QUEUED_EVENTS), its subscriptions end, and the
- * other subscribers keep getting every event (src/graphql/ws.ts, src/live/hub.ts).
+ * passes its bound (graphql-ws: bytes queued on the socket, LIVE_MAX_BUFFERED_BYTES, close 1013,
+ * then its TCP connection reset after LIVE_SLOW_CONSUMER_GRACE_MS; SSE: events waiting for the
+ * response, LIVE_MAX_QUEUED_EVENTS), its subscriptions end, and the other subscribers keep getting
+ * every event (src/graphql/ws.ts, src/live/hub.ts).
  */
 import assert from "node:assert/strict";
 import type { Client as WsClient } from "graphql-ws";
@@ -11,6 +12,8 @@ import { addCustomerMessage, seedFeed } from "./_helpers/events.ts";
 import { eventually } from "./_helpers/receiver.ts";
 import { subscribe, wsClient } from "./_helpers/live.ts";
 import { rawUpgrade } from "./_helpers/sockets.ts";
+import { logSink } from "./_helpers/logs.ts";
+import { addressKey, readTable } from "../src/shared/tcp_peers.ts";
 
 const CONVERSATION_EVENTS = `subscription ($agentId: ID!) {
   conversationEvents(agentId: $agentId) { type message { id content } }
@@ -36,30 +39,36 @@ async function rawGraphqlWs(port: number) {
       assert.ok(got && got[0] === 0x1, `a text frame, not ${got?.[0]}`);
       return JSON.parse(new TextDecoder().decode(got[1]));
     },
-    /** Reads on until the server's close frame: its code, reason and the `next` messages before it. */
-    async untilClose() {
+    /**
+     * Reads on until the connection ends: the `next` messages received, and the server's close
+     * frame if it came before the end.
+     */
+    async untilEnd() {
       let nexts = 0;
-      for (;;) {
-        const got = await socket.frame();
-        if (!got) throw new Error("the connection ended without a close frame");
+      let closeFrame: { code: number; reason: string } | undefined;
+      for (let got = await socket.frame(); got; got = await socket.frame()) {
         const [opcode, payload] = got;
         if (opcode === 0x1 && JSON.parse(new TextDecoder().decode(payload)).type === "next") nexts++;
-        if (opcode !== 0x8) continue;
-        // Answer the close handshake so the server's socket closes too.
-        await socket.answerClose(payload);
-        return {
-          code: (payload[0] << 8) | payload[1],
-          reason: new TextDecoder().decode(payload.slice(2)),
-          nexts,
-        };
+        if (opcode === 0x8) {
+          closeFrame = {
+            code: (payload[0] << 8) | payload[1],
+            reason: new TextDecoder().decode(payload.slice(2)),
+          };
+        }
       }
+      return { nexts, closeFrame };
     },
+    localAddr: socket.localAddr,
     close: socket.close,
   };
 }
 
-Deno.test("a graphql-ws client that stops reading is closed with 1013 once its queue passes LIVE_MAX_BUFFERED_BYTES; the others get every event", async () => {
-  const t = await startTestApp({ PORT: "0", LIVE_MAX_BUFFERED_BYTES: "262144" }, { workers: false });
+Deno.test("a graphql-ws client that stops reading is closed with 1013 once its queue passes LIVE_MAX_BUFFERED_BYTES, then its connection is reset; the others get every event", async () => {
+  const sink = logSink();
+  const t = await startTestApp(
+    { PORT: "0", LIVE_MAX_BUFFERED_BYTES: "262144", LIVE_SLOW_CONSUMER_GRACE_MS: "50" },
+    { workers: false, logger: sink.logger },
+  );
   let client: WsClient | undefined;
   let slow: Awaited<ReturnType<typeof rawGraphqlWs>> | undefined;
   try {
@@ -98,19 +107,97 @@ Deno.test("a graphql-ws client that stops reading is closed with 1013 once its q
     }
     assert.equal(live.shared.members, 1);
     assert.equal(live.credentials.size, 1, "the slow client's credential is no longer checked");
+    assert.deepEqual(
+      sink.lines.filter((l) => l.msg === "graphql-ws slow consumer closed").map((l) => l.level),
+      ["warn"],
+    );
+    // The grace over, the server's end of the slow client's connection is gone from the kernel's
+    // table (and with it the send buffer the client never emptied).
+    const slowKey = addressKey(slow.localAddr.hostname, slow.localAddr.port)!;
+    const ours = () => {
+      const states = new Map<string, string>();
+      readTable(Deno.readTextFileSync("/proc/net/tcp"), port, states);
+      return states.get(slowKey);
+    };
+    await eventually(() => Promise.resolve(ours() === undefined || undefined));
     // The other subscriber still gets every event.
     for (const content of ["after 1", "after 2"]) {
       const id = await addCustomerMessage(t.app, seeded, content);
       published++;
       assert.deepEqual((await feed.next()).data.conversationEvents.message, { id, content });
     }
-    // Reading again, the slow client finds what was queued, cut short, and then the close frame.
-    const closed = await slow.untilClose();
-    assert.equal(closed.code, 1013);
-    assert.equal(closed.reason, "Slow consumer: too much queued for this socket");
-    assert.ok(closed.nexts > 0 && closed.nexts < published, `${closed.nexts} of ${published} events`);
+    // Reading again, the slow client finds what had reached it, cut short, and then the end of the
+    // connection (the close frame was queued behind what it did not read).
+    const ended = await slow.untilEnd();
+    assert.equal(ended.closeFrame, undefined);
+    assert.ok(ended.nexts > 0 && ended.nexts < published, `${ended.nexts} of ${published} events`);
+    assert.deepEqual(sink.lines.filter((l) => l.level === "error"), []);
   } finally {
     slow?.close();
+    await client?.dispose();
+    await t.close();
+  }
+});
+
+Deno.test("a graphql-ws client that stops reading and answering is closed by the keepalive with 1001 long before LIVE_MAX_BUFFERED_BYTES, then reset", async () => {
+  const sink = logSink();
+  const t = await startTestApp(
+    {
+      PORT: "0",
+      LIVE_KEEPALIVE_SECONDS: "1",
+      LIVE_MAX_BUFFERED_BYTES: String(256 * 2 ** 20),
+      LIVE_SLOW_CONSUMER_GRACE_MS: "50",
+    },
+    { workers: false, logger: sink.logger },
+  );
+  let client: WsClient | undefined;
+  let gone: Awaited<ReturnType<typeof rawGraphqlWs>> | undefined;
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, owner, agent, seeded } = await seedFeed(t);
+    const live = t.app.deps.live;
+    const other = await t.seed.member(workspaceId, "OWNER");
+    gone = await rawGraphqlWs(port);
+    await gone.sendJson({
+      type: "connection_init",
+      payload: { authorization: `Bearer ${other.token}`, "x-workspace-id": workspaceId },
+    });
+    assert.equal((await gone.message()).type, "connection_ack");
+    await gone.sendJson({
+      id: "1",
+      type: "subscribe",
+      payload: { query: CONVERSATION_EVENTS, variables: { agentId: agent.id } },
+    });
+    client = wsClient(port, { token: owner.token, workspaceId });
+    const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    await eventually(() => Promise.resolve(live.shared.members === 2 || undefined));
+
+    // From now on it neither reads nor answers: once the kernel's buffers are full, what is queued
+    // for it stops leaving the process, and the next keepalive window ends it.
+    let published = 0;
+    while (live.shared.members === 2) {
+      assert.ok(published < MAX_EVENTS, `still subscribed after ${published} events`);
+      const id = await addCustomerMessage(t.app, seeded, BIG);
+      published++;
+      assert.equal((await feed.next()).data.conversationEvents.message.id, id);
+    }
+    const key = addressKey(gone.localAddr.hostname, gone.localAddr.port)!;
+    await eventually(() => {
+      const states = new Map<string, string>();
+      readTable(Deno.readTextFileSync("/proc/net/tcp"), port, states);
+      return Promise.resolve(states.has(key) ? undefined : true);
+    });
+    const id = await addCustomerMessage(t.app, seeded, "after");
+    assert.deepEqual((await feed.next()).data.conversationEvents.message, { id, content: "after" });
+    const ended = await gone.untilEnd();
+    assert.ok(ended.nexts > 0 && ended.nexts < published, `${ended.nexts} of ${published} events`);
+    // Not a slow consumer (far from the bound), and a client gone is no warning.
+    assert.deepEqual(sink.lines.filter((l) => l.level === "warn" || l.level === "error"), []);
+    assert.ok(
+      sink.lines.some((l) => l.msg === "graphql-ws client took nothing and answered nothing: closed"),
+    );
+  } finally {
+    gone?.close();
     await client?.dispose();
     await t.close();
   }

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import type { Client as WsClient } from "graphql-ws";
 import { createPrisma } from "../src/db/client.ts";
+import { authenticateActor } from "../src/auth/authenticate.ts";
 import { startTestApp } from "./_helpers/app.ts";
 import { publish, seedConversation, seedFeed, storeCustomerMessage } from "./_helpers/events.ts";
 import { eventually } from "./_helpers/receiver.ts";
@@ -349,7 +350,120 @@ Deno.test("a logout or a removed membership ends the feed with its error at the 
   }
 });
 
-Deno.test("subscribers with one role and one selection share one credential check and one read per event", async () => {
+/** `promise`, or a failure after 15 s (a backstop: the tests wait on what the server sends). */
+function within<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) =>
+      timer = setTimeout(() => reject(new Error(`${what}: nothing in 15 s`)), 15_000)
+    ),
+  ]).finally(() => clearTimeout(timer));
+}
+
+Deno.test("a logout, a removed membership and a changed role end graphql-ws feeds of another process at once, without an event", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  // The feeds are served by a second process: only PostgreSQL's announcement tells it.
+  const b = await secondApp(t);
+  const clients: WsClient[] = [];
+  try {
+    const { port } = await b.start();
+    const { workspaceId, agent, seeded } = await seedFeed(t);
+    const leaving = await t.seed.member(workspaceId, "AGENT");
+    const removed = await t.seed.member(workspaceId, "VIEWER");
+    const promoted = await t.seed.member(workspaceId, "VIEWER");
+    const staying = await t.seed.member(workspaceId, "VIEWER");
+    const feeds = [leaving, removed, promoted, staying].map((who) => {
+      const client = wsClient(port, { token: who.token, workspaceId });
+      clients.push(client);
+      return subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    });
+    await members(b, 4);
+    assert.equal((await leaving.client.post("/api/auth/logout")).status, 204);
+    await t.app.deps.db.membership.deleteMany({ where: { userId: removed.userId, workspaceId } });
+    await t.app.deps.db.membership.updateMany({
+      where: { userId: promoted.userId, workspaceId },
+      data: { role: "MANAGER" },
+    });
+    const [loggedOut, gone, changed] = await within(
+      Promise.all(feeds.slice(0, 3).map((f) => f.next())),
+      "refusals",
+    );
+    assert.equal(loggedOut.errors?.[0].extensions.code, "UNAUTHENTICATED");
+    assert.equal(gone.errors?.[0].extensions.code, "FORBIDDEN");
+    assert.equal(changed.errors?.[0].message, "Your role in this workspace changed; subscribe again.");
+    for (const feed of feeds.slice(0, 3)) await feed.ended();
+    assert.equal(b.deps.live.shared.members, 1);
+    // The clients close their sockets once nothing is subscribed: their credentials are let go.
+    await eventually(() => Promise.resolve(b.deps.live.credentials.size === 1 || undefined));
+    const added = await storeCustomerMessage(t.app, seeded, "after");
+    await publish(t.app, added.event);
+    assert.equal((await feeds[3].next()).data.conversationEvents.message.id, added.id);
+  } finally {
+    for (const client of clients) await client.dispose();
+    await b.stop();
+    await t.close();
+  }
+});
+
+Deno.test("a session's feed ends when the session expires, without an event", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  const clients: WsClient[] = [];
+  try {
+    const { port } = await t.app.start();
+    const { workspaceId, agent, seeded } = await seedFeed(t);
+    const [ending, staying] = [
+      await t.seed.member(workspaceId, "VIEWER"),
+      await t.seed.member(workspaceId, "VIEWER"),
+    ];
+    const feeds = [ending, staying].map((who) => {
+      const client = wsClient(port, { token: who.token, workspaceId });
+      clients.push(client);
+      return subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
+    });
+    await members(t.app, 2);
+    // The session row now ends 300 ms from now (its JWT would still pass for hours).
+    await t.app.deps.db.$executeRaw`
+      UPDATE "Session" SET "expiresAt" = now() + interval '300 milliseconds'
+       WHERE "userId" = ${ending.userId}`;
+    const expired = await within(feeds[0].next(), "the expiry");
+    assert.equal(expired.errors?.[0].extensions.code, "UNAUTHENTICATED");
+    await feeds[0].ended();
+    const added = await storeCustomerMessage(t.app, seeded, "after");
+    await publish(t.app, added.event);
+    assert.equal((await feeds[1].next()).data.conversationEvents.message.id, added.id);
+  } finally {
+    for (const client of clients) await client.dispose();
+    await t.close();
+  }
+});
+
+Deno.test("a credential revoked before it was tracked is refused by the read that follows, before the next event", async () => {
+  const t = await startTestApp({ PORT: "0" }, { workers: false });
+  try {
+    const { workspaceId } = await t.seed.workspace();
+    const member = await t.seed.member(workspaceId, "VIEWER");
+    const deps = t.app.deps;
+    const live = deps.live;
+    // The actor as it was read before the logout, whose announcement nobody here was tracking yet.
+    const actor = await authenticateActor(deps, `Bearer ${member.token}`, () => workspaceId);
+    assert.equal((await member.client.post("/api/auth/logout")).status, 204);
+    const handle = await live.credentials.track(deps, `Bearer ${member.token}`, workspaceId, actor);
+    const refusal = () => handle.standing.refused?.code;
+    assert.equal(refusal(), undefined, "as first read");
+    const refusals: string[] = [];
+    handle.watch((standing) => refusals.push(standing.refused?.code ?? "ok"));
+    await live.credentials.ready();
+    assert.equal(refusal(), "UNAUTHENTICATED");
+    assert.deepEqual(refusals, ["UNAUTHENTICATED"]);
+    handle.release();
+    assert.equal(live.credentials.size, 0);
+  } finally {
+    await t.close();
+  }
+});
+
+Deno.test("subscribers with one role and one selection share one read per event, and no credential is read per event", async () => {
   const t = await startTestApp({ PORT: "0" }, { workers: false });
   const statements: string[] = [];
   const b = await secondApp(t, { db: createPrisma(t.db.url, { onQuery: (sql) => statements.push(sql) }) });
@@ -365,12 +479,21 @@ Deno.test("subscribers with one role and one selection share one credential chec
     });
     await members(b, 3);
     assert.equal(b.deps.live.subscribers, 1, "one execution for the three viewers");
+    // The three credentials were read once more when they were tracked; events wait for that.
+    const first = await storeCustomerMessage(t.app, seeded, "first");
+    await publish(t.app, first.event);
+    for (const feed of feeds) assert.equal((await feed.next()).data.conversationEvents.message.id, first.id);
     statements.length = 0;
-    const added = await storeCustomerMessage(t.app, seeded, "shared");
-    await publish(t.app, added.event);
-    for (const feed of feeds) assert.equal((await feed.next()).data.conversationEvents.message.id, added.id);
-    // One credential check for the three sessions, one read per row (conversation, message).
-    assert.equal(statements.length, 3, statements.join("\n"));
+    for (const content of ["shared 1", "shared 2"]) {
+      const added = await storeCustomerMessage(t.app, seeded, content);
+      await publish(t.app, added.event);
+      for (const feed of feeds) {
+        assert.equal((await feed.next()).data.conversationEvents.message.id, added.id);
+      }
+    }
+    // One read per row (conversation, message) and event; no credential is read again.
+    assert.equal(statements.length, 4, statements.join("\n"));
+    assert.deepEqual(statements.filter((sql) => /"Session"|"ApiToken"|"Membership"/.test(sql)), []);
   } finally {
     for (const client of clients) await client.dispose();
     await b.stop();

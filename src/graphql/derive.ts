@@ -543,8 +543,9 @@ function subscriptionField(t: SubscriptionFields, sub: SubscriptionCapability) {
           return selected && { ids: selected, event, ctx: first };
         });
       }
-      // The credential and role as they are at each event (checked for all subscribers at once by
-      // the hub): a logout, a revoked token or a removed membership ends the feed with its 401/403.
+      // The credential and role as they are at each event (kept current by the changes PostgreSQL
+      // announces, src/live/credentials.ts): a logout, a revoked token or a removed membership ends
+      // the feed with its 401/403 at the next event.
       const credential = await live.credentials.track(
         ctx.deps,
         ctx.request.headers.get("authorization"),

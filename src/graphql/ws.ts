@@ -11,11 +11,30 @@
  *
  * Limits (config.live): operations open at once per socket (an `error` message LIVE_LIMIT_REACHED),
  * sockets per credential (close 4429) and per client address (HTTP 429 at the upgrade), both per
- * process; `connection_init` within a timeout (4408, graphql-ws); Deno's keepalive ping on idle
- * sockets (1001 without a pong); more than LIVE_MAX_BUFFERED_BYTES written but not yet sent (a
- * client that does not read) closes with 1013 and ends the socket's operations at once.
+ * process; `connection_init` within a timeout (4408, graphql-ws); more than LIVE_MAX_BUFFERED_BYTES
+ * written but not yet sent (a client that does not read) closes with 1013 and ends the socket's
+ * operations at once.
+ *
+ * Keepalive: every LIVE_KEEPALIVE_SECONDS / 2, a socket quiet both ways since the last look gets a
+ * graphql-ws `ping` (clients answer `pong`; the traffic also keeps proxies from closing an idle
+ * connection). A socket is dead, and closed with 1001, only when it sent nothing for
+ * LIVE_KEEPALIVE_SECONDS and none of what was queued for it in the last half of that left this
+ * process: a late pong is no reason, since a client that is behind (a loaded machine, a slow link)
+ * still takes its bytes. A peer that vanished with nothing queued for it is ended by TCP itself
+ * (what was sent is never acknowledged). Deno's own keepalive (`idleTimeout`) is not used: it
+ * closes on time alone, and on a busy process a pong waiting unread counts as none.
+ *
+ * A socket closed as slow or dead does not take the close frame either (it waits behind what is
+ * queued): unless it is gone LIVE_SLOW_CONSUMER_GRACE_MS later, its TCP connection is reset
+ * (src/shared/tcp_reset.ts), which frees the kernel's buffer and the socket's counts.
  */
-import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer } from "graphql-ws";
+import {
+  CloseCode,
+  GRAPHQL_TRANSPORT_WS_PROTOCOL,
+  makeServer,
+  MessageType,
+  stringifyMessage,
+} from "graphql-ws";
 import { type ExecutionArgs, type ExecutionResult, getOperationAST, GraphQLError } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
 import type { ActorContext, Deps } from "../context.ts";
@@ -25,6 +44,7 @@ import { AppError, forbidden } from "../shared/errors.ts";
 import { problem } from "../rest/errors.ts";
 import { shareKey } from "../live/shared_subscriptions.ts";
 import type { CredentialHandle, Standing } from "../live/credentials.ts";
+import { type Connection, reset } from "../shared/tcp_reset.ts";
 
 /** The close code for a refused `connection_init`. */
 function closeCodeOf(error: AppError): number {
@@ -39,6 +59,41 @@ export const CLOSE_TOO_MANY_SOCKETS = 4429;
 /** A client that does not read what it is sent ("Try Again Later": graphql-ws clients may retry). */
 export const CLOSE_SLOW_CONSUMER = 1013;
 const SLOW_CONSUMER_REASON = "Slow consumer: too much queued for this socket";
+/** A client that answers nothing and takes nothing ("Going Away", as Deno's own keepalive said it). */
+export const CLOSE_DEAD = 1001;
+const DEAD_REASON = "No response from ping frame.";
+const PING = stringifyMessage({ type: MessageType.Ping });
+
+/** UTF-8 bytes of a string (what Deno counts in `bufferedAmount`). */
+function utf8Length(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c < 0xdc00) {
+      n += 2; // a surrogate pair: 4 bytes for its two units
+      i++;
+    } else n += 2;
+  }
+  return n;
+}
+
+/** What the keepalive knows of an acknowledged socket. */
+interface Liveness {
+  socket: WebSocket;
+  /** The client sent something since the last look. */
+  heard: boolean;
+  /** Something was sent to it since the last look (a ping is not counted). */
+  active: boolean;
+  /**
+   * Not heard at the last look while bytes were queued for it: how many, and how many have been
+   * queued since (counted only for such a socket).
+   */
+  suspect?: { buffered: number; sent: number };
+  send(data: string): void;
+  dead(): void;
+}
 
 interface Extra {
   /** The credentials of connection_init, as request headers for every operation. */
@@ -47,11 +102,13 @@ interface Extra {
   close(code: number, reason: string): void;
   /** Writes a message to the socket while it is open. */
   send(data: string): void;
-  /** The credential of connection_init, kept current per event until the socket closes. */
+  /** The credential of connection_init, kept current until the socket closes. */
   credential?: CredentialHandle<ActorContext>;
   /** The authorization counted against LIVE_MAX_SOCKETS_PER_CREDENTIAL. */
   counted?: string;
   closed: boolean;
+  /** connection_init was accepted: the keepalive looks after the socket from now on. */
+  acknowledged(): void;
 }
 
 /** The server context /graphql's Yoga is created with (./yoga.ts): the client's socket address. */
@@ -109,8 +166,11 @@ function give(counts: Map<string, number>, key: string) {
 export interface WebSocketHandler {
   /** Is this a WebSocket upgrade request? */
   accepts(request: Request): boolean;
-  /** Upgrades the request (from Deno.serve) and serves graphql-ws on it. */
-  upgrade(request: Request, clientAddress: string | null): Response;
+  /**
+   * Upgrades the request (from Deno.serve) and serves graphql-ws on it. `connection`: the TCP
+   * connection it came on (the client's address and our port), to reset a slow consumer's.
+   */
+  upgrade(request: Request, clientAddress: string | null, connection?: Connection): Response;
   /** Closes every open socket (server stop). */
   closeAll(): void;
 }
@@ -128,8 +188,8 @@ export function createWebSocketHandler(
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
     connectionInitWaitTimeout: limits.connectionInitTimeoutMs,
     execute: (args) => (args.rootValue as Enveloped).execute(args),
-    // Identical subscriptions (same role, workspace, document, variables) share one execution;
-    // each socket's own credential is checked per event before a result reaches it.
+    // Identical subscriptions (same role, workspace, document, variables) share one execution; a
+    // change to a socket's own credential (src/live/credentials.ts) refuses its operations at once.
     subscribe: async (args) => {
       const start = () => Promise.resolve((args.rootValue as Enveloped).subscribe(args));
       const context = args.contextValue as GraphQLContext;
@@ -156,17 +216,16 @@ export function createWebSocketHandler(
       // (graphql-ws's `next` message, written as graphql-ws writes it). Only a refusal goes through
       // graphql-ws's own loop.
       const head = `{"id":${JSON.stringify(operation.id)},"type":"next","payload":`;
-      // A standing is replaced when it changes: one already let through needs no second look.
-      let passed: Standing<ActorContext> | undefined;
+      const refused = refusalOf(credential.standing, role, path);
+      if (refused) return refused;
+      const { send } = operation.extra;
       return shared.subscribe(key, start, {
-        gate: () => {
-          const standing = credential.standing;
-          if (standing === passed) return null;
-          const refusal = refusalOf(standing, role, path);
-          if (!refusal) passed = standing;
-          return refusal;
-        },
-        send: (payload) => operation.extra.send(head + payload + "}"),
+        refusals: (refuse) =>
+          credential.watch((standing) => {
+            const refusal = refusalOf(standing, role, path);
+            if (refusal) refuse(refusal);
+          }),
+        send: (payload) => send(head + payload + "}"),
       });
     },
     onConnect: async (ctx) => {
@@ -196,6 +255,7 @@ export function createWebSocketHandler(
       extra.credential = credential;
       extra.headers.set("authorization", authorization!);
       extra.headers.set("x-workspace-id", workspaceId!);
+      extra.acknowledged();
       return true;
     },
     onSubscribe: async (ctx, id, payload) => {
@@ -236,9 +296,62 @@ export function createWebSocketHandler(
   });
 
   const open = new Set<WebSocket>();
+  /** The acknowledged sockets the keepalive looks at. */
+  const watched = new Map<WebSocket, Liveness>();
+  let keepaliveTimer: ReturnType<typeof setInterval> | undefined;
+  const look = () => {
+    for (const state of watched.values()) {
+      const { heard, active, suspect } = state;
+      state.heard = state.active = false;
+      if (heard) {
+        state.suspect = undefined;
+        continue;
+      }
+      const buffered = state.socket.bufferedAmount;
+      // Nothing heard for two looks, and nothing queued for it left this process since the last.
+      if (suspect && buffered >= suspect.buffered + suspect.sent) {
+        state.dead();
+        continue;
+      }
+      state.suspect = buffered > 0 ? { buffered, sent: 0 } : undefined;
+      // Quiet both ways: a ping asks for a sign of life and keeps proxies from closing the connection.
+      if (!active) {
+        state.send(PING);
+        state.active = false;
+      }
+    }
+  };
+  const watch = (state: Liveness) => {
+    if (limits.keepaliveSeconds <= 0) return;
+    watched.set(state.socket, state);
+    if (keepaliveTimer === undefined) {
+      keepaliveTimer = setInterval(look, limits.keepaliveSeconds * 500);
+      Deno.unrefTimer(keepaliveTimer);
+    }
+  };
+  const unwatch = (socket: WebSocket) => {
+    watched.delete(socket);
+    if (watched.size === 0 && keepaliveTimer !== undefined) {
+      clearInterval(keepaliveTimer);
+      keepaliveTimer = undefined;
+    }
+  };
+  /** Sockets closed as slow consumers, until they are gone. */
+  const slow = new Map<WebSocket, Connection>();
+  /** Slow consumers whose grace ran out, reset together (one pass over the process' descriptors). */
+  const toReset: Connection[] = [];
+  const resetLater = (connection: Connection) => {
+    if (toReset.push(connection) > 1) return;
+    setTimeout(() => {
+      const due = toReset.splice(0);
+      if (reset(due) < due.length) {
+        deps.logger.debug("graphql-ws slow consumer's connection not reset", { connections: due.length });
+      }
+    }, 0);
+  };
   return {
     accepts: (request) => request.headers.get("upgrade")?.toLowerCase() === "websocket",
-    upgrade(request, clientAddress) {
+    upgrade(request, clientAddress, connection) {
       const address = clientAddress ?? "";
       if (!take(perAddress, address, limits.maxSocketsPerAddress)) {
         return problem(
@@ -249,10 +362,10 @@ export function createWebSocketHandler(
       }
       const offered = (request.headers.get("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim());
       const protocol = offered.includes(GRAPHQL_TRANSPORT_WS_PROTOCOL) ? GRAPHQL_TRANSPORT_WS_PROTOCOL : "";
-      // idleTimeout: Deno pings an idle socket and closes it when the pong does not come.
+      // Deno's keepalive off (idleTimeout 0): ours is above.
       const { socket, response } = Deno.upgradeWebSocket(request, {
         ...(protocol ? { protocol } : {}),
-        idleTimeout: limits.keepaliveSeconds,
+        idleTimeout: 0,
       });
       let closing = false;
       // graphql-ws may ask twice (our 4401, then its own 4403 for the refused connect): the first wins.
@@ -262,6 +375,8 @@ export function createWebSocketHandler(
         socket.close(code, reason);
       };
       let closed: ((code?: number, reason?: string) => Promise<void>) | undefined;
+      let gone = false;
+      let grace: ReturnType<typeof setTimeout> | undefined;
       /** Ends the socket's operations (their live streams unsubscribe) and its credential's checks. */
       const end = (code: number, reason: string) => {
         if (extra.closed) return;
@@ -269,22 +384,56 @@ export function createWebSocketHandler(
         extra.credential?.release();
         void closed?.(code, reason);
       };
+      /**
+       * Closes a client that does not take what it is sent: its operations end now; the close frame
+       * is queued behind what is already buffered, so the connection is reset after the grace.
+       */
+      const letGo = (code: number, reason: string) => {
+        close(code, reason);
+        end(code, reason);
+        unwatch(socket);
+        if (connection) {
+          slow.set(socket, connection);
+          grace = setTimeout(() => gone || resetLater(connection), limits.slowConsumerGraceMs);
+        }
+      };
+      // Only called once the socket is open (graphql-ws and the operations start on open).
       const send = (data: string) => {
-        if (extra.closed || socket.readyState !== WebSocket.OPEN) return;
+        if (extra.closed || closing) return;
         socket.send(data);
+        liveness.active = true;
+        if (liveness.suspect) liveness.suspect.sent += utf8Length(data);
         // What the client has not read stays in this process: past the bound it is a slow consumer.
-        // Its operations end now; the close frame is queued behind what is already buffered, and
-        // Deno cannot drop those bytes, so that much stays held until the client reads or goes away.
         if (socket.bufferedAmount > limits.maxBufferedBytes) {
           deps.logger.warn("graphql-ws slow consumer closed", {
             clientAddress,
             bufferedBytes: socket.bufferedAmount,
           });
-          close(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
-          end(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
+          letGo(CLOSE_SLOW_CONSUMER, SLOW_CONSUMER_REASON);
         }
       };
-      const extra: Extra = { headers: new Headers(), clientAddress, close, send, closed: false };
+      const liveness: Liveness = {
+        socket,
+        heard: true,
+        active: false,
+        send,
+        dead: () => {
+          // A client gone without a word: not an error.
+          deps.logger.debug("graphql-ws client took nothing and answered nothing: closed", {
+            clientAddress,
+            bufferedBytes: socket.bufferedAmount,
+          });
+          letGo(CLOSE_DEAD, DEAD_REASON);
+        },
+      };
+      const extra: Extra = {
+        headers: new Headers(),
+        clientAddress,
+        close,
+        send,
+        closed: false,
+        acknowledged: () => watch(liveness),
+      };
       socket.onopen = () => {
         open.add(socket);
         closed = server.opened({
@@ -293,6 +442,8 @@ export function createWebSocketHandler(
           close,
           onMessage: (handle) => {
             socket.onmessage = async (event) => {
+              liveness.heard = true;
+              liveness.suspect = undefined;
               try {
                 await handle(String(event.data));
               } catch (error) {
@@ -304,7 +455,13 @@ export function createWebSocketHandler(
         }, extra);
       };
       // A slow consumer's socket still counts against its address and credential until it is gone.
+      // Deno may report a reset connection's close twice (its read, then the pending close frame).
       socket.onclose = (event) => {
+        if (gone) return;
+        gone = true;
+        clearTimeout(grace);
+        slow.delete(socket);
+        unwatch(socket);
         closing = true;
         open.delete(socket);
         give(perAddress, address);
@@ -314,7 +471,10 @@ export function createWebSocketHandler(
       return response;
     },
     closeAll() {
+      for (const socket of [...watched.keys()]) unwatch(socket);
       for (const socket of open) socket.close(1001, "Server stopping");
+      // A slow consumer would not take that close frame either.
+      reset([...slow.values()]);
     },
   };
 }

@@ -3,16 +3,18 @@
  * `pg_notify` inside the publishing transaction (PostgreSQL delivers it on COMMIT, never for a
  * rollback), and one dedicated LISTEN connection per process hands what arrives to the local
  * subscribers of the event's workspace. The payload carries ids only (NOTIFY caps it at 8000 bytes);
- * each subscriber reads the rows itself, with its own role and selection. Before an event is handed
- * out, the credentials of the workspace's subscribers are checked again in one statement
- * (./credentials.ts), so a logout or a removed membership is seen by that very event.
+ * each subscriber reads the rows itself, with its own role and selection. The same connection
+ * LISTENs to the credential changes PostgreSQL announces (./credentials.ts), which arrive in commit
+ * order with the events: an event is handed out only once the credentials a change before it named
+ * have been read again, so a logout or a removed membership is seen by every later event, and no
+ * credential is read per event.
  */
 import pg from "pg";
 import { Prisma } from "../generated/prisma/client.ts";
 import type { DomainEventType, EventListener } from "../shared/events.ts";
 import type { Logger } from "../shared/logger.ts";
 import { SharedSubscriptions } from "./shared_subscriptions.ts";
-import { LiveCredentials } from "./credentials.ts";
+import { CREDENTIALS_CHANNEL, LiveCredentials } from "./credentials.ts";
 import type { CredentialDeps } from "../auth/authenticate.ts";
 import { AppError } from "../shared/errors.ts";
 
@@ -61,10 +63,12 @@ export class LiveHub<D extends CredentialDeps> {
   readonly #byWorkspace = new Map<string, Set<Deliver>>();
   /** Identical graphql-ws subscriptions of this process, run once (./shared_subscriptions.ts). */
   readonly shared = new SharedSubscriptions();
-  /** The credentials of local subscribers and sockets, checked again before each event. */
+  /** The credentials of local subscribers and sockets, kept current by the changes announced. */
   readonly credentials: LiveCredentials<D>;
-  /** Events are handed out in the order they arrived (commit order), each after its check. */
+  /** Events are handed out in the order they arrived (commit order), each once the credentials are read. */
   #order: Promise<void> = Promise.resolve();
+  /** The LISTEN connection has been open before: a new one follows a loss. */
+  #listened = false;
   /** Ends each open stream (at stop, so SSE responses and sockets complete). */
   readonly #streams = new Set<() => void>();
   #client: pg.Client | undefined;
@@ -125,6 +129,7 @@ export class LiveHub<D extends CredentialDeps> {
   async #connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.databaseUrl });
     client.on("notification", (n) => {
+      if (n.channel === CREDENTIALS_CHANNEL && n.payload) return this.credentials.changed(n.payload);
       if (n.channel !== LIVE_CHANNEL || !n.payload) return;
       let event: LiveEvent;
       try {
@@ -134,10 +139,9 @@ export class LiveHub<D extends CredentialDeps> {
         return;
       }
       if (!this.#byWorkspace.has(event.workspaceId)) return;
-      // The check starts now (coalesced per workspace); the hand-out waits for it and its turn.
-      const checked = this.credentials.refresh(event.workspaceId);
-      this.#order = this.#order.then(() => checked).then(() => this.#dispatch(event)).catch((error) =>
-        this.logger.error("live event not dispatched", { error })
+      // Its turn, then the credentials read again for the changes announced before it, if any.
+      this.#order = this.#order.then(() => this.credentials.ready()).then(() => this.#dispatch(event)).catch(
+        (error) => this.logger.error("live event not dispatched", { error }),
       );
     });
     // A lost connection is reopened with backoff; events notified meanwhile are not seen here.
@@ -150,6 +154,7 @@ export class LiveHub<D extends CredentialDeps> {
       this.#scheduleReconnect();
     });
     await client.connect();
+    await client.query(`LISTEN ${CREDENTIALS_CHANNEL}`);
     await client.query(`LISTEN ${LIVE_CHANNEL}`);
     if (this.#stopped) {
       await client.end();
@@ -157,6 +162,9 @@ export class LiveHub<D extends CredentialDeps> {
     }
     this.#client = client;
     this.#retryMs = RECONNECT_MIN_MS;
+    // Changes made while nobody listened went unheard.
+    if (this.#listened) this.credentials.readAll();
+    this.#listened = true;
   }
 
   #scheduleReconnect() {
@@ -290,6 +298,7 @@ export class LiveHub<D extends CredentialDeps> {
   /** Ends every stream and closes the LISTEN connection; no reconnect after this. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.credentials.stop();
     for (const finish of [...this.#streams]) finish();
     clearTimeout(this.#retryTimer);
     const client = this.#client;

@@ -2,21 +2,22 @@
  * One execution for identical subscriptions: operations with the same role, workspace, document,
  * operation name and variables get the same results (rows are read with the workspace and role
  * only, and the same selection), so the first one runs and later ones join its results. Each
- * member has its own queue and its own gate: before a result reaches a member, the gate may answer
- * a refusal instead (its credential was revoked or its role changed), which ends that member only.
- * The execution ends when its last member leaves. A result is shared as an object: each transport
- * serializes it for its own client.
+ * member has its own queue, and may be refused at any time (its credential was revoked or its role
+ * changed): the refusal is its last result, and it leaves. Nothing about a member is checked per
+ * result. The execution ends when its last member leaves. A result is serialized once, for every
+ * member that writes JSON straight to its client.
  */
 import type { DocumentNode, ExecutionResult } from "graphql";
 
 type Results = AsyncIterator<ExecutionResult>;
 
-/** Null to pass a result on, or the result that ends this member instead (a refusal). */
-export type Gate = () => ExecutionResult | null;
-
 /** How one member takes the shared results. */
 export interface MemberOptions {
-  gate?: Gate;
+  /**
+   * Called once with the member's `refuse`, which ends the member with that result (its last);
+   * returns what stops calling it. A refusal due when the member joins is the caller's to answer.
+   */
+  refusals?: (refuse: (refusal: ExecutionResult) => void) => () => void;
   /**
    * Sends a result, given as JSON, straight to the member's client. Each result is serialized
    * once for every member that has this, and never goes through the member's iterator (which then
@@ -26,7 +27,9 @@ export interface MemberOptions {
 }
 
 interface Member {
-  push(result: ExecutionResult, json: () => string): void;
+  /** Takes a result as JSON, straight to its client (MemberOptions.send); or else as an object. */
+  send?: (payloadJson: string) => void;
+  push(result: ExecutionResult): void;
   end(error?: unknown): void;
 }
 
@@ -113,8 +116,10 @@ export class SharedSubscriptions {
         if (next.done) break;
         const result = next.value;
         let json: string | undefined;
-        const serialized = () => json ??= JSON.stringify(result);
-        for (const member of entry.members) member.push(result, serialized);
+        for (const member of entry.members) {
+          if (member.send) member.send(json ??= JSON.stringify(result));
+          else member.push(result);
+        }
       }
       for (const member of [...entry.members]) member.end();
     } catch (error) {
@@ -125,35 +130,40 @@ export class SharedSubscriptions {
   }
 
   #join(key: string, entry: Entry, options: MemberOptions): AsyncIterableIterator<ExecutionResult> {
-    const { gate, send } = options;
+    const { send } = options;
     const queue: ExecutionResult[] = [];
     let wake: (() => void) | undefined;
     let ended = false;
     let failure: unknown;
     const member: Member = {
-      push(result, json) {
-        const refusal = gate?.();
-        if (refusal) {
-          queue.push(refusal);
-          void leave();
-        } else if (send) {
-          return send(json());
-        } else queue.push(result);
+      send,
+      push(result) {
+        queue.push(result);
         wake?.();
       },
-      end(error) {
-        ended = true;
-        failure = error;
-        entry.members.delete(member);
-        wake?.();
-      },
+      end: (error) => end(error),
+    };
+    /** What stops the refusals (set once they are watched; a refusal may come while they start). */
+    const refusals: { stop?: () => void } = {};
+    const end = (error?: unknown) => {
+      ended = true;
+      failure = error;
+      entry.members.delete(member);
+      refusals.stop?.();
+      wake?.();
     };
     entry.members.add(member);
+    refusals.stop = options.refusals?.((refusal) => {
+      if (ended) return;
+      queue.push(refusal);
+      void leave();
+    });
     /** Leaves the execution; `drop`: the queued results are not sent either (the client left). */
     const leave = (drop = false): Promise<IteratorResult<ExecutionResult>> => {
       ended = true;
       if (drop) queue.length = 0;
       entry.members.delete(member);
+      refusals.stop?.();
       wake?.();
       // The last one out stops the execution (its live stream unsubscribes).
       if (entry.members.size === 0 && this.#running.get(key) === entry) {

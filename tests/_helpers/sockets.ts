@@ -109,6 +109,8 @@ export async function rawUpgrade(port: number) {
   return {
     status: Number(head.split(" ")[1]),
     head,
+    /** The client's end of the connection (its port tells it apart in the kernel's table). */
+    localAddr: conn.localAddr as Deno.NetAddr,
     frame,
     /** Every frame until the server ends the connection. */
     async frames(): Promise<Array<[number, Uint8Array]>> {
