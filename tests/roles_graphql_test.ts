@@ -864,7 +864,7 @@ Deno.test("roles over GraphQL, held to the same allow-lists as REST", async (t) 
     });
 
     // The database as the last call left it: without a setup or a fresh client since (no workers
-    // run), it is the next call's "before", unread again (a third of the snapshots, ~10 s).
+    // run), it is the next call's "before", unread again (a third of the snapshots).
     let last: string | undefined;
     for (const row of rows) {
       await t.step(row.name, async () => {

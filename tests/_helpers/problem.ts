@@ -92,8 +92,8 @@ const SNAPSHOT_TABLES = [
 /**
  * Every row of every table the REST API writes, as JSON (lastUsedAt left out: token use updates it
  * in the background). Two equal snapshots mean nothing changed. `more` tables follow, by id.
- * One statement, so one consistent read and one round trip: the fuzz and role tables take
- * thousands of these (17 Prisma reads each took ~4 times as long).
+ * One statement, so one consistent read and one round trip: the fuzz and role tests take over a
+ * thousand of these.
  */
 export async function snapshot(app: App, more: string[] = []): Promise<string> {
   const tables = [...SNAPSHOT_TABLES, ...more].map((table) => {
