@@ -3,12 +3,16 @@
  * database once, then runs `deno test` with TEST_PG_ADMIN_URL / TEST_PG_TEMPLATE set so each
  * test file clones its own database from the template. Extra arguments go to `deno test`.
  * The console (web/) is built first, for the browser tests.
+ *
+ * Files run side by side, twice as many as there are cores (DENO_JOBS overrides): most of a test's
+ * time is spent waiting on servers, timers and PostgreSQL, not on the CPU.
  */
 import { ensureDatabase, startEmbeddedPostgres } from "../../src/db/embedded.ts";
 import { applyMigrations } from "../../src/db/migrate.ts";
 import { buildConsole } from "../../web/build.ts";
 
 const TEMPLATE = "switchboard_template";
+const JOBS = Deno.env.get("DENO_JOBS") ?? String(2 * navigator.hardwareConcurrency);
 // The browser tests serve the console: built once here from the sources at hand, before any test.
 await buildConsole();
 const dir = await Deno.makeTempDir({ prefix: "switchboard-test-pg-" });
@@ -22,7 +26,7 @@ try {
   const junit = `${dir}/junit.xml`;
   const child = new Deno.Command(Deno.execPath(), {
     args: ["test", "-A", "--parallel", "--unstable-no-legacy-abort", `--junit-path=${junit}`, ...args],
-    env: { TEST_PG_ADMIN_URL: pg.adminUrl, TEST_PG_TEMPLATE: TEMPLATE },
+    env: { TEST_PG_ADMIN_URL: pg.adminUrl, TEST_PG_TEMPLATE: TEMPLATE, DENO_JOBS: JOBS },
     stdout: "inherit",
     stderr: "inherit",
   }).spawn();
