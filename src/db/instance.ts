@@ -5,8 +5,9 @@
  * that connection goes, which is the moment a killed process' socket closes: whether a claim's
  * holder is alive is whether its lock is held (`LIVE_INSTANCES`), known at once and never from a
  * timeout. A process that only stalls (a long model call, a busy event loop) keeps its connection
- * and so its claims. Beyond one host the same holds with TCP keepalives, which this connection
- * turns on (a host that vanishes is noticed within about `KEEPALIVE_S` × 2).
+ * and so its claims. A host that vanishes without closing its sockets is noticed by PostgreSQL's
+ * own TCP keepalives, which this connection's session sets short (KEEPALIVES: idle 10 s, then 3
+ * probes 5 s apart, so about 25 s); ours are on too, so this side notices a vanished database.
  *
  * The lock connection must reach PostgreSQL itself, not a pooler in transaction mode (as pg-boss'
  * LISTEN connection must).
@@ -27,6 +28,9 @@ export const LIVE_INSTANCES = `SELECT l.objid::int AS id FROM pg_locks l
      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
 
 const KEEPALIVE_S = 10;
+/** The server's keepalives on this session: PostgreSQL drops a vanished client after about 25 s. */
+const KEEPALIVES =
+  `-c tcp_keepalives_idle=${KEEPALIVE_S} -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3`;
 const RECONNECT_MS = 1_000;
 
 /** A statement this process may run on its lock connection (which never waits on the pool). */
@@ -55,6 +59,7 @@ export async function registerInstance(databaseUrl: string, logger: Logger): Pro
     const c = new pg.Client({
       connectionString: databaseUrl,
       application_name: "switchboard-instance",
+      options: KEEPALIVES,
       keepAlive: true,
       keepAliveInitialDelayMillis: KEEPALIVE_S * 1000,
     });
