@@ -47,6 +47,29 @@ async function within<T>(promise: Promise<T>, what: string): Promise<T> {
   }
 }
 
+/** What the server processes of these tests run with: the stand-ins, and short grouping windows. */
+const serverEnv = (modelUrl: string, graphUrl: string) => ({
+  OPENAI_API_KEY: "sk-test",
+  OPENAI_BASE_URL: modelUrl,
+  WHATSAPP_GRAPH_URL: graphUrl,
+  GROUPING_FAST_MS: "100",
+});
+
+/** A workspace with a FAST agent on a WhatsApp channel; writes a customer's message (by address). */
+async function seedConversations(t: Awaited<ReturnType<typeof startTestApp>>) {
+  const { workspaceId, owner } = await t.seed.workspace();
+  const agent = await t.seed.agent(owner.client, { messageGroupingTime: "FAST" });
+  const channel = await seedChannel(t.app, workspaceId, agent.id);
+  return (content: string, contact?: string) =>
+    customerMessage(t.app, {
+      workspaceId,
+      agentId: agent.id,
+      channelId: channel.id,
+      content,
+      contact: contact ? { externalId: contact, name: contact } : undefined,
+    });
+}
+
 async function killedAt(step: Step) {
   // This process stores the customer's messages (its window listener queues the reply jobs); the
   // server processes answer them.
@@ -79,21 +102,12 @@ async function killedAt(step: Step) {
     if (index === 0 && step === "sent") return "hang";
     return Response.json({ messaging_product: "whatsapp", messages: [{ id: `wamid.CRASH${++wamids}` }] });
   });
-  const env = {
-    OPENAI_API_KEY: "sk-test",
-    OPENAI_BASE_URL: model.baseUrl,
-    WHATSAPP_GRAPH_URL: graph.url(""),
-    GROUPING_FAST_MS: "100",
-  };
+  const env = serverEnv(model.baseUrl, graph.url(""));
   const servers: ServerProcess[] = [];
   const unlock = signal();
   let locking: Promise<unknown> | undefined;
   try {
-    const { workspaceId, owner } = await t.seed.workspace();
-    const agent = await t.seed.agent(owner.client, { messageGroupingTime: "FAST" });
-    const channel = await seedChannel(t.app, workspaceId, agent.id);
-    const write = (content: string) =>
-      customerMessage(t.app, { workspaceId, agentId: agent.id, channelId: channel.id, content });
+    const write = await seedConversations(t);
     servers.push(await startServerProcess(t.db.url, env));
     const { conversationId } = await write("oi");
 
@@ -218,29 +232,15 @@ async function twoProcesses(
   const graph = startReceiver(() =>
     Response.json({ messaging_product: "whatsapp", messages: [{ id: `wamid.TWO${++wamids}` }] })
   );
-  const env = {
-    OPENAI_API_KEY: "sk-test",
-    OPENAI_BASE_URL: model.baseUrl,
-    WHATSAPP_GRAPH_URL: graph.url(""),
-    GROUPING_FAST_MS: "100",
-  };
+  const env = serverEnv(model.baseUrl, graph.url(""));
   const servers: ServerProcess[] = [];
   try {
-    const { workspaceId, owner } = await t.seed.workspace();
-    const agent = await t.seed.agent(owner.client, { messageGroupingTime: "FAST" });
-    const channel = await seedChannel(t.app, workspaceId, agent.id);
+    const write = await seedConversations(t);
     servers.push(await startServerProcess(t.db.url, env), await startServerProcess(t.db.url, env));
     await run({
       t,
       servers,
-      write: (content, contact) =>
-        customerMessage(t.app, {
-          workspaceId,
-          agentId: agent.id,
-          channelId: channel.id,
-          content,
-          contact: contact ? { externalId: contact, name: contact } : undefined,
-        }),
+      write,
       model,
       graph,
       firstCall: arrived.promise,
