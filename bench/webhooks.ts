@@ -9,7 +9,7 @@
  *   paced: 50 events/s for a while: time from commit to first attempt.
  * Writes bench/results/webhooks.md. Not part of the tests.
  */
-import { ensureDatabase, startEmbeddedPostgres } from "../src/db/embedded.ts";
+import { ensureDatabase } from "../src/db/embedded.ts";
 import { applyMigrations } from "../src/db/migrate.ts";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
@@ -27,7 +27,14 @@ import type { Db } from "../src/db/client.ts";
 import { benchEnv, seedOwner } from "./_seed.ts";
 import { startReceiver } from "./_receiver.ts";
 import { cpuTimeMs } from "./_cpu.ts";
-import { postgresCpuMs } from "./_pg_stats.ts";
+import {
+  openStats,
+  postgresCpuMs,
+  printStatements,
+  resetStatements,
+  startStatsPostgres,
+  statementsRun,
+} from "./_pg_stats.ts";
 
 const EVENTS = Number(Deno.env.get("BENCH_WEBHOOK_EVENTS") ?? 10_000);
 const PACED_EVENTS = Number(Deno.env.get("BENCH_WEBHOOK_PACED") ?? 1_000);
@@ -152,6 +159,7 @@ async function baseline(
     commits.set(String(i), Date.now());
   };
   if (mode !== "drain") await work();
+  await statementsFrom();
   const cpu0 = sampleCpu();
   const t0 = Date.now();
   await drive(count, publishOne, mode === "paced" ? { perSecond: PACE_PER_S } : { concurrency: PUBLISHERS });
@@ -159,6 +167,7 @@ async function baseline(
   const cpu1 = sampleCpu();
   if (mode === "drain") await work();
   await until(() => starts.size >= count);
+  await statementsUntil("baseline", mode, count);
   // Drain: the workers' share alone; otherwise everything from the first publish to the last start.
   const cpu = cpuPerEvent(mode === "drain" ? cpu1 : cpu0, sampleCpu(), count);
   await jobs.stop();
@@ -204,6 +213,7 @@ async function deliveries(
   };
   const work = () => startWebhookDeliveryWorker(deps.jobs as Jobs, deps);
   if (mode !== "drain") await work();
+  await statementsFrom();
   const cpu0 = sampleCpu();
   const t0 = Date.now();
   await drive(count, publishOne, mode === "paced" ? { perSecond: PACE_PER_S } : { concurrency: PUBLISHERS });
@@ -213,6 +223,7 @@ async function deliveries(
   const done = () =>
     deps.db.deliveryAttempt.count({ where: { number: 1, delivery: { webhook: { agentId: agent.id } } } });
   await until(async () => (await done()) >= count);
+  await statementsUntil("webhooks", mode, count);
   // As the baseline's (the polls of the count above included, a few a second).
   const cpu = cpuPerEvent(mode === "drain" ? cpu1 : cpu0, sampleCpu(), count);
   const rows = await deps.db.deliveryAttempt.findMany({
@@ -228,6 +239,19 @@ async function deliveries(
   return f;
 }
 
+/** BENCH_STATEMENTS=1: the statements PostgreSQL ran per event in each burst (pg_stat_statements). */
+let statementStats: Awaited<ReturnType<typeof openStats>> | undefined;
+
+async function statementsFrom(): Promise<void> {
+  if (statementStats) await resetStatements(statementStats);
+}
+
+async function statementsUntil(side: string, mode: string, count: number): Promise<void> {
+  if (!statementStats) return;
+  console.error(`${side} ${mode}, statements per event:`);
+  printStatements(await statementsRun(statementStats), count, "event");
+}
+
 const cpuTotal = (f: Figures) => f.cpu.app + f.cpu.pg + f.cpu.receiver;
 
 const loadAverage = () =>
@@ -237,7 +261,8 @@ const loadAverage = () =>
 export async function runWebhooksBench(): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "switchboard-bench-webhooks-" });
   await Deno.chmod(dir, 0o755);
-  const pg = await startEmbeddedPostgres({ dir: `${dir}/data`, database: "postgres", persistent: false });
+  // With pg_stat_statements: BENCH_STATEMENTS=1 prints each burst's statements per event.
+  const pg = await startStatsPostgres(`${dir}/data`);
   const loadStart = await loadAverage();
   const receiver = await startReceiver();
   const sampleCpu: CpuSampler = () => ({
@@ -249,6 +274,7 @@ export async function runWebhooksBench(): Promise<string> {
     await ensureDatabase(pg.adminUrl, "bench");
     const url = pg.adminUrl.replace(/\/postgres$/, "/bench");
     await applyMigrations(url);
+    if (Deno.env.get("BENCH_STATEMENTS")) statementStats = await openStats(url);
     const seedDb = await buildApp(
       loadConfig(benchEnv(url)),
       { bootstrap: false, logger: silentLogger, workers: false },
@@ -281,6 +307,7 @@ export async function runWebhooksBench(): Promise<string> {
       if (mode === "burst") burstRatios.push(...rounds.map(ratio));
     }
     await seedDb.stop();
+    await statementStats?.end();
     const loadEnd = await loadAverage();
 
     const ms = (v: number) => (Number.isNaN(v) ? "-" : `${v}`);

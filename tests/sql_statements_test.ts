@@ -229,7 +229,7 @@ Deno.test("the event batch's statement with every listener's share is described 
         data: { message: { id: "m" } },
         occurredAt: new Date(0),
       }];
-      const shares = listeners.map((l) => l.statement!(events)!);
+      const shares = listeners.map((l) => l.statement!(events, client as never)!);
       assert.equal(shares.filter(Boolean).length, 3);
       assert.deepEqual(await check(client, publishBatch, publishBatch.sql({ shares })), []);
     } finally {

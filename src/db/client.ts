@@ -9,6 +9,7 @@ import { throwIfClientGone } from "../shared/request_scope.ts";
 import { createPool } from "./pool.ts";
 import { statementNames } from "./statement_names.ts";
 import { addFastPath } from "./fast_path.ts";
+import { withAfterCommit } from "./transaction.ts";
 
 export type Db = PrismaClient;
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
@@ -48,6 +49,7 @@ export function createPrisma(databaseUrl: string, options: PrismaOptions = {}): 
     logged.$on("query", (e) => onQuery(e.query));
     client = stopWhenClientGone(logged);
   }
+  client = withAfterCommit(client);
   addFastPath(client, pool, onQuery);
   return client;
 }

@@ -57,32 +57,42 @@ export async function dryRun(tx: Tx, fn: () => Promise<unknown>): Promise<void> 
   }
 }
 
-/** Callbacks to run once a transaction opened by `transaction()` or `sqlTransaction()` has committed. */
+/** Callbacks to run once a transaction has committed, by its tx. */
 const afterCommits = new WeakMap<object, Array<() => void>>();
 
 /**
- * `db.$transaction(fn)`, after whose commit the callbacks registered on its tx with `afterCommit`
- * run (in order; none when it rolls back). For work that may only start once the transaction's
- * writes are visible to others (a job run in this process right after it is committed).
+ * `db` whose every interactive `$transaction(fn)` runs the callbacks registered on its tx with
+ * `afterCommit` once it has committed (in order; none when it rolls back). createPrisma gives every
+ * client this, so whether work may start after a commit (a job run in this process) never depends
+ * on which helper opened the transaction. Everything else is the client's own.
  */
-export async function transaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const callbacks: Array<() => void> = [];
-  const result = await db.$transaction((tx) => {
-    afterCommits.set(tx, callbacks);
-    return fn(tx);
+export function withAfterCommit(db: Db): Db {
+  const $transaction = async (arg: unknown, options?: unknown) => {
+    if (typeof arg !== "function") {
+      return await (db.$transaction as (a: unknown, o?: unknown) => unknown)(arg, options);
+    }
+    const callbacks: Array<() => void> = [];
+    const result = await db.$transaction((tx) => {
+      afterCommits.set(tx, callbacks);
+      return (arg as (tx: Tx) => Promise<unknown>)(tx);
+    }, options as Parameters<Db["$transaction"]>[1]);
+    for (const callback of callbacks) callback();
+    return result;
+  };
+  return new Proxy(db, {
+    get: (target, prop) => prop === "$transaction" ? $transaction : Reflect.get(target, prop),
   });
-  for (const callback of callbacks) callback();
-  return result;
 }
 
 /**
- * As `transaction`, for work of raw statements only (a SqlTx: declared statements, job inserts):
- * on the client's pool directly (db/fast_path.ts), a few times cheaper per statement than Prisma's
- * interactive transaction. A `db` without that path (a joined transaction) runs it through Prisma.
+ * `db.$transaction(fn)` for work of raw statements only (a SqlTx: declared statements, job
+ * inserts): on the client's pool directly (db/fast_path.ts), a few times cheaper per statement than
+ * Prisma's interactive transaction, with `afterCommit` as there. A `db` without that path (a joined
+ * transaction) runs it through Prisma.
  */
 export async function sqlTransaction<T>(db: Db, fn: (tx: SqlTx) => Promise<T>): Promise<T> {
   const fast = fastPathOf(db);
-  if (!fast) return await transaction(db, fn);
+  if (!fast) return await db.$transaction(fn);
   const callbacks: Array<() => void> = [];
   const result = await fast.transaction((tx) => {
     afterCommits.set(tx, callbacks);
@@ -94,10 +104,14 @@ export async function sqlTransaction<T>(db: Db, fn: (tx: SqlTx) => Promise<T>): 
 
 /**
  * Registers `callback` to run once `tx` has committed. Returns false, registering nothing, when `tx`
- * was not opened by `transaction()` or `sqlTransaction()` (nobody would call it): the caller takes its other way.
+ * is not a transaction of a client made by createPrisma (a bare client: its statements commit on
+ * their own, and nobody would call it): the caller takes its other way.
  */
 export function afterCommit(tx: SqlTx, callback: () => void): boolean {
   const callbacks = afterCommits.get(tx);
   callbacks?.push(callback);
   return callbacks !== undefined;
 }
+
+/** Whether `afterCommit(tx, ...)` would register (tx is a transaction that runs them). */
+export const runsAfterCommit = (tx: SqlTx): boolean => afterCommits.has(tx);

@@ -9,12 +9,12 @@
 import { fromPrisma, type Job, PgBoss, type Queue, type Warning, type WorkOptions } from "pg-boss";
 import { Prisma } from "../generated/prisma/client.ts";
 import { POOL_IDLE_MS, type SqlTx } from "../db/client.ts";
-import { afterCommit } from "../db/transaction.ts";
-import type { EnqueueOptions, InsertShareOptions, JobQueue, KeyedJob } from "../shared/jobs.ts";
+import { afterCommit, runsAfterCommit } from "../db/transaction.ts";
+import type { EnqueueOptions, InsertShareOptions, JobQueue, KeyedJob, LocalRun } from "../shared/jobs.ts";
 import type { StatementShare } from "../shared/events.ts";
 import type { Logger } from "../shared/logger.ts";
 import { NamedStatementsDb } from "./named_statements_db.ts";
-import { insertJobs, type InsertParts, insertParts } from "./pgboss_internals.ts";
+import { insertJobs, type InsertParts, insertParts, markStartedSql } from "./pgboss_internals.ts";
 import { GuardedClient } from "../db/pool.ts";
 
 export const BOSS_SCHEMA = "pgboss";
@@ -23,8 +23,9 @@ export const BOSS_SCHEMA = "pgboss";
 const WAKE_TIMER_MAX_MS = 60_000;
 
 /**
- * A job run here at once (enqueueAndRun) is inserted due this much later: far beyond the run itself,
- * so a worker fetches it only when the run never completed it (the process died, or the run failed).
+ * A job run here is inserted due this much later, or its queue's expiry when shorter (a run here is
+ * held as long as a fetched job would be): beyond the run itself, so a worker fetches it only when
+ * the run never completed it (the process died).
  */
 const RUN_HERE_BACKSTOP_MS = 30_000;
 
@@ -110,7 +111,11 @@ export class Jobs implements JobQueue {
   readonly #runsPerQueue = new Map<string, number>();
   /** Per queue, how many runs here may be under way (RUN_HERE_LIMIT unless its worker says). */
   readonly #runHereLimits = new Map<string, number>();
-  /** Jobs due to run here while the limit of runs of their queue were under way, oldest first. */
+  /** Per queue started here, how long a job run here waits before a worker may take it (ms). */
+  readonly #backstops = new Map<string, number>();
+  /** Per queue, the batch size of its workers: jobs run here together are handed over so many at a time. */
+  readonly #batchSizes = new Map<string, number>();
+  /** Jobs due to run here, not started yet (this turn's, or the limit of runs under way), oldest first. */
   readonly #waitingRuns = new Map<string, Array<{ id: string | null; data: object }>>();
   #stopped = false;
 
@@ -195,6 +200,7 @@ export class Jobs implements JobQueue {
     }
     // Made here, so that an event listener's synchronous share can use it (insertShare).
     for (const queue of await this.boss.getQueues(queues.map((q) => q.name))) {
+      this.#backstops.set(queue.name, Math.min(RUN_HERE_BACKSTOP_MS, (queue.expireInSeconds ?? Infinity) * 1000));
       this.#insertParts.set(
         queue.name,
         insertParts(BOSS_SCHEMA, { name: queue.name, table: queue.table, notify: queue.notify === true }),
@@ -255,7 +261,7 @@ export class Jobs implements JobQueue {
   }
 
   /**
-   * Inserts the jobs due RUN_HERE_BACKSTOP_MS after their time, and once `tx` committed runs each
+   * Inserts the jobs due their backstop (#backstopMs) after their time, and once `tx` committed runs each
    * here when it is due (a ms late, as the wake-up timers). Not registered with a transaction that
    * can run callbacks after its commit: enqueued as usual.
    */
@@ -278,7 +284,7 @@ export class Jobs implements JobQueue {
     if (!registered) return await this.enqueueEach(tx, queue, items);
     await this.boss.insert(
       queue,
-      jobs.map((j) => ({ id: j.id, data: j.data, startAfter: (j.delayMs + RUN_HERE_BACKSTOP_MS) / 1000 })),
+      jobs.map((j) => ({ id: j.id, data: j.data, startAfter: (j.delayMs + this.#backstopMs(queue)) / 1000 })),
       { db: fromPrisma(tx) },
     );
   }
@@ -354,6 +360,7 @@ export class Jobs implements JobQueue {
   ): Promise<void> {
     this.#handlers.set(queue, handler as (jobs: Job<object>[]) => Promise<void>);
     if (runHereLimit !== undefined) this.#runHereLimits.set(queue, runHereLimit);
+    this.#batchSizes.set(queue, options.batchSize ?? 1);
     await this.boss.work<T>(queue, options, async (jobs) => {
       const due = Math.max(0, (this.#due.get(queue) ?? 0) - jobs.length);
       this.#due.set(queue, due);
@@ -367,6 +374,18 @@ export class Jobs implements JobQueue {
     });
   }
 
+  /** See JobQueue.runAfterCommit. */
+  runAfterCommit(tx: SqlTx, queue: string): LocalRun | null {
+    if (!runsAfterCommit(tx) || !this.#canRunHere(queue, 0)) return null;
+    return {
+      backstopSeconds: this.#backstopMs(queue) / 1000,
+      start: (jobs) =>
+        void afterCommit(tx, () => {
+          for (const job of jobs) this.#startRun(queue, job.id, job.data);
+        }),
+    };
+  }
+
   /** See JobQueue.enqueueAndRun. */
   async enqueueAndRun(queue: string, data: object): Promise<void> {
     if (!this.#canRunHere(queue, 0)) {
@@ -375,7 +394,7 @@ export class Jobs implements JobQueue {
       return;
     }
     const id = crypto.randomUUID();
-    await this.boss.insert(queue, [{ id, data, startAfter: RUN_HERE_BACKSTOP_MS / 1000 }]);
+    await this.boss.insert(queue, [{ id, data, startAfter: this.#backstopMs(queue) / 1000 }]);
     this.#startRun(queue, id, data);
   }
 
@@ -391,60 +410,87 @@ export class Jobs implements JobQueue {
       (this.#runsPerQueue.get(queue) ?? 0) < this.#runHereLimit(queue);
   }
 
+  #backstopMs(queue: string): number {
+    return this.#backstops.get(queue) ?? RUN_HERE_BACKSTOP_MS;
+  }
+
   #runHereLimit(queue: string): number {
     return this.#runHereLimits.get(queue) ?? RUN_HERE_LIMIT;
   }
 
   /**
-   * Runs the job here now, or, with the limit of runs of its queue under way (a burst of windows
-   * closing together), once one of them ends: the runs here never exceed the limit.
+   * Runs the job here, with the others of its queue started in the same turn of the event loop as
+   * one batch of the queue's batch size (as a worker would fetch them: jobs committed together by
+   * concurrent transactions share one handler call), or, with the limit of runs of its queue under
+   * way (a burst of windows closing together), once one of them ends: the runs here never exceed
+   * the limit.
    */
   #startRun(queue: string, id: string | null, data: object): void {
+    if (this.#stopped || !this.#handlers.has(queue)) return; // the backstop runs it
+    const waiting = this.#waitingRuns.get(queue) ?? [];
+    waiting.push({ id, data });
+    this.#waitingRuns.set(queue, waiting);
+    if (waiting.length === 1) setTimeout(() => this.#startWaiting(queue), 0);
+  }
+
+  #startWaiting(queue: string): void {
     const handler = this.#handlers.get(queue);
-    if (this.#stopped || !handler) return; // the backstop runs it
-    if ((this.#runsPerQueue.get(queue) ?? 0) >= this.#runHereLimit(queue)) {
-      const waiting = this.#waitingRuns.get(queue) ?? [];
-      waiting.push({ id, data });
-      this.#waitingRuns.set(queue, waiting);
-      return;
+    const waiting = this.#waitingRuns.get(queue) ?? [];
+    if (this.#stopped || !handler) return void waiting.splice(0);
+    const batchSize = this.#batchSizes.get(queue) ?? 1;
+    for (;;) {
+      const free = this.#runHereLimit(queue) - (this.#runsPerQueue.get(queue) ?? 0);
+      if (!waiting.length || free <= 0) return;
+      const batch = waiting.splice(0, Math.min(batchSize, free));
+      this.#runsPerQueue.set(queue, (this.#runsPerQueue.get(queue) ?? 0) + batch.length);
+      // A run without a row (runBacked) gets an id of its own for the handler's logs.
+      const jobs = batch.map(({ id, data }) =>
+        ({ id: id ?? crypto.randomUUID(), name: queue, data }) as Job<object>
+      );
+      const withRows = batch.flatMap(({ id }) => id === null ? [] : [id]);
+      const run = this.#runHere(queue, handler, jobs, withRows).finally(() => {
+        this.#runs.delete(run);
+        this.#runsPerQueue.set(queue, (this.#runsPerQueue.get(queue) ?? batch.length) - batch.length);
+        if (waiting.length) this.#startWaiting(queue);
+      });
+      this.#runs.add(run);
     }
-    this.#runsPerQueue.set(queue, (this.#runsPerQueue.get(queue) ?? 0) + 1);
-    // A run without a row (runBacked) gets an id of its own for the handler's logs.
-    const job = { id: id ?? crypto.randomUUID(), name: queue, data } as Job<object>;
-    const run = this.#runHere(queue, handler, job, id !== null).finally(() => {
-      this.#runs.delete(run);
-      this.#runsPerQueue.set(queue, (this.#runsPerQueue.get(queue) ?? 1) - 1);
-      const next = this.#waitingRuns.get(queue)?.shift();
-      if (next) this.#startRun(queue, next.id, next.data);
-    });
-    this.#runs.add(run);
   }
 
   async #runHere(
     queue: string,
     handler: (jobs: Job<object>[]) => Promise<void>,
-    job: Job<object>,
-    hasRow: boolean,
+    jobs: Job<object>[],
+    withRows: string[],
   ): Promise<void> {
     try {
-      await handler([job]);
+      await handler(jobs);
     } catch (error) {
-      // Retried by a worker a second later, as a fetched job would be; the backstop stays if even
-      // this fails. (The handler logs its own errors.)
-      this.#logger.debug("job run here failed; queued for a worker", { queue, error: String(error) });
+      // The handler logs its own errors.
+      this.#logger.debug("job run here failed", { queue, error: String(error) });
       try {
-        await this.enqueueLater(queue, [{ data: job.data, afterMs: 1000 }]);
+        if (withRows.length) {
+          // A failed attempt of the job, as if a worker had fetched it: pg-boss retries it after the
+          // queue's delay, by a worker, or (retries spent) sends it to the dead letter. Marked as
+          // started first, so that the retry counts this run.
+          await this.boss.getDb().executeSql(markStartedSql(BOSS_SCHEMA), [queue, withRows]);
+          await this.boss.fail(queue, withRows, { message: String(error) });
+        } else {
+          // No row (runBacked): queued for a worker a second later.
+          await this.enqueueLater(queue, jobs.map((job) => ({ data: job.data, afterMs: 1000 })));
+        }
       } catch {
-        return;
+        // The backstop stays (or the job behind the run does it).
       }
+      return;
     }
     // A run without a row (runBacked) has nothing to complete.
-    if (!hasRow) return;
+    if (!withRows.length) return;
     try {
-      // The job was never fetched: completed from the created state.
-      await this.boss.complete(queue, job.id, undefined, { includeQueued: true });
+      // The jobs were never fetched: completed from the created state.
+      await this.boss.complete(queue, withRows, undefined, { includeQueued: true });
     } catch (error) {
-      // The backstop runs it again later; the handlers are idempotent.
+      // The backstop runs them again later; the handlers are idempotent.
       this.#logger.warn("job run here not completed", { queue, error: String(error) });
     }
   }

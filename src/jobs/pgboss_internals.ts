@@ -12,7 +12,10 @@
  * - The channel of its NOTIFY: `pgboss_` and 24 hex digits of the schema's SHA-224 (Jobs' wake-up of
  *   another process' workers).
  * - Its job table's columns `name`, `singleton_key`, `state`, `policy` and `start_after`
- *   (BRING_FORWARD_SQL).
+ *   (BRING_FORWARD_SQL), and `id` and `started_on` (markStartedSql).
+ * - A job's `retry_count` goes up when it is fetched again after a start (`started_on` set: its
+ *   fetch statement, `CASE WHEN started_on IS NOT NULL THEN retry_count + 1`), not when it fails
+ *   (markStartedSql).
  */
 import { insertJobs } from "pg-boss/dist/plans.js";
 import Db from "pg-boss/dist/db.js";
@@ -66,4 +69,13 @@ export function insertParts(
     throw new Error(`pg-boss ${PGBOSS_VERIFIED}'s insert was read; this one differs:\n${text}`);
   }
   return { before: cut[0].trim(), after: cut[1].trimEnd(), notified };
+}
+
+/**
+ * Marks the jobs of queue $1 with the ids $2 (still created: run here, never fetched) as started,
+ * so that pg-boss counts the run as an attempt: failed after this, their next fetch is a retry.
+ */
+export function markStartedSql(schema: string): string {
+  return `UPDATE ${schema}.job SET started_on = ${schema}.job_now()
+   WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'created' AND started_on IS NULL`;
 }

@@ -82,7 +82,7 @@ export interface StatementShare {
 /** A listener of the bus; it sees every batch published, in the order of its events. */
 export interface EventListener {
   /** Its share of the batch's statement, or undefined when it has nothing to write for these events. */
-  statement?(events: readonly PublishedEvent[]): StatementShare | undefined;
+  statement?(events: readonly PublishedEvent[], tx: SqlTx): StatementShare | undefined;
   /**
    * After the statement, inside the transaction: `result` is its share's value (undefined without
    * one). Throwing aborts the publish, and so the caller's transaction.
@@ -135,7 +135,7 @@ export class EventBus {
       occurredAt: new Date(at + i),
     }));
     const listeners = [...this.#listeners];
-    const shares = listeners.map((listener) => listener.statement?.(published));
+    const shares = listeners.map((listener) => listener.statement?.(published, tx));
     const sent = shares.filter((share) => share !== undefined);
     const values: unknown[] = [];
     if (sent.length) {

@@ -35,6 +35,17 @@ export interface InsertShareOptions {
   jobs: Prisma.Sql;
 }
 
+/** Jobs of a queue to be run by this process once the transaction inserting them commits. */
+export interface LocalRun {
+  /**
+   * Insert them due this many seconds from now: a worker fetches one only when its run here never
+   * completed it (this process died first, or the run and its retry both failed).
+   */
+  readonly backstopSeconds: number;
+  /** Inside the transaction, once they are inserted: run these jobs (by their ids) after its commit. */
+  start(jobs: ReadonlyArray<{ id: string; data: object }>): void;
+}
+
 export interface JobQueue {
   /** Enqueues one job per item of `data` on `queue`, inside `tx`. */
   enqueue(tx: SqlTx, queue: string, data: object[], options?: EnqueueOptions): Promise<void>;
@@ -57,13 +68,19 @@ export interface JobQueue {
    * NOTIFY needs `wake(queue)` after the commit, as with `enqueue`.
    */
   insertShare(queue: string, options: InsertShareOptions): StatementShare;
+  /**
+   * Whether jobs of `queue` inserted in `tx` can run in this process once `tx` commits (a worker of
+   * the queue here, free runs under its limit, and `tx` a transaction of the app's client): how, or
+   * null, and they are inserted due as usual for the workers.
+   */
+  runAfterCommit(tx: SqlTx, queue: string): LocalRun | null;
   /** After a transaction that enqueued deferred jobs committed: those due and untaken are fetched now. */
   committed(): void;
   /**
    * Enqueues one job in its own (implicit) transaction and, once that committed, runs it in this
    * process with the queue's own handler instead of waiting for a worker to fetch it (one hop and
    * one fetch less). The job stays in the queue as the backstop until the run completes it: a worker
-   * takes it only if this process died first; a failed run is queued for a worker at once. Resolves
+   * takes it only if this process died first; a failed run is a failed attempt of the job (retried by a worker after the queue's delay). Resolves
    * when the job is durable, not when the run ends. When this process has no worker of the queue,
    * or too many runs under way, the job is simply enqueued and woken as usual.
    */

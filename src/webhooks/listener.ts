@@ -8,9 +8,9 @@
 import type { Db } from "../db/client.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import type { EventListener, PublishedEvent, SettledCheck, StatementShare } from "../shared/events.ts";
-import type { JobQueue } from "../shared/jobs.ts";
+import type { JobQueue, LocalRun } from "../shared/jobs.ts";
 import { sha256Hex } from "../shared/crypto.ts";
-import { WEBHOOK_DELIVERY_QUEUE } from "./delivery.ts";
+import { type DeliveryJob, WEBHOOK_DELIVERY_QUEUE } from "./delivery.ts";
 import { WEBHOOK_EVENTS } from "./schemas.ts";
 
 /** What webhooks deliver: the subscribable events and the test event; internal events are not stored. */
@@ -35,20 +35,29 @@ export function webhookListener(jobs: JobQueue): EventListener {
   const firstAttemptsShare = () =>
     firstAttempts ??= jobs.insertShare(WEBHOOK_DELIVERY_QUEUE, {
       name: "webhook_jobs",
+      // Each job's id is its delivery's (a fresh uuid), so the run here knows its jobs from the
+      // deliveries returned; due later when run here (the backstop), at once otherwise.
       jobs: Prisma.sql`(
-        SELECT json_agg(json_build_object('data',
+        SELECT json_agg(json_build_object('id', d.id, 'startAfter', e.backstop, 'data',
                  json_build_object('deliveryId', d.id, 'attempt', 1, 'webhookId', d."webhookId")) ORDER BY e.n)
           FROM webhook_deliveries d JOIN webhook_events e ON e.id = d."eventId")`,
     });
+  // Per batch of events, the run of their first attempts here, when this process makes them.
+  const localRuns = new WeakMap<readonly PublishedEvent[], LocalRun>();
   return {
     // Its share of the batch's one statement (the bus's comment): each payload is assembled from
     // the agent and conversation rows, and the events and their deliveries are inserted together,
     // in the events' order. The payload's keys come back in jsonb's order; the sender puts them in
     // the payload's documented order.
-    statement(events) {
+    statement(events, tx) {
       const stored = delivered(events);
       if (!stored.length) return undefined;
       const attempts = firstAttemptsShare();
+      // The first attempts are made by this process right after the commit when it can (no fetch,
+      // no wake-up), by a worker anywhere otherwise.
+      const local = jobs.runAfterCommit(tx, WEBHOOK_DELIVERY_QUEUE);
+      if (local) localRuns.set(events, local);
+      const backstop = local ? String(local.backstopSeconds) : null;
       const input = JSON.stringify(stored.map((event, n) => ({
         n,
         id: event.id,
@@ -60,12 +69,14 @@ export function webhookListener(jobs: JobQueue): EventListener {
         key: idempotencyKeyOf(event.id),
         at: event.occurredAt.toISOString(),
         data: event.data,
+        backstop,
       })));
       return {
         ctes: Prisma.sql`
           webhook_events AS (
             SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS e(n int, id text, "workspaceId" text,
-              "agentId" text, "conversationId" text, type text, target text, key text, at text, data jsonb)
+              "agentId" text, "conversationId" text, type text, target text, key text, at text, data jsonb,
+              backstop text)
           ), webhook_stored AS (
             INSERT INTO "DomainEvent" (id, "workspaceId", "agentId", "conversationId", type, payload, "createdAt")
             SELECT e.id, e."workspaceId", a.id, c.id, e.type,
@@ -96,14 +107,18 @@ export function webhookListener(jobs: JobQueue): EventListener {
           ), ${attempts.ctes}`,
         result: Prisma.sql`json_build_object(
           'stored', (SELECT COALESCE(json_object_agg(id, "conversationId"), '{}') FROM webhook_stored),
-          'deliveries', (SELECT count(*) FROM webhook_deliveries),
+          'deliveries', (SELECT COALESCE(json_agg(json_build_array(id, "webhookId")), '[]') FROM webhook_deliveries),
           'jobs', ${attempts.result})`,
       };
     },
     after(_tx, events, result) {
       const stored = delivered(events);
       if (!stored.length) return Promise.resolve();
-      const row = result as { stored: Record<string, string | null>; deliveries: number; jobs: number };
+      const row = result as {
+        stored: Record<string, string | null>;
+        deliveries: Array<[string, string]>;
+        jobs: number;
+      };
       // Throwing rolls the caller's transaction back, the events included.
       for (const event of stored) {
         if (!(event.id in row.stored)) {
@@ -117,9 +132,15 @@ export function webhookListener(jobs: JobQueue): EventListener {
       }
       // pg-boss's insert skips a job that conflicts (none can here: no ids, no keys); a delivery
       // without its attempt would wait for the stale sweep.
-      if (row.jobs !== row.deliveries) {
-        throw new Error(`publish: ${row.jobs} delivery jobs inserted for ${row.deliveries} deliveries`);
+      if (row.jobs !== row.deliveries.length) {
+        throw new Error(
+          `publish: ${row.jobs} delivery jobs inserted for ${row.deliveries.length} deliveries`,
+        );
       }
+      localRuns.get(events)?.start(row.deliveries.map(([deliveryId, webhookId]) => ({
+        id: deliveryId,
+        data: { deliveryId, attempt: 1, webhookId } satisfies DeliveryJob,
+      })));
       return Promise.resolve();
     },
   };
