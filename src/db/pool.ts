@@ -1,6 +1,7 @@
 /**
  * The app's pg pool, with two duties beyond pg's own (and faster writes: joinCorkedWrites, and
- * statements sent ahead of a query in its round trip, GuardedClient.sendAhead):
+ * statements sent ahead of a query in its round trip, GuardedClient.sendAhead). What it needs of
+ * pg's and pg-protocol's private parts comes from ./pg_internals.ts, and from there only:
  *
  * - A fault inside the driver fails one statement, never the process. pg parses the server's
  *   messages in the socket's `data` callback; anything thrown there (pg-protocol refusing a field
@@ -20,11 +21,17 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createConnection } from "node:net";
 import pg from "pg";
-import { Buffer } from "node:buffer";
-import { Parser } from "pg-protocol/dist/parser";
-import { serialize } from "pg-protocol/dist/serializer";
-import { DataRowMessage } from "pg-protocol/dist/messages";
 import { ClientGoneError, currentScope } from "../shared/request_scope.ts";
+import {
+  activeQueryTypes,
+  bytesParser,
+  cancelTargetOf,
+  joinCorkedWrites,
+  type PgStream,
+  readServerWith,
+  socketOf,
+  statementMessages,
+} from "./pg_internals.ts";
 
 const stoppable = new AsyncLocalStorage<AbortSignal>();
 
@@ -45,23 +52,7 @@ export interface PoolOptions {
   synchronousCommit?: boolean;
 }
 
-interface Stream {
-  emit(event: string | symbol, ...args: unknown[]): boolean;
-  destroy(error?: Error): void;
-  cork(): void;
-  uncork(): void;
-  write(chunk: Uint8Array, ...rest: unknown[]): boolean;
-}
-
-interface Wire {
-  stream: Stream;
-  attachListeners(stream: Stream): void;
-  emit(event: string, ...args: unknown[]): boolean;
-  _emitMessage: boolean;
-}
-
 const TEXT_OID = 25;
-const DATA_ROW = 0x44;
 const utf8 = new TextDecoder();
 
 /**
@@ -79,41 +70,10 @@ export const TEXT_AS_BYTES: pg.CustomTypesConfig = {
   }) as pg.CustomTypesConfig["getTypeParser"],
 };
 
-/**
- * pg-protocol's parser, except that the data rows of a query run with TEXT_AS_BYTES keep their
- * fields as bytes (copied out: the parser reuses its buffer for the next chunk).
- */
-function bytesParser(bytesWanted: () => boolean): Parser {
-  const parser = new Parser();
-  const own = parser as unknown as {
-    handlePacket(offset: number, code: number, length: number, bytes: Buffer): unknown;
-  };
-  const handle = own.handlePacket.bind(parser);
-  own.handlePacket = (offset, code, length, bytes) => {
-    if (code !== DATA_ROW || !bytesWanted()) return handle(offset, code, length, bytes);
-    const fields: (Uint8Array | null)[] = new Array(bytes.readInt16BE(offset));
-    let at = offset + 2;
-    for (let i = 0; i < fields.length; i++) {
-      const size = bytes.readInt32BE(at);
-      at += 4;
-      if (size < 0) {
-        fields[i] = null;
-        continue;
-      }
-      const field = new Uint8Array(size);
-      field.set(bytes.subarray(at, at + size));
-      fields[i] = field;
-      at += size;
-    }
-    return new DataRowMessage(length, fields as unknown as string[]);
-  };
-  return parser;
-}
-
 /** Makes an exception thrown while a `data` event is handled destroy the stream with it. */
-function guardData(stream: Stream): void {
+function guardData(stream: PgStream): void {
   const emit = stream.emit;
-  stream.emit = function (this: Stream, event, ...args) {
+  stream.emit = function (this: PgStream, event, ...args) {
     if (event !== "data") return emit.call(this, event, ...args);
     try {
       return emit.call(this, event, ...args);
@@ -121,40 +81,6 @@ function guardData(stream: Stream): void {
       this.destroy(error instanceof Error ? error : new Error(String(error)));
       return false;
     }
-  };
-}
-
-/**
- * pg corks the socket around a query's messages (parse, bind, describe, execute, sync) so they
- * leave together. Deno's node:net sends a corked batch through its writev path, which costs more
- * of this process' CPU per query than one write of the joined bytes (about a fifth of pg's CPU per
- * query, measured on a loop of one-row queries): the batch is joined and written once.
- * `ahead()` gives messages to put before the next batch (GuardedClient.sendAhead), or null.
- */
-function joinCorkedWrites(stream: Stream, ahead: () => Uint8Array | null): void {
-  const write = stream.write.bind(stream);
-  let held: Uint8Array[] | null = null;
-  stream.cork = () => {
-    held ??= [];
-  };
-  const flush = () => {
-    const batch = held;
-    held = null;
-    if (!batch?.length) return;
-    const before = ahead();
-    if (before) batch.unshift(before);
-    write(batch.length === 1 ? batch[0] : Buffer.concat(batch));
-  };
-  stream.uncork = flush;
-  stream.write = (chunk, ...rest) => {
-    if (held === null) return write(chunk, ...rest);
-    // With a callback or an encoding (pg's end message), after what is held, as written.
-    if (rest.length > 0) {
-      flush();
-      return write(chunk, ...rest);
-    }
-    held.push(chunk);
-    return true;
   };
 }
 
@@ -175,36 +101,30 @@ export class GuardedClient extends pg.Client {
 
   constructor(config?: pg.ClientConfig) {
     super(config);
-    const wire = this.connection as unknown as Wire;
-    const client = this as unknown as { _getActiveQuery(): { types?: unknown } | null | undefined };
-    // pg's own attachListeners (connection.js), with that parser.
-    wire.attachListeners = (stream) => {
+    // In place of pg's reader: guarded, writes joined, text as bytes for TEXT_AS_BYTES queries.
+    readServerWith(this, (stream, deliver) => {
       guardData(stream);
       joinCorkedWrites(stream, () => {
         const ahead = this.#ahead;
         this.#ahead = null;
         return ahead;
       });
-      const parser = bytesParser(() => client._getActiveQuery()?.types === TEXT_AS_BYTES);
-      (stream as unknown as { on(event: "data", listener: (chunk: Buffer) => void): void }).on(
-        "data",
-        (chunk) =>
-          parser.parse(chunk, (message) => {
-            if (this.#aheadAnswers > 0) {
-              if (AHEAD_ANSWERS.has(message.name)) {
-                this.#aheadAnswers--;
-                return;
-              }
-              // Rows of a statement sent ahead are not asked for (no Describe): dropped.
-              if (message.name === "dataRow") return;
-              // The server skips the rest up to the query's Sync: its error is the query's.
-              if (message.name === "error") this.#aheadAnswers = 0;
+      const parser = bytesParser(() => activeQueryTypes(this) === TEXT_AS_BYTES);
+      stream.on("data", (chunk) =>
+        parser.parse(chunk, (message) => {
+          if (this.#aheadAnswers > 0) {
+            if (AHEAD_ANSWERS.has(message.name)) {
+              this.#aheadAnswers--;
+              return;
             }
-            if (wire._emitMessage) wire.emit("message", message);
-            wire.emit(message.name === "error" ? "errorMessage" : message.name, message);
-          }),
-      );
-    };
+            // Rows of a statement sent ahead are not asked for (no Describe): dropped.
+            if (message.name === "dataRow") return;
+            // The server skips the rest up to the query's Sync: its error is the query's.
+            if (message.name === "error") this.#aheadAnswers = 0;
+          }
+          deliver(message);
+        }));
+    });
   }
 
   /**
@@ -215,9 +135,7 @@ export class GuardedClient extends pg.Client {
    * that error. For BEGIN before a transaction's first statement (db/fast_path.ts).
    */
   sendAhead(statements: readonly string[]): void {
-    this.#ahead = Buffer.concat(
-      statements.flatMap((text) => [serialize.parse({ text }), serialize.bind(), serialize.execute()]),
-    );
+    this.#ahead = statementMessages(statements);
     this.#aheadAnswers = statements.length * 3;
   }
 
@@ -227,9 +145,6 @@ export class GuardedClient extends pg.Client {
   }
 }
 
-/** The socket of a checked-out client: destroying it ends the connection. */
-const streamOf = (client: pg.PoolClient) => (client as unknown as { connection: Wire }).connection.stream;
-
 const ignore = () => {};
 
 /**
@@ -237,18 +152,14 @@ const ignore = () => {};
  * (its process id and secret key) on a new connection to the same server, answered by none.
  */
 export function cancelStatement(client: pg.ClientBase): void {
-  const { processID, secretKey, host, port } = client as unknown as {
-    processID: number | null;
-    secretKey: number | null;
-    host: string;
-    port: number;
-  };
-  if (processID == null || secretKey == null) return;
+  const target = cancelTargetOf(client);
+  if (!target) return;
+  const { host, port, request } = target;
   const socket = host.startsWith("/")
     ? createConnection(`${host}/.s.PGSQL.${port}`)
     : createConnection(port, host);
   socket.on("error", ignore);
-  socket.on("connect", () => socket.end(serialize.cancel(processID, secretKey)));
+  socket.on("connect", () => socket.end(request));
 }
 
 /** A connection of `pool`, unless `signal` aborts first: then ClientGoneError, and the connection goes back unused. */
@@ -293,7 +204,7 @@ class AppPool extends pg.Pool {
     }
     const stop = () => {
       cancelStatement(client);
-      streamOf(client).destroy();
+      socketOf(client).destroy();
     };
     // A dead connection also reports on the client; the statement's rejection carries the error.
     client.on("error", ignore);

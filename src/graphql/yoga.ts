@@ -5,6 +5,7 @@ import { execute } from "graphql";
 import type { Deps } from "../context.ts";
 import { buildContext } from "./context.ts";
 import { createMaskError, useRequestErrorStatus } from "./errors.ts";
+import { parseJsonWith } from "./yoga_internals.ts";
 import { useDocumentLimits } from "./limits.ts";
 import { schema } from "./schema.ts";
 import { useReadPlanner } from "../reads/graphql.ts";
@@ -25,8 +26,7 @@ const useGraphQLJsExecute: Plugin = {
  * POST bodies must be UTF-8 (400 INVALID_UTF8 problem+json, as over REST), where Yoga would read
  * them with U+FFFD in place of bad bytes; a body cut short is MALFORMED_BODY, or nothing at all
  * when its client has gone (readBody). Yoga's own parser for the content type is kept: a JSON
- * body is decoded here and handed to it through `json()` (the only method its JSON parser calls),
- * other types are checked on a copy first.
+ * body is decoded here and handed to it (parseJsonWith), other types are checked on a copy first.
  */
 const useStrictUtf8Body: Plugin = {
   onRequestParse: ({ request, requestParser, setRequestParser }) => {
@@ -42,7 +42,7 @@ const useStrictUtf8Body: Plugin = {
           return await yogaParser(req);
         }
         const text = decodeUtf8(await readBody(req));
-        return await yogaParser({ json: () => Promise.resolve().then(() => JSON.parse(text)) } as Request);
+        return await parseJsonWith(yogaParser, text);
       } catch (e) {
         if (e instanceof AppError) return problem(e.status, e.code, e.message);
         throw e;

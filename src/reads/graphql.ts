@@ -47,6 +47,7 @@ import { AppError } from "../shared/errors.ts";
 import { authorize } from "../auth/permissions.ts";
 import type { GraphQLContext } from "../graphql/context.ts";
 import { type AnswerObject, isPlanned, markPlanned } from "./planned.ts";
+import { sendJsonBytes, withJsonBytes } from "../graphql/yoga_internals.ts";
 
 export type { AnswerObject };
 
@@ -279,13 +280,12 @@ const DATA_CLOSE = new TextEncoder().encode("}");
 
 /**
  * The answer of a read operation: `{"data": ...}`, or the one error graphql-js would give. Yoga
- * sends what `stringify()` gives; `asBytes`: its UTF-8 bytes, as the planner built them (for a
- * plain JSON response: see acceptsJson), else text.
+ * sends the planner's UTF-8 bytes as they are where it answers plain JSON (useReadPlanner's
+ * sendJsonBytes), else what `stringify()` gives (a server-sent event, say).
  */
 export async function executeReads(
   op: ReadOperation,
   actor: () => Promise<ActorContext>,
-  asBytes = false,
 ): Promise<ExecutionResult & { stringify?: () => string }> {
   const firstKey = op.roots[0].key;
   const errorAt = (error: unknown, key: string): ExecutionResult => {
@@ -321,38 +321,22 @@ export async function executeReads(
   }
   const planned = answer;
   let parsed: unknown;
-  return {
+  return withJsonBytes({
     // Parsed only if a plugin reads it (none does on this path; useRequestErrorStatus looks at the
-    // errors first); Yoga sends `stringify()`.
+    // errors first); Yoga sends the bytes, or `stringify()`.
     get data() {
       return (parsed ??= (JSON.parse(planned.json) as { data: unknown }).data) as Record<string, unknown>;
     },
-    // Yoga's regular result processor passes what this gives to `new Response()`, which takes bytes.
-    stringify: asBytes ? () => planned.bytes as unknown as string : () => planned.json,
-  };
-}
-
-/**
- * Whether Yoga answers this request with its regular JSON result processor: it takes the last
- * processor matching one of the accepted media types (utf-8 ones) in the order event-stream,
- * multipart, JSON, so JSON wins whenever the Accept header admits it at all (no header: any).
- */
-export function acceptsJson(request: Request): boolean {
-  const accepted = (request.headers.get("accept") ?? "*/*").replace(/\s/g, "").toLowerCase().split(",");
-  return accepted.some((entry) => {
-    const [type, ...params] = entry.split(";");
-    if (params.some((p) => p.startsWith("charset=") && p !== "charset=utf-8")) return false;
-    const [pre, suf] = type.split("/");
-    return (pre === "*" || pre === "application") &&
-      (suf === "*" || suf === "json" || suf === "graphql-response+json");
-  });
+    stringify: () => planned.json,
+  }, planned.bytes);
 }
 
 /**
  * The /graphql fast path (an envelop onExecute hook): answers read-only queries through the
  * planner; anything else (mutations, viewer, workspaces, introspection) runs in graphql-js.
  * Registered after the document limits, which check variables first. Yoga's error masking does not
- * run for a result set here, so every error goes through the same `maskError` here.
+ * run for a result set here, so every error goes through the same `maskError` here. An answer goes
+ * out as the planner's bytes where Yoga answers plain JSON (sendJsonBytes).
  */
 export function useReadPlanner(maskError: (error: unknown, message: string) => Error): Plugin {
   const masked = (result: ExecutionResult): ExecutionResult =>
@@ -360,6 +344,7 @@ export function useReadPlanner(maskError: (error: unknown, message: string) => E
       ? { ...result, errors: result.errors.map((e) => maskError(e, "Unexpected error.") as GraphQLError) }
       : result;
   return {
+    onResultProcess: sendJsonBytes,
     onExecute: ({ args, setResultAndStopExecution }) => {
       const op = translateOperation(
         args.schema,
@@ -374,7 +359,7 @@ export function useReadPlanner(maskError: (error: unknown, message: string) => E
       }
       const ctx = args.contextValue as unknown as GraphQLContext;
       const first = op.roots[0].key;
-      return executeReads(op, () => ctx.actor(), acceptsJson(ctx.request)).then(
+      return executeReads(op, () => ctx.actor()).then(
         (result) => setResultAndStopExecution(masked(result)),
         (error) => {
           // Not the request's fault (the database, a client gone): masked and logged as graphql-js' would be.
