@@ -942,9 +942,6 @@ export function plan(ctx: ActorContext, roots: readonly Root[]): { sql: string; 
   return { sql, values };
 }
 
-/** Number of cached plans (tests). */
-export const cachedPlans = () => plans.size;
-
 /** `data` is bytes on the pool's fast path (TEXT_AS_BYTES), text through Prisma (in a transaction). */
 type Row =
   & { data: Uint8Array | string | null; bytes: number }
