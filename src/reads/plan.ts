@@ -30,9 +30,9 @@ import {
   DEFAULT_PAGE,
   isRowId,
   type Keyset,
-  MAX_PAGE,
+  MAX_CONNECTION_PAGE,
+  MAX_REST_PAGE,
 } from "../shared/pagination.ts";
-import { LIMITS } from "../graphql/limits.ts";
 import { stoppedWhenClientGone, TEXT_AS_BYTES } from "../db/pool.ts";
 import { fastPathOf } from "../db/fast_path.ts";
 import { allowance, charge, INLINE_BYTES, isCutOff, reserve, responseTooLarge } from "./budget.ts";
@@ -103,8 +103,9 @@ export function pageWindow(req: PageRequest, max: number): PageWindow {
   };
 }
 
-/** The largest page a shape may ask for: GraphQL's limit, or REST's. */
-export const maxPageOf = (shape: PageShape) => shape.kind === "connection" ? LIMITS.maxPageSize : MAX_PAGE;
+/** The largest page a shape may ask for: a GraphQL connection's, or REST's. */
+export const maxPageOf = (shape: PageShape) =>
+  shape.kind === "connection" ? MAX_CONNECTION_PAGE : MAX_REST_PAGE;
 
 // ---------------------------------------------------------------------------------------------
 // Presented fields. SQL wraps the stored value as `["\u0000<n>", value]`: PostgreSQL text cannot
