@@ -55,7 +55,7 @@ export const builder = new SchemaBuilder<{
     // Descriptions are the declarations' own, not schema.prisma's comments.
     exposeDescriptions: false,
     onUnusedQuery: null,
-    // The read planner's page sizes (src/reads/plan.ts' pageWindow).
+    // The read planner's page sizes (src/reads/page_window.ts).
     defaultConnectionSize: DEFAULT_PAGE,
     maxConnectionSize: MAX_CONNECTION_PAGE,
   },

@@ -11,7 +11,8 @@ import { restRow as restRowEntries } from "./row_shape.ts";
 import { authorize } from "../auth/permissions.ts";
 import { parsePage } from "../shared/pagination.ts";
 import { AppError } from "../shared/errors.ts";
-import { isOneRow, readOne, viewOfRead } from "./plan.ts";
+import { readOne } from "./plan.ts";
+import { isOneRow, viewOfRead } from "./read_path.ts";
 
 /** A row of `view` as REST shows it (./row_shape.ts, the rule the OpenAPI schemas use too). */
 export function restSelection(view: View, fields?: RestFields): Selection {
