@@ -10,8 +10,7 @@ import type PrismaTypes from "../generated/pothos-types.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
 import PlannedAnswersPlugin from "./planned_answers.ts";
 import KeysetConnectionsPlugin from "./keyset_connections.ts";
-import { DEFAULT_PAGE } from "../shared/pagination.ts";
-import { LIMITS } from "./limits.ts";
+import { DEFAULT_PAGE, MAX_CONNECTION_PAGE } from "../shared/pagination.ts";
 import { forbidden } from "../shared/errors.ts";
 import type { GraphQLContext } from "./context.ts";
 
@@ -56,8 +55,8 @@ export const builder = new SchemaBuilder<{
     // Descriptions are the declarations' own, not schema.prisma's comments.
     exposeDescriptions: false,
     onUnusedQuery: null,
-    // The read planner's page sizes (src/reads/plan.ts' pageWindow).
+    // The read planner's page sizes (src/reads/page_window.ts).
     defaultConnectionSize: DEFAULT_PAGE,
-    maxConnectionSize: LIMITS.maxPageSize,
+    maxConnectionSize: MAX_CONNECTION_PAGE,
   },
 });

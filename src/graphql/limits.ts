@@ -25,7 +25,7 @@ import {
   type ValueNode,
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import { decodeCursor } from "../shared/pagination.ts";
+import { decodeCursor, MAX_CONNECTION_PAGE } from "../shared/pagination.ts";
 import type { ErrorCode } from "../shared/error_codes.ts";
 
 export const LIMITS = {
@@ -35,8 +35,6 @@ export const LIMITS = {
   maxDepth: 12,
   /** Aliased fields of one operation, fragments expanded. */
   maxAliases: 30,
-  /** `first` / `last` of any connection. */
-  maxPageSize: 100,
   /** Field selections of one operation, fragments expanded. */
   maxFields: 1_000,
   /**
@@ -157,8 +155,8 @@ export function checkDocument(
       if (arg.value.kind === Kind.VARIABLE) {
         (page ? variables.page : variables.cursor).add(arg.value.name.value);
       } else if (page) {
-        if (arg.value.kind === Kind.INT && Number(arg.value.value) > LIMITS.maxPageSize) {
-          refuse(QUERY_TOO_COMPLEX, `\`${name}\` is at most ${LIMITS.maxPageSize}.`);
+        if (arg.value.kind === Kind.INT && Number(arg.value.value) > MAX_CONNECTION_PAGE) {
+          refuse(QUERY_TOO_COMPLEX, `\`${name}\` is at most ${MAX_CONNECTION_PAGE}.`);
         }
       } else if (arg.value.kind !== Kind.NULL && !isCursor(literal(arg.value))) {
         refuse(BAD_CURSOR, `\`${name}\` is not a cursor of this API.`);
@@ -260,9 +258,9 @@ function pageSize(field: FieldNode): number {
   let rows = 0;
   for (const arg of field.arguments ?? []) {
     if (!PAGE_ARGS.has(arg.name.value)) continue;
-    rows = Math.max(rows, arg.value.kind === Kind.INT ? Number(arg.value.value) : LIMITS.maxPageSize);
+    rows = Math.max(rows, arg.value.kind === Kind.INT ? Number(arg.value.value) : MAX_CONNECTION_PAGE);
   }
-  return Math.max(1, Math.min(rows || LIMITS.maxPageSize, LIMITS.maxPageSize));
+  return Math.max(1, Math.min(rows || MAX_CONNECTION_PAGE, MAX_CONNECTION_PAGE));
 }
 
 /** Default values of variables used as page sizes or cursors obey the same rules as literals. */
@@ -275,8 +273,8 @@ function checkDefaults(
     const name = v.variable.name.value;
     const value = v.defaultValue ? literal(v.defaultValue) : undefined;
     if (value == null) continue;
-    if (sites.page.has(name) && typeof value === "number" && value > LIMITS.maxPageSize) {
-      refuse(QUERY_TOO_COMPLEX, `\`$${name}\` is a page size; at most ${LIMITS.maxPageSize}.`);
+    if (sites.page.has(name) && typeof value === "number" && value > MAX_CONNECTION_PAGE) {
+      refuse(QUERY_TOO_COMPLEX, `\`$${name}\` is a page size; at most ${MAX_CONNECTION_PAGE}.`);
     }
     if (sites.cursor.has(name) && !isCursor(value)) {
       refuse(BAD_CURSOR, `\`$${name}\` is not a cursor of this API.`);
@@ -306,8 +304,8 @@ function checkVariables(
 ): GraphQLError | null {
   for (const name of sites.page) {
     const v = values?.[name];
-    if (typeof v === "number" && v > LIMITS.maxPageSize) {
-      return refusal(QUERY_TOO_COMPLEX, `\`$${name}\` is a page size; at most ${LIMITS.maxPageSize}.`);
+    if (typeof v === "number" && v > MAX_CONNECTION_PAGE) {
+      return refusal(QUERY_TOO_COMPLEX, `\`$${name}\` is a page size; at most ${MAX_CONNECTION_PAGE}.`);
     }
   }
   for (const name of sites.cursor) {

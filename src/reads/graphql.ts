@@ -38,10 +38,13 @@ import type {
   PageInfoPart,
   PageRequest,
   PageShape,
+  Root,
   Selected,
   Selection,
 } from "./selection.ts";
-import { isOneRow, maxPageOf, pageWindow, readOne, type Root, runReads, viewOfRead } from "./plan.ts";
+import { readOne, runReads } from "./plan.ts";
+import { maxPageOf, pageWindow } from "./page_window.ts";
+import { isOneRow, viewOfRead } from "./read_path.ts";
 import { CAPABILITIES } from "../capabilities.ts";
 import { AppError } from "../shared/errors.ts";
 import { authorize } from "../auth/permissions.ts";

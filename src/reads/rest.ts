@@ -1,19 +1,20 @@
 /**
  * REST reads through the planner: a read capability's answer as JSON text, one statement. What a
- * row shows is `read.rest.fields` (names, or `[shownAs, name]`), else src/rest/row_shape.ts' default
+ * row shows is `read.rest.fields` (names, or `[shownAs, name]`), else ./row_shape.ts' default
  * (every field, and the object and list relations).
  */
 import type { ActorContext } from "../context.ts";
 import { checkIds, type ReadCapability, type RestFields } from "../shared/capability.ts";
 import type { View } from "../shared/view.ts";
 import type { PageShape, Selected, Selection } from "./selection.ts";
-import { restRow as restRowEntries } from "../rest/row_shape.ts";
+import { restRow as restRowEntries } from "./row_shape.ts";
 import { authorize } from "../auth/permissions.ts";
 import { parsePage } from "../shared/pagination.ts";
 import { AppError } from "../shared/errors.ts";
-import { isOneRow, readOne, viewOfRead } from "./plan.ts";
+import { readOne } from "./plan.ts";
+import { isOneRow, viewOfRead } from "./read_path.ts";
 
-/** A row of `view` as REST shows it (src/rest/row_shape.ts, the rule the OpenAPI schemas use too). */
+/** A row of `view` as REST shows it (./row_shape.ts, the rule the OpenAPI schemas use too). */
 export function restSelection(view: View, fields?: RestFields): Selection {
   return restRowEntries(view, fields).map((entry): Selected =>
     "field" in entry

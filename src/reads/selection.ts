@@ -1,8 +1,22 @@
 /**
- * What a read asks for, independent of the transport: the read planner (./plan.ts) turns a root and
- * a selection into one SQL statement that builds the answer's JSON in PostgreSQL. GraphQL documents
- * (./graphql.ts) and REST's fixed field lists (./rest.ts) are both translated into this.
+ * What a read asks for, independent of the transport: the read planner (./plan.ts) turns roots and
+ * their selections into one SQL statement that builds the answer's JSON in PostgreSQL. GraphQL
+ * documents (./graphql.ts) and REST's fixed field lists (./rest.ts) are both translated into this.
  */
+import type { ReadCapability } from "../shared/capability.ts";
+import type { View } from "../shared/view.ts";
+
+/** What to read: one row of a capability, a page of it, or a row just written (already scoped). */
+export type Root =
+  | { key: string; read: ReadCapability; params: Readonly<Record<string, string>>; selection: Selection }
+  | {
+    key: string;
+    read: ReadCapability;
+    params: Readonly<Record<string, string>>;
+    page: PageRequest;
+    shape: PageShape;
+  }
+  | { key: string; view: View; id: string; selection: Selection };
 
 /** One entry of an object's answer, under the response key `key`. */
 export type Selected =

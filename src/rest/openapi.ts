@@ -20,8 +20,8 @@ import type {
 } from "../shared/capability.ts";
 import type { EnumType, FieldSpec, JsonObjectType, RelationSpec, Scalar, View } from "../shared/view.ts";
 import { ERROR_CODES } from "../shared/error_codes.ts";
-import { DEFAULT_PAGE, MAX_PAGE } from "../shared/pagination.ts";
-import { restAnswer, restRow } from "./row_shape.ts";
+import { DEFAULT_PAGE, MAX_REST_PAGE } from "../shared/pagination.ts";
+import { restAnswer, restRow } from "../reads/row_shape.ts";
 
 // deno-lint-ignore no-explicit-any
 export type JsonSchema = Record<string, any>;
@@ -214,7 +214,7 @@ export function openApiDocument(
           name: "limit",
           in: "query",
           description: "Page size.",
-          schema: { type: "integer", minimum: 1, maximum: MAX_PAGE, default: DEFAULT_PAGE },
+          schema: { type: "integer", minimum: 1, maximum: MAX_REST_PAGE, default: DEFAULT_PAGE },
         },
         Cursor: {
           name: "cursor",
@@ -502,7 +502,7 @@ class Generator {
     return this.register(view.name, view, () => this.viewSchema(view));
   }
 
-  /** A row of `view` as REST shows it (rest/row_shape.ts). */
+  /** A row of `view` as REST shows it (reads/row_shape.ts). */
   viewSchema(view: View, fields?: RestFields): JsonSchema {
     const properties: Record<string, JsonSchema> = {};
     for (const entry of restRow(view, fields)) {

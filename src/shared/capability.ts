@@ -84,7 +84,7 @@ export interface ReadCapability {
   filters?: Readonly<Record<string, EnumType>>;
   /**
    * REST's answer: a page of `{data, nextCursor}` (default for lists) or, with `unpaged`, every row
-   * as `{data}`; `fields` limits and renames what REST shows of each row (default: src/rest/row_shape.ts).
+   * as `{data}`; `fields` limits and renames what REST shows of each row (default: src/reads/row_shape.ts).
    */
   rest?: { unpaged?: boolean; fields?: RestFields };
 }

@@ -12,11 +12,17 @@ import { z } from "zod";
 import { AppError } from "./errors.ts";
 import { parseInput } from "./validation.ts";
 
+// Page sizes: the one place GraphQL (document limits, plugin-prisma, the planner) and REST
+// (`?limit=`, OpenAPI, the planner) read them from.
+/** Rows of a page that names no size: a connection without `first`/`last`, a list without `?limit=`. */
 export const DEFAULT_PAGE = 100;
-export const MAX_PAGE = 500;
+/** The most rows a GraphQL connection's `first`/`last` may ask for (decisions.md: at most 100). */
+export const MAX_CONNECTION_PAGE = 100;
+/** The most rows REST's `?limit=` may ask for. */
+export const MAX_REST_PAGE = 500;
 
 const pageSchema = z.object({
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(DEFAULT_PAGE),
+  limit: z.coerce.number().int().min(1).max(MAX_REST_PAGE).default(DEFAULT_PAGE),
 });
 
 /** A row's position in its list: its sort key's value and its id (the next page starts after it). */

@@ -4,7 +4,7 @@
  */
 import type { ReadCapability, RestFields } from "../shared/capability.ts";
 import type { FieldSpec, RelationSpec, View } from "../shared/view.ts";
-import { isOneRow, viewOfRead } from "../reads/plan.ts";
+import { isOneRow, viewOfRead } from "./read_path.ts";
 
 /** One entry of a REST row: shown under `key`, read from a field or a relation of the view. */
 export type RowEntry =
