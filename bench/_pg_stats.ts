@@ -109,7 +109,7 @@ export function printStatements(rows: StatementRow[], per: number, unit: string)
 
 /** One queue's jobs of a run, by the database's clock. */
 export interface Hop {
-  /** Share of the jobs run by the process that enqueued them (never fetched: Jobs.enqueueAndRun, runHere). */
+  /** Share of the jobs run by the process that enqueued them (never fetched: a queue whose worker runs here, Jobs.send). */
   here: number;
   /** Fetched jobs only (null: none). */
   waitP50: number | null;

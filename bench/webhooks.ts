@@ -155,7 +155,7 @@ async function baseline(
       return Promise.resolve();
     });
   const publishOne = async (i: number) => {
-    await db.$transaction((tx) => jobs.enqueue(tx, queue, [{ i: String(i) }]));
+    await db.$transaction((tx) => jobs.send(tx, queue, [{ data: { i: String(i) } }]));
     commits.set(String(i), Date.now());
   };
   if (mode !== "drain") await work();

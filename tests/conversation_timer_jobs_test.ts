@@ -141,11 +141,9 @@ Deno.test("timer workers take due jobs 20 to a fetch, and an auto-close queued b
     // unkeyed jobs would collapse into one.
     const others = Array.from({ length: 300 }, () => {
       const data: TimerJob = { conversationId: crypto.randomUUID(), kind: "auto-close" };
-      return { data, singletonKey: timerKey(data) };
+      return { data, key: timerKey(data) };
     });
-    await t.app.deps.db.$transaction((tx) =>
-      t.app.deps.jobs.enqueueEach(tx, CONVERSATION_TIMER_QUEUE, others)
-    );
+    await t.app.deps.db.$transaction((tx) => t.app.deps.jobs.send(tx, CONVERSATION_TIMER_QUEUE, others));
     const { conversationId } = await write("oi");
     await t.app.deps.db.conversation.update({
       where: { id: conversationId },

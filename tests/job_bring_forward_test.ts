@@ -33,13 +33,13 @@ Deno.test("bringing a waiting keyed job forward: earlier moves it, later leaves 
     const { db, jobs } = t.app.deps;
     const hour = 3_600_000;
     await db.$transaction((tx) =>
-      jobs.enqueueEach(
+      jobs.send(
         tx,
         QUEUE,
         Array.from({ length: WAITING }, (_, i) => ({
           data: { conversationId: `c${i}`, kind: "auto-close" },
           startAfterMs: hour,
-          singletonKey: `auto-close:c${i}`,
+          key: `auto-close:c${i}`,
         })),
       ), { timeout: 30_000 });
     const row = async (key: string) =>
@@ -52,10 +52,10 @@ Deno.test("bringing a waiting keyed job forward: earlier moves it, later leaves 
 
     // Later: the waiting job keeps its time and is not rewritten.
     await db.$transaction((tx) =>
-      jobs.enqueueEach(tx, QUEUE, [{
+      jobs.send(tx, QUEUE, [{
         data: { conversationId: "c7", kind: "auto-close" },
         startAfterMs: 2 * hour,
-        singletonKey: "auto-close:c7",
+        key: "auto-close:c7",
       }])
     );
     const later = await row("auto-close:c7");
@@ -65,10 +65,10 @@ Deno.test("bringing a waiting keyed job forward: earlier moves it, later leaves 
     // Earlier: brought forward, one job under the key.
     const enqueuedAt = Date.now();
     await db.$transaction((tx) =>
-      jobs.enqueueEach(tx, QUEUE, [{
+      jobs.send(tx, QUEUE, [{
         data: { conversationId: "c7", kind: "auto-close" },
         startAfterMs: 60_000,
-        singletonKey: "auto-close:c7",
+        key: "auto-close:c7",
       }])
     );
     const earlier = await row("auto-close:c7");
@@ -83,16 +83,16 @@ Deno.test("bringing a waiting keyed job forward: earlier moves it, later leaves 
     // second inserted.
     const c8 = await row("auto-close:c8");
     await db.$transaction((tx) =>
-      jobs.enqueueEach(tx, QUEUE, [
+      jobs.send(tx, QUEUE, [
         {
           data: { conversationId: "c8", kind: "auto-close" },
           startAfterMs: 60_000,
-          singletonKey: "auto-close:c8",
+          key: "auto-close:c8",
         },
         {
           data: { conversationId: "n1", kind: "auto-close" },
           startAfterMs: 60_000,
-          singletonKey: "auto-close:n1",
+          key: "auto-close:n1",
         },
       ])
     );

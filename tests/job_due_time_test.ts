@@ -16,7 +16,7 @@ Deno.test("enqueueEach: a job deferred by 2 s inside a transaction that began 1.
       // The transaction's now() stays at its start, 1.5 s before the enqueue.
       await tx.$executeRawUnsafe("SELECT pg_sleep(1.5)");
       enqueuedAt = Date.now();
-      await jobs.enqueueEach(tx, queue, [{
+      await jobs.send(tx, queue, [{
         data: { conversationId: "c1", kind: "auto-close" },
         startAfterMs: 2000,
       }]);

@@ -1,9 +1,9 @@
 /**
  * An accepted inbound post is stored by the process that accepted it, without a worker fetching
- * its job (src/jobs/boss.ts `enqueueAndRun`): the job is inserted due 30 s later as the backstop
+ * its job (src/jobs/boss.ts `send` on a queue whose worker runs here): the job is inserted due 30 s later as the backstop
  * and completed by the run. A failed run is a failed attempt of the job, retried by a worker; a run that has not ended
- * leaves the job waiting for its backstop time, untaken. A job enqueued in a transaction with
- * `runHere` (the reply window) runs here once that committed and the job is due.
+ * leaves the job waiting for its backstop time, untaken. A job sent in a transaction (the reply
+ * window) runs here once that committed and the job is due; a queue without the rule goes to the workers.
  */
 import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
@@ -65,10 +65,12 @@ Deno.test("jobs run where they were accepted", async (t) => {
     await jobs.boss.createQueue(q, { retryLimit: 1, retryDelay: 1 });
     let behave: (data: object) => Promise<void> = () => Promise.resolve();
     const handled: object[] = [];
-    await jobs.work<object>(q, { localConcurrency: 1, pollingIntervalSeconds: 1 }, async ([job]) => {
-      handled.push(job.data);
-      await behave(job.data);
-    });
+    const work = (queue: string, runHere: boolean) =>
+      jobs.work<object>(queue, { runHere, localConcurrency: 1, pollingIntervalSeconds: 1 }, async ([job]) => {
+        handled.push(job.data);
+        await behave(job.data);
+      });
+    await work(q, true);
     const rows = () => jobsOf(q);
 
     await t.step(
@@ -77,7 +79,7 @@ Deno.test("jobs run where they were accepted", async (t) => {
         // The run here fails; its retry, fetched by a worker, succeeds.
         let failures = 1;
         behave = () => failures-- > 0 ? Promise.reject(new Error("boom")) : Promise.resolve();
-        await jobs.enqueueAndRun(q, { n: 1 });
+        await jobs.send(ta.app.deps.db, q, [{ data: { n: 1 } }]);
         await eventually(async () => (await rows())[0]?.state === "completed" || undefined);
         const [job] = await jobsWithRetries(q);
         assert.equal(job.retryCount, 1);
@@ -95,7 +97,7 @@ Deno.test("jobs run where they were accepted", async (t) => {
       let release!: () => void;
       const held = new Promise<void>((resolve) => release = resolve);
       behave = () => held;
-      await jobs.enqueueAndRun(q, { n: 2 });
+      await jobs.send(ta.app.deps.db, q, [{ data: { n: 2 } }]);
       // A worker woken meanwhile does not take it: it is not due.
       jobs.wake(q);
       await eventually(() => Promise.resolve(handled.length === 1 || undefined));
@@ -112,13 +114,13 @@ Deno.test("jobs run where they were accepted", async (t) => {
     });
 
     await t.step(
-      "enqueued in a transaction to run here: runs once committed and due, never if rolled back",
+      "sent in a transaction: runs here once committed and due, never if rolled back; a queue without the rule: a worker's",
       async () => {
         let ran!: () => void;
         const done = new Promise<void>((resolve) => ran = resolve);
         behave = () => Promise.resolve(ran());
         await ta.app.deps.db.$transaction(async (tx) => {
-          await jobs.enqueue(tx, q, [{ n: 3 }], { startAfterMs: 50, runHere: true });
+          await jobs.send(tx, q, [{ data: { n: 3 }, startAfterMs: 50 }]);
           assert.deepEqual(handled, [], "not before the commit");
         });
         await done;
@@ -131,18 +133,21 @@ Deno.test("jobs run where they were accepted", async (t) => {
         handled.length = 0;
 
         await assert.rejects(ta.app.deps.db.$transaction(async (tx) => {
-          await jobs.enqueue(tx, q, [{ n: 4 }], { startAfterMs: 1, runHere: true });
+          await jobs.send(tx, q, [{ data: { n: 4 }, startAfterMs: 1 }]);
           throw new Error("roll back");
         }));
-        // The bare client is no transaction (its statement commits on its own, nothing runs after
-        // it): the job goes to the workers.
-        await jobs.enqueue(ta.app.deps.db, q, [{ n: 5 }], { startAfterMs: 1, runHere: true });
-        await eventually(async () => (await rows())[0]?.state === "completed" || undefined);
-        const [plain] = await rows();
+        // A queue whose worker has no runHere rule: the job goes to the workers.
+        const q2 = "test-run-here-not";
+        await jobs.boss.createQueue(q2, { retryLimit: 0 });
+        await work(q2, false);
+        await ta.app.deps.db.$transaction((tx) => jobs.send(tx, q2, [{ data: { n: 5 }, startAfterMs: 1 }]));
+        await eventually(async () => (await jobsOf(q2))[0]?.state === "completed" || undefined);
+        const [plain] = await jobsOf(q2);
         assert.equal(plain.fetched, true);
         assert.deepEqual(plain.data, { n: 5 });
         assert.deepEqual(handled, [{ n: 5 }], "the rolled-back job never ran");
-        await clear(q);
+        assert.deepEqual(await rows(), []);
+        await clear(q2);
         handled.length = 0;
       },
     );
@@ -160,11 +165,7 @@ Deno.test("jobs run where they were accepted", async (t) => {
           running--;
         };
         await ta.app.deps.db.$transaction(
-          (tx) =>
-            jobs.enqueue(tx, q, Array.from({ length: 20 }, (_, n) => ({ n })), {
-              startAfterMs: 1,
-              runHere: true,
-            }),
+          (tx) => jobs.send(tx, q, Array.from({ length: 20 }, (_, n) => ({ data: { n }, startAfterMs: 1 }))),
         );
         await eventually(() => Promise.resolve(handled.length === 16 || undefined));
         release();

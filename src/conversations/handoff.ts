@@ -10,7 +10,7 @@ import type { ActorContext } from "../context.ts";
 import { AppError } from "../shared/errors.ts";
 import { restRow } from "../reads/rest.ts";
 import { conversationView } from "./views.ts";
-import { sendsCommitted, storeOutgoing } from "./outbound.ts";
+import { storeOutgoing } from "./outbound.ts";
 import { rescheduleTimers } from "./timers.ts";
 import { closeConversation, transferToHuman } from "./transitions.ts";
 
@@ -99,7 +99,6 @@ export async function humanReply(
     }]);
     await rescheduleTimers(ctx, tx, id);
   });
-  sendsCommitted(ctx, conv.channel.type);
   return await answer(ctx, id);
 }
 

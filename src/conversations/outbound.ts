@@ -126,7 +126,7 @@ export async function storeOutgoing<G = never>(
     messageId: r.id,
     attempt: 1,
   }));
-  if (!options.direct) await deps.jobs.enqueue(tx, MESSAGE_SEND_QUEUE, jobs);
+  if (!options.direct) await deps.jobs.send(tx, MESSAGE_SEND_QUEUE, jobs.map((data) => ({ data })));
   return { stored: rows.map((r) => ({ id: r.id, content: r.content })), guarded };
 }
 
@@ -143,19 +143,12 @@ export async function sweepStaleSends(deps: Pick<Deps, "db" | "jobs">, now: Date
   // The partial index "Message_pending_send_claim_idx" holds only claimed PENDING messages. A call
   // is judged by when it began (the parts of a reply are sent one after the other).
   const stale = await staleSends.rows(deps.db, { staleBefore, now, limit: SWEEP_BATCH });
-  await deps.jobs.enqueueLater(
+  await deps.jobs.send(
+    deps.db,
     MESSAGE_SEND_QUEUE,
-    stale.map(({ id }) => ({ data: { messageId: id, attempt: 1 } satisfies SendJob, afterMs: 0 })),
+    stale.map(({ id }) => ({ data: { messageId: id, attempt: 1 } satisfies SendJob })),
   );
   return stale.length;
-}
-
-/**
- * After the transaction of storeOutgoing committed: a send worker of this process takes the new
- * sends now (the queue has no NOTIFY, which would wake every send worker of every process).
- */
-export function sendsCommitted(deps: Pick<Deps, "jobs">, channelType: string): void {
-  if (channelType === "WHATSAPP") deps.jobs.wake(MESSAGE_SEND_QUEUE);
 }
 
 /**
@@ -345,9 +338,9 @@ async function attempt(
         retry,
       });
       if (retry) {
-        await deps.jobs.enqueueLater(MESSAGE_SEND_QUEUE, [{
+        await deps.jobs.send(deps.db, MESSAGE_SEND_QUEUE, [{
           data: { messageId: message.id, attempt: job.attempt + 1 } satisfies SendJob,
-          afterMs: retryDelayMs(job.attempt),
+          startAfterMs: retryDelayMs(job.attempt),
         }]);
       }
     },
@@ -366,5 +359,5 @@ async function unclaimed(deps: SendDeps, job: SendJob, now: Date): Promise<void>
   if (!row?.sendClaimedAt) return;
   if (!(row.status === "PENDING" || (job.attempt > 1 && row.status === "FAILED"))) return;
   const afterMs = row.sendClaimedAt.getTime() + SEND_CLAIM_STALE_MS - now.getTime() + 1000;
-  await deps.jobs.enqueueLater(MESSAGE_SEND_QUEUE, [{ data: job, afterMs: Math.max(1000, afterMs) }]);
+  await deps.jobs.send(deps.db, MESSAGE_SEND_QUEUE, [{ data: job, startAfterMs: Math.max(1000, afterMs) }]);
 }

@@ -119,11 +119,7 @@ export async function receiveCustomerMessage(
   m: CustomerMessage,
 ): Promise<Received> {
   try {
-    // sqlTransaction(): the reply job enqueued by the window starts here once this has committed.
-    const received = await sqlTransaction(deps.db, (tx) => store(deps, tx, channel, m));
-    // The reply job (the window) may be due already: its wake-up fired before this commit.
-    deps.jobs.committed();
-    return received;
+    return await sqlTransaction(deps.db, (tx) => store(deps, tx, channel, m));
   } catch (e) {
     if (e instanceof AlreadyStored) return { inserted: false };
     throw e;

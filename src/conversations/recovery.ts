@@ -50,15 +50,15 @@ export async function recoverDeadClaims(
     const freed = await sqlTransaction(deps.db, async (tx) => {
       const conversations = await releaseDeadReplyClaims.rows(tx, { limit: BATCH });
       const messages = await releaseDeadSendClaims.rows(tx, { now: deps.clock.now(), limit: BATCH });
-      await deps.jobs.enqueue(
+      await deps.jobs.send(
         tx,
         REPLY_QUEUE,
-        conversations.map(({ id }) => ({ conversationId: id } satisfies ReplyJob)),
+        conversations.map(({ id }) => ({ data: { conversationId: id } satisfies ReplyJob })),
       );
-      await deps.jobs.enqueue(
+      await deps.jobs.send(
         tx,
         MESSAGE_SEND_QUEUE,
-        messages.map(({ id }) => ({ messageId: id, attempt: 1 } satisfies SendJob)),
+        messages.map(({ id }) => ({ data: { messageId: id, attempt: 1 } satisfies SendJob })),
       );
       return { conversations: conversations.length, messages: messages.length };
     });
@@ -66,7 +66,6 @@ export async function recoverDeadClaims(
     sends += freed.messages;
     if (freed.conversations < BATCH && freed.messages < BATCH) break;
   }
-  if (sends) deps.jobs.wake(MESSAGE_SEND_QUEUE);
   return { replies, sends };
 }
 

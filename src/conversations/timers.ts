@@ -64,12 +64,12 @@ async function queueTimers(
   due: Array<[TimerJob["kind"], Date]>,
 ): Promise<void> {
   const now = deps.clock.now().getTime();
-  await deps.jobs.enqueueEach(
+  await deps.jobs.send(
     tx,
     CONVERSATION_TIMER_QUEUE,
     due.map(([kind, at]) => {
       const data: TimerJob = { conversationId, kind };
-      return { data, startAfterMs: at.getTime() - now, singletonKey: timerKey(data) };
+      return { data, startAfterMs: at.getTime() - now, key: timerKey(data) };
     }),
   );
 }

@@ -9,7 +9,7 @@ import { throwIfClientGone } from "../shared/request_scope.ts";
 import { createPool } from "./pool.ts";
 import { statementNames } from "./statement_names.ts";
 import { addFastPath } from "./fast_path.ts";
-import { withAfterCommit } from "./transaction.ts";
+import { withAfterCommit } from "./after_commit.ts";
 
 export type Db = PrismaClient;
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;

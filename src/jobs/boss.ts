@@ -1,16 +1,19 @@
 /**
- * pg-boss on the application database, in its own schema `pgboss`. Jobs are enqueued inside the
+ * pg-boss on the application database, in its own schema `pgboss`. Jobs are sent inside the
  * caller's transaction (outbox pattern: pg-boss `insert(..., { db })`, or for keyed jobs its insert
  * statement with the bring-forward beside it, keyedInsertSql, or for an event listener its insert as
- * CTEs of the event batch's statement, insertShare); workers are woken by LISTEN/NOTIFY, not by
- * polling, so a new job starts without waiting for a poll interval. What this relies on of pg-boss'
- * private parts is listed in pgboss_internals.ts.
+ * CTEs of the event batch's statement, insertShare). A queue whose worker says `runHere` has the
+ * jobs this process sends run by it once committed (no fetch), their rows kept as the backstop;
+ * the others' workers are woken by LISTEN/NOTIFY or this process' wake-ups, not by polling, so a
+ * new job starts without waiting for a poll interval. What this relies on of pg-boss' private
+ * parts is listed in pgboss_internals.ts.
  */
 import { fromPrisma, type Job, PgBoss, type Queue, type Warning, type WorkOptions } from "pg-boss";
 import { Prisma } from "../generated/prisma/client.ts";
 import { POOL_IDLE_MS, type SqlTx } from "../db/client.ts";
 import { afterCommit, runsAfterCommit } from "../db/transaction.ts";
-import type { EnqueueOptions, InsertShareOptions, JobQueue, KeyedJob, LocalRun } from "../shared/jobs.ts";
+import type { InsertShareOptions, JobItem, JobQueue, LocalRun } from "../shared/jobs.ts";
+import { fastPathOf } from "../db/fast_path.ts";
 import type { StatementShare } from "../shared/events.ts";
 import type { Logger } from "../shared/logger.ts";
 import { NamedStatementsDb } from "./named_statements_db.ts";
@@ -31,8 +34,8 @@ const RUN_HERE_BACKSTOP_MS = 30_000;
 
 /**
  * Runs under way here, per queue, unless its worker says otherwise (WorkerOptions.runHereLimit):
- * beyond it enqueueAndRun leaves new jobs to the workers, and a deferred job whose time comes waits
- * here for a run to end.
+ * beyond it new jobs are left to the workers, and a deferred job whose time comes waits here for a
+ * run to end.
  */
 const RUN_HERE_LIMIT = 16;
 
@@ -45,8 +48,13 @@ const BACKLOG_WARNING_SIZE = 10_000;
 /** The start of pg-boss' backlog warning (its `queue_backlog` warning type; boss.js WARNINGS). */
 const BACKLOG_WARNING = "Warning: large queue backlog";
 
-/** pg-boss' worker options, and how many of the queue's jobs may run here at once. */
-export type WorkerOptions = WorkOptions & { runHereLimit?: number };
+/**
+ * pg-boss' worker options, and the queue's rule for running here: with `runHere`, a job sent by
+ * this process (JobQueue.send) and due within a minute is run by it once committed, rather than
+ * fetched by a worker (no fetch, no wake-up), its row kept as the backstop; at most `runHereLimit`
+ * of them at once (RUN_HERE_LIMIT).
+ */
+export type WorkerOptions = WorkOptions & { runHere?: boolean; runHereLimit?: number };
 
 /** A queue and its options, created (or brought up to date) when the boss starts. */
 export type QueueSpec = Queue & { name: string };
@@ -104,19 +112,23 @@ export class Jobs implements JobQueue {
   readonly #keyedInserts = new Map<string, Promise<string>>();
   /** Per queue, jobs announced by wake() and not yet taken by this process' workers (a hint). */
   readonly #due = new Map<string, number>();
-  /** Per queue, the handler its workers run (enqueueAndRun and runHere use it too). */
+  /** Per queue, the handler its workers run (the runs here use it too). */
   readonly #handlers = new Map<string, (jobs: Job<object>[]) => Promise<void>>();
-  /** Runs started here (enqueueAndRun, runHere) under way, awaited on stop, and their count per queue. */
+  /** Runs started here under way, awaited on stop, and their count per queue. */
   readonly #runs = new Set<Promise<void>>();
   readonly #runsPerQueue = new Map<string, number>();
   /** Per queue, how many runs here may be under way (RUN_HERE_LIMIT unless its worker says). */
   readonly #runHereLimits = new Map<string, number>();
+  /** The queues whose jobs sent here run here (WorkerOptions.runHere). */
+  readonly #runsHere = new Set<string>();
+  /** The queues started here whose inserts send pg-boss' NOTIFY (the others are woken by wake()). */
+  readonly #notifies = new Set<string>();
   /** Per queue started here, how long a job run here waits before a worker may take it (ms). */
   readonly #backstops = new Map<string, number>();
   /** Per queue, the batch size of its workers: jobs run here together are handed over so many at a time. */
   readonly #batchSizes = new Map<string, number>();
   /** Jobs due to run here, not started yet (this turn's, or the limit of runs under way), oldest first. */
-  readonly #waitingRuns = new Map<string, Array<{ id: string | null; data: object }>>();
+  readonly #waitingRuns = new Map<string, Job<object>[]>();
   #stopped = false;
 
   constructor(databaseUrl: string, logger: Logger, options: BossOptions = {}) {
@@ -200,7 +212,11 @@ export class Jobs implements JobQueue {
     }
     // Made here, so that an event listener's synchronous share can use it (insertShare).
     for (const queue of await this.boss.getQueues(queues.map((q) => q.name))) {
-      this.#backstops.set(queue.name, Math.min(RUN_HERE_BACKSTOP_MS, (queue.expireInSeconds ?? Infinity) * 1000));
+      if (queue.notify) this.#notifies.add(queue.name);
+      this.#backstops.set(
+        queue.name,
+        Math.min(RUN_HERE_BACKSTOP_MS, (queue.expireInSeconds ?? Infinity) * 1000),
+      );
       this.#insertParts.set(
         queue.name,
         insertParts(BOSS_SCHEMA, { name: queue.name, table: queue.table, notify: queue.notify === true }),
@@ -246,74 +262,90 @@ export class Jobs implements JobQueue {
     ]);
   }
 
-  /**
-   * Enqueues inside `tx` (commits or rolls back with it). A deferred job is not announced by NOTIFY,
-   * so this process also sets a timer that wakes its own workers when the job becomes due; other
-   * processes pick it up on their next poll.
-   */
-  async enqueue(tx: SqlTx, queue: string, data: object[], options: EnqueueOptions = {}): Promise<void> {
-    const items = data.map((d) => ({ data: d, startAfterMs: options.startAfterMs }));
-    if (options.runHere && this.#canRunHere(queue, options.startAfterMs ?? 0)) {
-      await this.#enqueueToRunHere(tx, queue, items);
-    } else {
-      await this.enqueueEach(tx, queue, items);
-    }
+  /** See JobQueue.send. */
+  async send(tx: SqlTx, queue: string, items: readonly JobItem[]): Promise<void> {
+    if (!items.length) return;
+    // Once the jobs are committed: with `tx`'s commit, or right after the client's own statement.
+    // A transaction this process cannot follow (a joined one) has none: polls find its jobs.
+    const bare = !runsAfterCommit(tx) && fastPathOf(tx) !== undefined;
+    const callbacks: Array<() => void> = [];
+    const onCommit = runsAfterCommit(tx)
+      ? (fn: () => void) => void afterCommit(tx, fn)
+      : bare
+      ? (fn: () => void) => void callbacks.push(fn)
+      : null;
+    const delays = items.map((i) => Math.max(0, i.startAfterMs ?? 0));
+    const runHere = onCommit !== null && !items.some((i) => i.key) &&
+      this.#canRunHere(queue, Math.max(...delays));
+    if (runHere) await this.#insertToRunHere(tx, bare, queue, items, delays, onCommit);
+    else await this.#insert(tx, bare, queue, items, delays, onCommit);
+    for (const callback of callbacks) callback();
   }
 
   /**
-   * Inserts the jobs due their backstop (#backstopMs) after their time, and once `tx` committed runs each
-   * here when it is due (a ms late, as the wake-up timers). Not registered with a transaction that
-   * can run callbacks after its commit: enqueued as usual.
+   * Inserts the jobs due their backstop (#backstopMs) after their time, and once they are
+   * committed runs each here when it is due (a ms late, as the wake-up timers).
    */
-  async #enqueueToRunHere(tx: SqlTx, queue: string, items: Array<{ data: object; startAfterMs?: number }>) {
-    const jobs = items.map((i) => ({
-      id: crypto.randomUUID(),
-      data: i.data,
-      delayMs: Math.max(0, i.startAfterMs ?? 0),
+  async #insertToRunHere(
+    tx: SqlTx,
+    bare: boolean,
+    queue: string,
+    items: readonly JobItem[],
+    delays: number[],
+    onCommit: (fn: () => void) => void,
+  ): Promise<void> {
+    const jobs = items.map((i, k) => ({ id: crypto.randomUUID(), data: i.data, delayMs: delays[k] }));
+    const sentAt = performance.now();
+    const rows = jobs.map((j) => ({
+      id: j.id,
+      data: j.data,
+      startAfter: (j.delayMs + this.#backstopMs(queue)) / 1000,
     }));
-    const enqueuedAt = performance.now();
-    const registered = afterCommit(tx, () => {
+    // The client's own statement: on pg-boss' pool, whose insert is prepared once per connection.
+    if (bare) await this.boss.insert(queue, rows);
+    else await this.boss.insert(queue, rows, { db: fromPrisma(tx) });
+    onCommit(() => {
       for (const job of jobs) {
         const timer = setTimeout(() => {
           this.#timers.delete(timer);
           this.#startRun(queue, job.id, job.data);
-        }, Math.max(0, job.delayMs + 1 - (performance.now() - enqueuedAt)));
+        }, Math.max(0, job.delayMs + 1 - (performance.now() - sentAt)));
         this.#timers.add(timer);
       }
     });
-    if (!registered) return await this.enqueueEach(tx, queue, items);
-    await this.boss.insert(
-      queue,
-      jobs.map((j) => ({ id: j.id, data: j.data, startAfter: (j.delayMs + this.#backstopMs(queue)) / 1000 })),
-      { db: fromPrisma(tx) },
-    );
   }
 
-  /** As enqueue, each job with its own delay, in one statement. */
-  async enqueueEach(tx: SqlTx, queue: string, items: Array<KeyedJob>): Promise<void> {
-    if (!items.length) return;
-    const delays = items.map((i) => Math.max(0, i.startAfterMs ?? 0));
+  /** Inserts the jobs for the workers (in one statement), and wakes them when they come due. */
+  async #insert(
+    tx: SqlTx,
+    bare: boolean,
+    queue: string,
+    items: readonly JobItem[],
+    delays: number[],
+    onCommit: ((fn: () => void) => void) | null,
+  ): Promise<void> {
     // Due at an instant counted from now, not seconds after the database's now(), which in a
     // transaction is when it began: a job computed from a time read later in it (a timer due a
     // minute after the message just stored) would come due early by that much.
-    const enqueuedAt = Date.now();
-    const dueAt = delays.map((ms) => new Date(enqueuedAt + ms));
+    const sentAt = Date.now();
+    const dueAt = delays.map((ms) => new Date(sentAt + ms));
     const jobs = items.map((i, k) => ({
       id: crypto.randomUUID(),
       data: i.data,
       startAfter: delays[k] > 0 ? dueAt[k] : undefined,
-      singletonKey: i.singletonKey,
+      singletonKey: i.key,
     }));
-    if (!items.some((i) => i.singletonKey)) {
-      await this.boss.insert(queue, jobs, { db: fromPrisma(tx) });
+    if (!items.some((i) => i.key)) {
+      if (bare) await this.boss.insert(queue, jobs);
+      else await this.boss.insert(queue, jobs, { db: fromPrisma(tx) });
     } else {
       // Per key, the earliest of its due times: a job already waiting under the key runs at the
       // earlier of the two times, so a due time moved forward is not missed. One round trip.
       const earliest = new Map<string, Date>();
       items.forEach((i, k) => {
-        if (!i.singletonKey) return;
-        const at = earliest.get(i.singletonKey);
-        if (!at || dueAt[k] < at) earliest.set(i.singletonKey, dueAt[k]);
+        if (!i.key) return;
+        const at = earliest.get(i.key);
+        if (!at || dueAt[k] < at) earliest.set(i.key, dueAt[k]);
       });
       await tx.$executeRawUnsafe(
         await this.#keyedInsert(queue),
@@ -326,13 +358,21 @@ export class Jobs implements JobQueue {
     // A few ms late on purpose: the database's clock decides when the job is due. Jobs due much later
     // (conversation timers, an hour ahead) are left to the workers' polling rather than holding a
     // timer each in memory.
+    let deferred = false;
     for (const delayMs of new Set(delays)) {
       if (delayMs > 0 && delayMs <= WAKE_TIMER_MAX_MS) {
+        deferred = true;
         this.#wakeLater(queue, delayMs + 3);
-        // In case the first came before the enqueuing transaction committed (its fetch found nothing).
+        // In case the first came before the sending transaction committed (its fetch found nothing).
         this.#wakeLater(queue, delayMs + 50, false);
       }
     }
+    onCommit?.(() => {
+      // Jobs due now on a queue without NOTIFY: one of this process' workers fetches them at once.
+      if (delays.some((ms) => ms === 0) && !this.#notifies.has(queue)) this.wake(queue);
+      // A short deferral's wake-up may have fired before the commit (its fetch found nothing).
+      if (deferred && (this.#due.get(queue) ?? 0) > 0) this.#notifyOne(queue);
+    });
   }
 
   #keyedInsert(queue: string): Promise<string> {
@@ -355,10 +395,11 @@ export class Jobs implements JobQueue {
    */
   async work<T extends object>(
     queue: string,
-    { runHereLimit, ...options }: WorkerOptions,
+    { runHere, runHereLimit, ...options }: WorkerOptions,
     handler: (jobs: Job<T>[]) => Promise<void>,
   ): Promise<void> {
     this.#handlers.set(queue, handler as (jobs: Job<object>[]) => Promise<void>);
+    if (runHere) this.#runsHere.add(queue);
     if (runHereLimit !== undefined) this.#runHereLimits.set(queue, runHereLimit);
     this.#batchSizes.set(queue, options.batchSize ?? 1);
     await this.boss.work<T>(queue, options, async (jobs) => {
@@ -386,27 +427,10 @@ export class Jobs implements JobQueue {
     };
   }
 
-  /** See JobQueue.enqueueAndRun. */
-  async enqueueAndRun(queue: string, data: object): Promise<void> {
-    if (!this.#canRunHere(queue, 0)) {
-      await this.boss.insert(queue, [{ data }]);
-      this.wake(queue);
-      return;
-    }
-    const id = crypto.randomUUID();
-    await this.boss.insert(queue, [{ id, data, startAfter: this.#backstopMs(queue) / 1000 }]);
-    this.#startRun(queue, id, data);
-  }
-
-  /** See JobQueue.runBacked. */
-  async runBacked(queue: string, data: object): Promise<void> {
-    if (!this.#canRunHere(queue, 0)) return await this.enqueueLater(queue, [{ data, afterMs: 0 }]);
-    this.#startRun(queue, null, data);
-  }
-
-  /** Whether a job of `queue` due in `delayMs` may be run here rather than fetched by a worker. */
+  /** Whether a job of `queue` due in `delayMs` is run here (its queue's rule, room for it) rather than fetched. */
   #canRunHere(queue: string, delayMs: number): boolean {
-    return !this.#stopped && this.#handlers.has(queue) && delayMs <= WAKE_TIMER_MAX_MS &&
+    return !this.#stopped && this.#runsHere.has(queue) && this.#handlers.has(queue) &&
+      delayMs <= WAKE_TIMER_MAX_MS &&
       (this.#runsPerQueue.get(queue) ?? 0) < this.#runHereLimit(queue);
   }
 
@@ -425,10 +449,10 @@ export class Jobs implements JobQueue {
    * way (a burst of windows closing together), once one of them ends: the runs here never exceed
    * the limit.
    */
-  #startRun(queue: string, id: string | null, data: object): void {
+  #startRun(queue: string, id: string, data: object): void {
     if (this.#stopped || !this.#handlers.has(queue)) return; // the backstop runs it
     const waiting = this.#waitingRuns.get(queue) ?? [];
-    waiting.push({ id, data });
+    waiting.push({ id, name: queue, data } as Job<object>);
     this.#waitingRuns.set(queue, waiting);
     if (waiting.length === 1) setTimeout(() => this.#startWaiting(queue), 0);
   }
@@ -443,12 +467,7 @@ export class Jobs implements JobQueue {
       if (!waiting.length || free <= 0) return;
       const batch = waiting.splice(0, Math.min(batchSize, free));
       this.#runsPerQueue.set(queue, (this.#runsPerQueue.get(queue) ?? 0) + batch.length);
-      // A run without a row (runBacked) gets an id of its own for the handler's logs.
-      const jobs = batch.map(({ id, data }) =>
-        ({ id: id ?? crypto.randomUUID(), name: queue, data }) as Job<object>
-      );
-      const withRows = batch.flatMap(({ id }) => id === null ? [] : [id]);
-      const run = this.#runHere(queue, handler, jobs, withRows).finally(() => {
+      const run = this.#runHere(queue, handler, batch).finally(() => {
         this.#runs.delete(run);
         this.#runsPerQueue.set(queue, (this.#runsPerQueue.get(queue) ?? batch.length) - batch.length);
         if (waiting.length) this.#startWaiting(queue);
@@ -457,55 +476,31 @@ export class Jobs implements JobQueue {
     }
   }
 
-  async #runHere(
-    queue: string,
-    handler: (jobs: Job<object>[]) => Promise<void>,
-    jobs: Job<object>[],
-    withRows: string[],
-  ): Promise<void> {
+  async #runHere(queue: string, handler: (jobs: Job<object>[]) => Promise<void>, jobs: Job<object>[]) {
+    const ids = jobs.map((job) => job.id);
     try {
       await handler(jobs);
     } catch (error) {
       // The handler logs its own errors.
       this.#logger.debug("job run here failed", { queue, error: String(error) });
       try {
-        if (withRows.length) {
-          // A failed attempt of the job, as if a worker had fetched it: pg-boss retries it after the
-          // queue's delay, by a worker, or (retries spent) sends it to the dead letter. Marked as
-          // started first, so that the retry counts this run.
-          await this.boss.getDb().executeSql(markStartedSql(BOSS_SCHEMA), [queue, withRows]);
-          await this.boss.fail(queue, withRows, { message: String(error) });
-        } else {
-          // No row (runBacked): queued for a worker a second later.
-          await this.enqueueLater(queue, jobs.map((job) => ({ data: job.data, afterMs: 1000 })));
-        }
+        // A failed attempt of the job, as if a worker had fetched it: pg-boss retries it after the
+        // queue's delay, by a worker, or (retries spent) sends it to the dead letter. Marked as
+        // started first, so that the retry counts this run.
+        await this.boss.getDb().executeSql(markStartedSql(BOSS_SCHEMA), [queue, ids]);
+        await this.boss.fail(queue, ids, { message: String(error) });
       } catch {
-        // The backstop stays (or the job behind the run does it).
+        // The backstop stays.
       }
       return;
     }
-    // A run without a row (runBacked) has nothing to complete.
-    if (!withRows.length) return;
     try {
       // The jobs were never fetched: completed from the created state.
-      await this.boss.complete(queue, withRows, undefined, { includeQueued: true });
+      await this.boss.complete(queue, ids, undefined, { includeQueued: true });
     } catch (error) {
       // The backstop runs them again later; the handlers are idempotent.
       this.#logger.warn("job run here not completed", { queue, error: String(error) });
     }
-  }
-
-  /**
-   * Enqueues at once, outside any transaction, each job with its own delay (a job put back for
-   * later; at least once is enough there).
-   */
-  async enqueueLater(queue: string, items: Array<{ data: object; afterMs: number }>): Promise<void> {
-    if (!items.length) return;
-    await this.boss.insert(
-      queue,
-      items.map((i) => ({ data: i.data, startAfter: Math.max(0, i.afterMs) / 1000 })),
-    );
-    this.#wakeLater(queue, Math.min(...items.map((i) => i.afterMs)) + 15);
   }
 
   /** Registers work to wait for on stop, after the workers stopped (e.g. attempts still in flight). */
@@ -523,17 +518,6 @@ export class Jobs implements JobQueue {
     // Counted only where a worker of the queue can take it; elsewhere the NOTIFY hands it on.
     if (this.#handlers.has(queue)) this.#due.set(queue, (this.#due.get(queue) ?? 0) + 1);
     this.#notifyOne(queue);
-  }
-
-  /**
-   * After a transaction that enqueued deferred jobs committed: a queue with jobs announced to this
-   * process and not yet taken gets one more fetch now. A short deferral's wake-up timer usually
-   * fires before the enqueuing transaction commits (its fetch finds nothing); without this the job
-   * would wait for the second try, 50 ms after due.
-   */
-  committed(): void {
-    if (this.#stopped) return;
-    for (const [queue, due] of this.#due) if (due > 0) this.#notifyOne(queue);
   }
 
   #notifyOne(queue: string): void {
@@ -587,7 +571,7 @@ export class Jobs implements JobQueue {
       new Promise((resolve) => timer = setTimeout(resolve, timeoutMs)),
     ]);
     clearTimeout(timer);
-    // Runs started by enqueueAndRun finish too (their jobs stay as the backstop if they do not).
+    // Runs started here finish too (their jobs stay as the backstop if they do not).
     await Promise.race([
       Promise.allSettled([...this.#runs]),
       new Promise((resolve) => timer = setTimeout(resolve, timeoutMs)),

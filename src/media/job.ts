@@ -49,7 +49,7 @@ export function mediaListener(jobs: JobQueue): EventListener {
       const jobsData = events.filter((e) => e.type === "message.media_pending").map((e) =>
         ({ messageId: e.data.messageId as string, attempt: 1 }) satisfies MediaJob
       );
-      if (jobsData.length) await jobs.enqueue(tx, MEDIA_QUEUE, jobsData, { runHere: true });
+      await jobs.send(tx, MEDIA_QUEUE, jobsData.map((data) => ({ data })));
     },
   };
 }
@@ -77,9 +77,9 @@ export async function runMediaJob(deps: Deps, job: MediaJob): Promise<void> {
       attempt,
       error: outcome.error,
     });
-    await deps.jobs.enqueueLater(MEDIA_QUEUE, [{
+    await deps.jobs.send(deps.db, MEDIA_QUEUE, [{
       data: { messageId: row.id, attempt: attempt + 1 } satisfies MediaJob,
-      afterMs: RETRY_DELAYS_MS[attempt - 1],
+      startAfterMs: RETRY_DELAYS_MS[attempt - 1],
     }]);
     return;
   }
@@ -209,18 +209,16 @@ async function finish(deps: Deps, row: MessageRow, o: Outcome): Promise<void> {
     if (replyDueAt === null || othersPending) return false;
     if (replyDueAt <= now) return true;
     if (mediaWindow) {
-      await deps.jobs.enqueue(tx, REPLY_QUEUE, [{ conversationId: row.conversationId } satisfies ReplyJob], {
+      await deps.jobs.send(tx, REPLY_QUEUE, [{
+        data: { conversationId: row.conversationId } satisfies ReplyJob,
         startAfterMs: replyDueAt.getTime() - now.getTime(),
-        runHere: true,
-      });
+      }]);
     }
     return false;
   });
-  deps.jobs.committed();
-  // The window's own reply job stands behind this run: due when MEDIA_WAIT_MS runs out (window.ts),
-  // or, when a later text restarted the window, it found the media pending and comes back then
-  // (reply.ts). So the reply needs no job row here.
   if (replyNow) {
-    await deps.jobs.runBacked(REPLY_QUEUE, { conversationId: row.conversationId } satisfies ReplyJob);
+    await deps.jobs.send(deps.db, REPLY_QUEUE, [{
+      data: { conversationId: row.conversationId } satisfies ReplyJob,
+    }]);
   }
 }

@@ -16,7 +16,7 @@ import { parseInput } from "./validation.ts";
 // (`?limit=`, OpenAPI, the planner) read them from.
 /** Rows of a page that names no size: a connection without `first`/`last`, a list without `?limit=`. */
 export const DEFAULT_PAGE = 100;
-/** The most rows a GraphQL connection's `first`/`last` may ask for (decisions.md: at most 100). */
+/** The most rows a GraphQL connection's `first`/`last` may ask for. */
 export const MAX_CONNECTION_PAGE = 100;
 /** The most rows REST's `?limit=` may ask for. */
 export const MAX_REST_PAGE = 500;

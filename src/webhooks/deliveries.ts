@@ -102,7 +102,7 @@ export async function redeliverWebhookDelivery(ctx: ActorContext, ids: DeliveryI
       );
     }
     const job: DeliveryJob = { deliveryId, attempt: reopened.attemptCount + 1 };
-    await ctx.jobs.enqueue(tx, WEBHOOK_DELIVERY_QUEUE, [job]);
+    await ctx.jobs.send(tx, WEBHOOK_DELIVERY_QUEUE, [{ data: job }]);
     return (await readDelivery(tx, { id: deliveryId }))!;
   });
 }

@@ -216,9 +216,10 @@ async function recordOne(deps: DeliveryDeps, made: MadeAttempt): Promise<Attempt
             attempt: job.attempt + 1,
             webhookId: made.due.webhookId,
           };
-          await deps.jobs.enqueue(tx, WEBHOOK_DELIVERY_QUEUE, [next], {
+          await deps.jobs.send(tx, WEBHOOK_DELIVERY_QUEUE, [{
+            data: next,
             startAfterMs: retryDelayMs(position, made.outcome, deps.clock.now()),
-          });
+          }]);
         } else await setLastError(deps, tx, made);
       });
     }

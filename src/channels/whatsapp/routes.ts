@@ -82,8 +82,9 @@ export function whatsappRoutes(deps: Deps): Hono {
     if (passed) {
       const job: InboundJob = { channelId: channel.id, body: text };
       // One INSERT in its own (implicit) transaction: durable once this answers 200. Then stored by
-      // this process at once (no fetch), the job kept as the backstop; see whatsapp_inbound.ts.
-      await deps.jobs.enqueueAndRun(WHATSAPP_INBOUND_QUEUE, job);
+      // this process at once (no fetch; the queue runs here), the job kept as the backstop; see
+      // whatsapp_inbound.ts.
+      await deps.jobs.send(deps.db, WHATSAPP_INBOUND_QUEUE, [{ data: job }]);
     } else {
       // Nothing of this channel's to store: what could not be read is logged here, not by the worker.
       logUnstored(deps.logger, channelId, parsed);

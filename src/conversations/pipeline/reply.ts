@@ -57,9 +57,9 @@ function claimStaleMs(deps: Pick<Deps, "config">): number {
  */
 async function retryWhenStale(deps: Deps, id: string, claimedAt: Date): Promise<void> {
   const afterMs = claimedAt.getTime() + claimStaleMs(deps) - deps.clock.now().getTime();
-  await deps.jobs.enqueueLater(REPLY_QUEUE, [{
+  await deps.jobs.send(deps.db, REPLY_QUEUE, [{
     data: { conversationId: id } satisfies ReplyJob,
-    afterMs: Math.max(0, afterMs) + STALE_MARGIN_MS,
+    startAfterMs: Math.max(0, afterMs) + STALE_MARGIN_MS,
   }]);
 }
 
@@ -82,9 +82,9 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
     if (row.mediaPending) {
       // The media job queues the reply when it ends; this one comes back when the wait runs out.
       const afterMs = row.dueAt!.getTime() + deps.config.media.waitMs - claimedAt.getTime();
-      await deps.jobs.enqueueLater(REPLY_QUEUE, [{
+      await deps.jobs.send(deps.db, REPLY_QUEUE, [{
         data: { conversationId: id } satisfies ReplyJob,
-        afterMs: Math.max(0, afterMs) + MEDIA_WAIT_MARGIN_MS,
+        startAfterMs: Math.max(0, afterMs) + MEDIA_WAIT_MARGIN_MS,
       }]);
       return;
     }
@@ -141,9 +141,10 @@ export async function runReply(deps: Deps, job: ReplyJob): Promise<void> {
     next = { due: now, pending: true };
   }
   if (next?.pending && next.due) {
-    await deps.jobs.enqueue(deps.db, REPLY_QUEUE, [{ conversationId: id } satisfies ReplyJob], {
+    await deps.jobs.send(deps.db, REPLY_QUEUE, [{
+      data: { conversationId: id } satisfies ReplyJob,
       startAfterMs: next.due.getTime() - deps.clock.now().getTime(),
-    });
+    }]);
   }
 }
 
@@ -181,11 +182,12 @@ export async function sweepUnanswered(
   const overdue = new Date(now.getTime() - SWEEP_GRACE_MS);
   // The partial index "Message_unanswered_idx" holds only customer messages not handled yet.
   const rows = await unansweredConversations.rows(deps.db, { ttlMs: ttl, overdue, limit: SWEEP_BATCH });
-  await deps.jobs.enqueueLater(
+  await deps.jobs.send(
+    deps.db,
     REPLY_QUEUE,
     rows.map((r) => ({
       data: { conversationId: r.id } satisfies ReplyJob,
-      afterMs: Math.max(0, r.at.getTime() - now.getTime()) + STALE_MARGIN_MS,
+      startAfterMs: Math.max(0, r.at.getTime() - now.getTime()) + STALE_MARGIN_MS,
     })),
   );
   return rows.length;

@@ -94,12 +94,14 @@ async function scheduleReply(
 ) {
   const job = { conversationId: row.id } satisfies ReplyJob;
   if (mediaPending) {
-    await deps.jobs.enqueue(tx, REPLY_QUEUE, [job], {
+    await deps.jobs.send(tx, REPLY_QUEUE, [{
+      data: job,
       startAfterMs: row.windowMs + deps.config.media.waitMs + MEDIA_WAIT_MARGIN_MS,
-    });
+    }]);
   } else {
-    // The process that stored the message answers it when the window closes (no fetch).
-    await deps.jobs.enqueue(tx, REPLY_QUEUE, [job], { startAfterMs: row.windowMs, runHere: true });
+    // The process that stored the message answers it when the window closes (no fetch: the
+    // queue runs here).
+    await deps.jobs.send(tx, REPLY_QUEUE, [{ data: job, startAfterMs: row.windowMs }]);
   }
   const at = (iso: string | null) => iso === null ? null : new Date(iso);
   await scheduleTimers(deps, tx, row.id, {

@@ -38,7 +38,7 @@ export const conversationQueues: QueueSpec[] = [
   },
   // WhatsApp's retryable errors are retried by the send itself (a new job); these retries are for crashes.
   // No NOTIFY (it wakes every send worker of every process per job): the process that stored the
-  // message wakes one of its own once committed (outbound.ts sendsCommitted); polls catch the rest.
+  // message wakes one of its own once committed (Jobs.send); polls catch the rest.
   {
     name: MESSAGE_SEND_QUEUE,
     notify: false,
@@ -69,13 +69,14 @@ const OPTIONS = {
 /**
  * A reply mostly waits (for the model, seconds with a real one, and the intent calls), so many run
  * at once: with N at once a process answers at most N conversations per model latency (64 at 2 s
- * is 32 conversations a second). Most run where their window closed (runHereLimit); reply jobs are
- * deferred (the window), so no NOTIFY announces them: the enqueuing process wakes a worker by a
- * timer (Jobs.enqueue) and the workers' polls are only the backstop (another process' or a crash's
- * job, a burst beyond the limit).
+ * is 32 conversations a second). Most run where their window closed (runHere, up to runHereLimit);
+ * reply jobs are deferred (the window), so no NOTIFY announces them: the sending process wakes a
+ * worker by a timer (Jobs.send) and the workers' polls are only the backstop (another process' or a
+ * crash's job, a burst beyond the limit).
  */
 const REPLY_OPTIONS = {
   ...OPTIONS,
+  runHere: true,
   runHereLimit: 64,
   // A process that only runs workers (PROCESS_ROLE=workers) takes every reply this way: as many at
   // once as the replies' waiting allows. The backstop polls stay at 4 a second over the 32.
@@ -94,10 +95,10 @@ const TIMER_OPTIONS = { ...OPTIONS, batchSize: 20, burstWhenBatchFull: true };
 /** A timer that threw: again in a few seconds, under its key (a waiting job of it is enough). */
 async function retryTimers(deps: Deps, failed: TimerJob[]): Promise<void> {
   await deps.db.$transaction((tx) =>
-    deps.jobs.enqueueEach(
+    deps.jobs.send(
       tx,
       CONVERSATION_TIMER_QUEUE,
-      failed.map((data) => ({ data, startAfterMs: TIMER_RETRY_MS, singletonKey: timerKey(data) })),
+      failed.map((data) => ({ data, startAfterMs: TIMER_RETRY_MS, key: timerKey(data) })),
     )
   );
 }

@@ -5,7 +5,7 @@ import { MEDIA_QUEUE, type MediaJob, runMediaJob } from "../../media/job.ts";
 
 export const mediaQueue: QueueSpec = {
   name: MEDIA_QUEUE,
-  // Jobs are run by the process that stored their message (runHere); NOTIFY wakes a worker for the
+  // Jobs are run by the process that sent them (runHere below); NOTIFY wakes a worker for the
   // retries and the backstops of a process that died.
   notify: true,
   // Above the longest run: two Graph calls, a transcription or a document, with their timeouts.
@@ -24,6 +24,7 @@ export async function startMediaWorker(jobs: Jobs, deps: Deps): Promise<void> {
       // A media job mostly waits (the Graph calls, seconds of transcription), so as many run at once
       // as run here (Jobs' RUN_HERE_LIMIT): the jobs left to the workers when that many are under
       // way (a burst of voice notes) are not throttled to a few at a time behind them.
+      runHere: true,
       localConcurrency: 16,
       batchSize: 1,
       // NOTIFY and this process' timers wake the workers; the polls are only the backstop, as few

@@ -41,7 +41,7 @@ export const webhookWorkOptions = {
   // With NOTIFY and a batch size of 1, a backlog stalls for the notify polling interval after each
   // fetch; a full batch fetches again at once instead.
   burstWhenBatchFull: true,
-  // Backstop polls: deferred retries are woken by a timer (Jobs.enqueue) in the process that
+  // Backstop polls: deferred retries are woken by a timer (Jobs.send) in the process that
   // scheduled them; these catch the ones another process scheduled, and crash retries.
   notifyPollingIntervalSeconds: 1,
   pollingIntervalSeconds: 1,
@@ -142,12 +142,12 @@ export async function startWebhookDeliveryWorker(
 
   const handler = async (batch: Job<DeliveryJob>[]) => {
     const now = performance.now();
-    const deferred: Array<{ data: DeliveryJob; afterMs: number }> = [];
+    const deferred: Array<{ data: DeliveryJob; startAfterMs: number }> = [];
     const defer = (job: DeliveryJob, r: ReceiverState) => {
       // One slot frees every avgMs / perWebhook on average: the deferred jobs follow that pace,
       // so a backlog is fetched about once rather than over and over.
       r.deferredUntil = Math.max(r.deferredUntil, now) + Math.max(r.avgMs, 100) / perWebhook;
-      deferred.push({ data: job, afterMs: Math.max(50, r.deferredUntil - now) });
+      deferred.push({ data: job, startAfterMs: Math.max(50, r.deferredUntil - now) });
     };
     // Jobs that name their webhook are deferred before anything is loaded when it is at its cap.
     const capped = (job: DeliveryJob) => {
@@ -188,7 +188,7 @@ export async function startWebhookDeliveryWorker(
       });
       running.push(entry);
     }
-    await jobs.enqueueLater(WEBHOOK_DELIVERY_QUEUE, deferred);
+    await jobs.send(deps.db, WEBHOOK_DELIVERY_QUEUE, deferred);
     // Attempts to receivers known to be slow are handed off at once; the others get detachAfterMs.
     const quick = Promise.allSettled(running.filter((r) => !r.slow).map((r) => r.promise));
     const all = Promise.allSettled(running.map((r) => r.promise));
@@ -200,9 +200,10 @@ export async function startWebhookDeliveryWorker(
     for (const r of slow) r.receiver.avgMs = Math.max(r.receiver.avgMs, 2 * detachAfterMs);
     if (slow.length) {
       // Committed before the batch completes (a statement of its own: nothing to be atomic with).
-      await jobs.enqueueLater(
+      await jobs.send(
+        deps.db,
         WEBHOOK_DELIVERY_QUEUE,
-        slow.map((r) => ({ data: r.due.job, afterMs: EXPIRE_SECONDS * 1000 })),
+        slow.map((r) => ({ data: r.due.job, startAfterMs: EXPIRE_SECONDS * 1000 })),
       );
       for (const r of slow) {
         const recorded = r.promise
@@ -221,6 +222,9 @@ export async function startWebhookDeliveryWorker(
 
   await jobs.work<DeliveryJob>(WEBHOOK_DELIVERY_QUEUE, {
     ...webhookWorkOptions,
+    // An event's first attempts are made by the process that published it (src/webhooks/listener.ts),
+    // and retries due within a minute by the one that scheduled them.
+    runHere: true,
     localConcurrency: options.localConcurrency ?? webhookWorkOptions.localConcurrency,
     batchSize: options.batchSize ?? webhookWorkOptions.batchSize,
   }, handler);

@@ -6,7 +6,7 @@ import { type InboundJob, processInbound, WHATSAPP_INBOUND_QUEUE } from "../../c
 export const whatsappInboundQueue: QueueSpec = {
   name: WHATSAPP_INBOUND_QUEUE,
   // No NOTIFY, which would wake every worker of every process for each post (each runs a fetch):
-  // the accepting process stores the post itself (routes.ts, `enqueueAndRun`), or wakes one of its
+  // the accepting process stores the post itself (routes.ts; the worker's runHere), or wakes one of its
   // workers when it has too many under way; the polls catch the rest (backstops, crash retries).
   notify: false,
   expireInSeconds: 60,
@@ -19,7 +19,13 @@ export const whatsappInboundQueue: QueueSpec = {
 export async function startWhatsAppInboundWorker(jobs: Jobs, deps: Deps): Promise<void> {
   await jobs.work<InboundJob>(
     WHATSAPP_INBOUND_QUEUE,
-    { localConcurrency: 8, batchSize: 2, notifyPollingIntervalSeconds: 1, pollingIntervalSeconds: 1 },
+    {
+      runHere: true,
+      localConcurrency: 8,
+      batchSize: 2,
+      notifyPollingIntervalSeconds: 1,
+      pollingIntervalSeconds: 1,
+    },
     async (batch) => {
       for (const job of batch) await processInbound(deps, job.data);
     },
