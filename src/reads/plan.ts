@@ -20,7 +20,8 @@
  */
 import type { ActorContext } from "../context.ts";
 import type { ReadCapability } from "../shared/capability.ts";
-import { type FieldSpec, type Order, relatedView, type View } from "../shared/view.ts";
+import type { FieldSpec, Order, View } from "../shared/view.ts";
+import { viewOf } from "./views.ts";
 import type { EdgePart, JsonPart, PageRequest, PageShape, Selection } from "./selection.ts";
 import { authorize, can } from "../auth/permissions.ts";
 import { AppError, notFound } from "../shared/errors.ts";
@@ -675,7 +676,7 @@ class Compiler {
         `WHERE ${b}.${q(idColumn(root.view))} = ${id} AND ${this.spend(b)}) AS v, NULL::int AS m) ${r}`;
     }
     const { read } = root;
-    const from = read.from.view;
+    const from = viewOf(read.from.view);
     const ws = from.workspaceColumn;
     if (!ws) throw new Error(`${read.name}: ${from.name} is not listed under the workspace`);
     const steps = stepsOf(read);
@@ -749,9 +750,9 @@ export function isOneRow(read: ReadCapability): boolean {
 
 /** The view a read's rows are of (the page's rows, or the one row). */
 export function viewOfRead(read: ReadCapability): { view: View } {
-  let view = read.from.view;
+  let view = viewOf(read.from.view);
   for (const step of read.path ?? []) {
-    const next = relatedView(view, step.relation);
+    const next = view.relations?.[step.relation]?.view();
     if (!next) throw new Error(`${read.name}: no relation ${step.relation}`);
     view = next;
   }
@@ -797,7 +798,7 @@ export function stepsOf(read: ReadCapability): { relation?: string; idParam: str
 
 /** The view of each step by id. */
 function viewsOf(read: ReadCapability): View[] {
-  const views = [read.from.view];
+  const views = [viewOf(read.from.view)];
   for (const step of read.path ?? []) {
     if (!step.idParam) break;
     const rel = views[views.length - 1].relations?.[step.relation];

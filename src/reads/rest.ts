@@ -5,13 +5,14 @@
  */
 import type { ActorContext } from "../context.ts";
 import { checkIds, type ReadCapability, type RestFields } from "../shared/capability.ts";
-import type { View } from "../shared/view.ts";
+import type { DeclaredType, View } from "../shared/view.ts";
 import type { PageShape, Selected, Selection } from "./selection.ts";
 import { restRow as restRowEntries } from "../rest/row_shape.ts";
 import { authorize } from "../auth/permissions.ts";
 import { parsePage } from "../shared/pagination.ts";
 import { AppError } from "../shared/errors.ts";
 import { isOneRow, readOne, viewOfRead } from "./plan.ts";
+import { viewOf } from "./views.ts";
 
 /** A row of `view` as REST shows it (src/rest/row_shape.ts, the rule the OpenAPI schemas use too). */
 export function restSelection(view: View, fields?: RestFields): Selection {
@@ -61,10 +62,11 @@ export async function restRead(
 /** A row just written (the caller found it in the workspace), as REST answers it: every field. */
 export async function restRow(
   ctx: ActorContext,
-  view: View,
+  type: DeclaredType,
   id: string,
   fields?: RestFields,
 ): Promise<string> {
+  const view = viewOf(type);
   return await readOne(ctx, { key: "v", view, id, selection: restSelection(view, fields) });
 }
 
