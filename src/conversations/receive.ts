@@ -15,7 +15,7 @@ import type { ActorContext, Deps } from "../context.ts";
 import type { SqlTx } from "../db/client.ts";
 import { sqlTransaction } from "../db/transaction.ts";
 import { newId } from "../shared/ids.ts";
-import type { Prisma } from "../generated/prisma/client.ts";
+import type { Channel, Prisma } from "../generated/prisma/client.ts";
 import type { MessageStatus, MessageType } from "../generated/prisma/enums.ts";
 import { notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
@@ -35,11 +35,7 @@ export type StoredMessage =
 const MEDIA_TYPES: ReadonlySet<string> = new Set(["AUDIO", "IMAGE", "DOCUMENT"]);
 
 /** The channel a message arrived on. */
-export interface ChannelRef {
-  id: string;
-  workspaceId: string;
-  agentId: string;
-}
+export type ChannelRef = Pick<Channel, "id" | "workspaceId" | "agentId">;
 
 /** A customer message as a channel hands it over. */
 export interface CustomerMessage {
