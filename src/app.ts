@@ -21,6 +21,8 @@ import { corsPolicy } from "./rest/cors.ts";
 import { inRequestScope, isClientGone, requestIdFrom } from "./shared/request_scope.ts";
 import { TcpPeerWatcher } from "./shared/tcp_peers.ts";
 import { createGraphQLHandler } from "./graphql/yoga.ts";
+import { buildSchema } from "./graphql/schema.ts";
+import { readWithViews } from "./reads/views.ts";
 import { EventBus } from "./shared/events.ts";
 import { Jobs } from "./jobs/boss.ts";
 import { startWebhookDeliveryWorker, webhookDeliveryQueue } from "./jobs/workers/webhook_delivery.ts";
@@ -91,6 +93,9 @@ export interface BuildOptions {
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
+  // The schema and the views of its declared types: the planner reads with them (REST, GraphQL,
+  // OpenAPI and the domains' reads go through it); a declaration it cannot read fails here.
+  readWithViews(buildSchema().views);
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {

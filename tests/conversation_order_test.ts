@@ -13,6 +13,7 @@ import { authenticateActor } from "../src/auth/authenticate.ts";
 import { plan } from "../src/reads/plan.ts";
 import { conversations } from "../src/conversations/capabilities.ts";
 import { restSelection } from "../src/reads/rest.ts";
+import { viewOf } from "../src/reads/views.ts";
 import { conversationView } from "../src/conversations/views.ts";
 
 type Row = { contact: { externalId: string } };
@@ -181,7 +182,7 @@ Deno.test("a page of an agent's conversations, filtered by status or not, reads 
       ...ta.app.deps,
       actor: await authenticateActor(ta.app.deps, `Bearer ${owner.token}`, () => workspaceId),
     };
-    const node = restSelection(conversationView, conversations.rest?.fields);
+    const node = restSelection(viewOf(conversationView), conversations.rest?.fields);
     for (const where of [undefined, { status: "OPEN" }]) {
       const { sql, values } = plan(ctx, [{
         key: "v",

@@ -12,11 +12,25 @@ import { parse } from "graphql";
 import { type Client, startTestApp, type TestApp } from "./_helpers/app.ts";
 import { referenceExecute } from "./_helpers/declared_reference.ts";
 import type { View } from "../src/shared/view.ts";
-import { agentView } from "../src/agents/views.ts";
-import { apiTokenView, inviteView, memberView } from "../src/workspaces/views.ts";
+import { agentView as agentType } from "../src/agents/views.ts";
+import {
+  apiTokenView as apiTokenType,
+  inviteView as inviteType,
+  memberView as memberType,
+} from "../src/workspaces/views.ts";
 import { INTENT_FIELDS } from "./_helpers/fixtures.ts";
-import { approvalView } from "../src/approvals/views.ts";
+import { approvalView as approvalType } from "../src/approvals/views.ts";
 import { formatPrismaCursor } from "@pothos/plugin-prisma";
+import { buildSchema } from "../src/graphql/schema.ts";
+
+const { views } = buildSchema();
+const [agentView, apiTokenView, inviteView, memberView, approvalView] = [
+  agentType,
+  apiTokenType,
+  inviteType,
+  memberType,
+  approvalType,
+].map((type) => views.get(type));
 
 const UNKNOWN = `c${"0".repeat(24)}`;
 

@@ -22,10 +22,12 @@ import {
 } from "graphql";
 import { Client, type Reply, startTestApp, type TestApp } from "./_helpers/app.ts";
 import { restRoutes } from "../src/rest/router.ts";
-import { schema } from "../src/graphql/schema.ts";
+import { buildSchema } from "../src/graphql/schema.ts";
 import { startModelServer } from "./_helpers/conversations.ts";
 import { actorOf, newApproval } from "./_helpers/approvals.ts";
 import { DATE_INTENT } from "./_helpers/fixtures.ts";
+
+const { schema } = buildSchema();
 
 const SEED = Number(Deno.env.get("FUZZ_SEED") ?? Math.floor(Math.random() * 2 ** 31));
 const RUNS = Number(Deno.env.get("FUZZ_RUNS") ?? 10);

@@ -11,11 +11,13 @@ import { getNamedType, type GraphQLFieldMap } from "graphql";
 import { Client, type Reply, startTestApp } from "./_helpers/app.ts";
 import { assertStatus, snapshot } from "./_helpers/problem.ts";
 import { gql, gqlOk, gqlRefused } from "./_helpers/roles.ts";
-import { schema } from "../src/graphql/schema.ts";
+import { buildSchema } from "../src/graphql/schema.ts";
 import type { App } from "../src/app.ts";
 import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
 import { decodeCursor, encodeCursor } from "../src/shared/pagination.ts";
 import { actorOf, newApproval } from "./_helpers/approvals.ts";
+
+const { schema } = buildSchema();
 
 const INTENT = { name: "Agendar Visita", ...INTENT_FIELDS };
 

@@ -18,6 +18,11 @@ import { DOCS_ASSETS } from "../src/rest/openapi_routes.ts";
 import { agentView } from "../src/agents/views.ts";
 import { userView } from "../src/workspaces/views.ts";
 import { actorOf, newApproval } from "./_helpers/approvals.ts";
+import { buildSchema } from "../src/graphql/schema.ts";
+import { readWithViews, viewOf } from "../src/reads/views.ts";
+
+// The views of the declared types, as the app's setup hands them over (src/app.ts).
+readWithViews(buildSchema().views);
 
 /** A recursive schema: JSON Schema can say it only by reference. */
 const TreeNode: z.ZodType<{ name: string; children: unknown[] }> = z.object({
@@ -269,7 +274,7 @@ Deno.test("operations: bodies from zod, outputs, security and errors by access k
   });
   assert.doesNotMatch(JSON.stringify(doc), /"\$ref":"#(\/\$defs\/[^"]*)?"/);
   const out = create.responses["201"].content["application/json"].schema;
-  assert.deepEqual(Object.keys(out.properties), [...Object.keys(agentView.fields), "secret"]);
+  assert.deepEqual(Object.keys(out.properties), [...Object.keys(viewOf(agentView).fields), "secret"]);
   assert.ok(out.required.includes("secret") && out.required.includes("id"));
   assert.deepEqual(
     Object.keys(create.responses).sort(),

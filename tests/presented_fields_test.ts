@@ -8,11 +8,13 @@ import assert from "node:assert/strict";
 import type { GraphQLObjectType, GraphQLResolveInfo } from "graphql";
 import { startTestApp, type TestApp } from "./_helpers/app.ts";
 import { actorOf } from "./_helpers/approvals.ts";
-import { schema } from "../src/graphql/schema.ts";
+import { buildSchema } from "../src/graphql/schema.ts";
 import type { ActorContext } from "../src/context.ts";
 import fc from "fast-check";
 import { presentUrl } from "../src/webhooks/views.ts";
 import { sealUrlSecrets } from "../src/shared/url_secrets.ts";
+
+const { schema } = buildSchema();
 
 /** The value the declared type's resolver gives for `row` (not a planned answer) to `actor`. */
 async function resolved(typeName: string, field: string, row: object, actor: ActorContext): Promise<unknown> {

@@ -22,8 +22,7 @@ import { intent } from "../src/intents/capabilities.ts";
 import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
 import { MASK, maskUrlSecrets } from "../src/shared/url_secrets.ts";
 import { AppError } from "../src/shared/errors.ts";
-// The declared types are read from the built schema (restRead, the planner).
-import "../src/graphql/schema.ts";
+import { viewOf } from "../src/reads/views.ts";
 import { newApproval } from "./_helpers/approvals.ts";
 
 async function withApp(fn: (t: TestApp) => Promise<void>, options?: Parameters<typeof startTestApp>[1]) {
@@ -528,7 +527,7 @@ Deno.test("objects of more than 50 keys (json_build_object's limit) and rows jus
     const { workspaceId, owner } = await t.seed.workspace();
     const agent = await t.seed.agent(owner.client, { name: "Wide" });
     const ctx = await actorOf(t, owner.token, workspaceId);
-    const names = Object.keys(agentView.fields);
+    const names = Object.keys(viewOf(agentView).fields);
     const selection = Array.from(
       { length: 120 },
       (_, i) => ({ key: `k${i}`, field: names[i % names.length] }),

@@ -20,11 +20,13 @@ import {
   type Who,
   WRITERS,
 } from "./_helpers/roles.ts";
-import { schema } from "../src/graphql/schema.ts";
+import { buildSchema } from "../src/graphql/schema.ts";
 import type { App } from "../src/app.ts";
 import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
 import { startModelServer } from "./_helpers/conversations.ts";
 import { actorOf, APPROVAL_DECIDERS, APPROVAL_READERS, newApproval } from "./_helpers/approvals.ts";
+
+const { schema } = buildSchema();
 
 interface Ids {
   workspaceId: string;

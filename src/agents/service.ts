@@ -5,7 +5,7 @@
  */
 import type { ActorContext } from "../context.ts";
 import type { z } from "zod";
-import type { Prisma } from "../generated/prisma/client.ts";
+import type { Agent, Prisma } from "../generated/prisma/client.ts";
 import { notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
 import { renderSystemPrompt } from "./template.ts";
@@ -21,49 +21,31 @@ import {
 type CreateAgentInput = z.output<typeof createAgentSchema>;
 type ReplaceAgentInput = z.output<typeof replaceAgentSchema>;
 
-/** Every column of an agent's fields (src/graphql/types/agents.ts). */
-export const agentSelect = {
-  id: true,
-  name: true,
-  status: true,
-  template: true,
-  model: true,
-  jobName: true,
-  jobSite: true,
-  jobDescription: true,
-  trainingContext: true,
-  systemPrompt: true,
-  temperature: true,
-  enabledHumanTransfer: true,
-  enabledReminder: true,
-  splitMessages: true,
-  enabledEmoji: true,
-  signMessages: true,
-  enabledVision: true,
-  messageGroupingTime: true,
-  maxDailyMessages: true,
-  autoCloseMinutes: true,
-  createdAt: true,
-  updatedAt: true,
-} as const satisfies Prisma.AgentSelect;
-export type AgentView = Prisma.AgentGetPayload<{ select: typeof agentSelect }>;
-
-/** Loads an agent of the actor's workspace or throws 404 (also for other workspaces' ids). */
+/**
+ * Loads an agent of the actor's workspace or throws 404 (also for other workspaces' ids): its whole
+ * row, or the columns `select` names.
+ */
+export async function findAgentOr404(ctx: ActorContext, agentId: string): Promise<Agent>;
 export async function findAgentOr404<S extends Prisma.AgentSelect>(
   ctx: ActorContext,
   agentId: string,
   select: S,
-): Promise<Prisma.AgentGetPayload<{ select: S }>> {
+): Promise<Prisma.AgentGetPayload<{ select: S }>>;
+export async function findAgentOr404(
+  ctx: ActorContext,
+  agentId: string,
+  select?: Prisma.AgentSelect,
+): Promise<object> {
   const agent = await ctx.db.agent.findFirst({
     where: { id: assertId(agentId, "Agent"), workspaceId: ctx.actor.workspaceId },
     select,
   });
   if (!agent) throw notFound("Agent");
-  return agent as Prisma.AgentGetPayload<{ select: S }>;
+  return agent;
 }
 
 /** Creates an agent, ACTIVE, with a systemPrompt generated from the template. */
-export async function createAgent(ctx: ActorContext, data: CreateAgentInput): Promise<AgentView> {
+export async function createAgent(ctx: ActorContext, data: CreateAgentInput): Promise<Agent> {
   const template = data.template ?? "SUPORTE";
   return await ctx.db.agent.create({
     data: {
@@ -73,7 +55,6 @@ export async function createAgent(ctx: ActorContext, data: CreateAgentInput): Pr
       workspaceId: ctx.actor.workspaceId,
       systemPrompt: renderSystemPrompt(template, data),
     },
-    select: agentSelect,
   });
 }
 
@@ -86,7 +67,7 @@ export async function replaceAgent(
   ctx: ActorContext,
   agentId: string,
   data: ReplaceAgentInput,
-): Promise<AgentView> {
+): Promise<Agent> {
   await findAgentOr404(ctx, agentId, { id: true });
   return await ctx.db.agent.update({
     where: { id: agentId },
@@ -109,7 +90,6 @@ export async function replaceAgent(
       maxDailyMessages: data.maxDailyMessages ?? FLAG_DEFAULTS.maxDailyMessages,
       autoCloseMinutes: data.autoCloseMinutes ?? FLAG_DEFAULTS.autoCloseMinutes,
     },
-    select: agentSelect,
   });
 }
 
@@ -118,23 +98,22 @@ export async function setAgentStatus(
   ctx: ActorContext,
   agentId: string,
   { status }: z.output<typeof setStatusSchema>,
-): Promise<AgentView> {
+): Promise<Agent> {
   await findAgentOr404(ctx, agentId, { id: true });
-  return await ctx.db.agent.update({ where: { id: agentId }, data: { status }, select: agentSelect });
+  return await ctx.db.agent.update({ where: { id: agentId }, data: { status } });
 }
 
 async function writePrompt(
   ctx: ActorContext,
   agentId: string,
   change: { systemPrompt: string; rationale: string; revertedFrom?: string },
-): Promise<AgentView> {
+): Promise<Agent> {
   return await ctx.db.$transaction(async (tx) => {
     // The agent row first: inserting the version (its foreign key) and then updating the agent
     // would upgrade a lock a concurrent DELETE may be waiting on, a deadlock. Gone: 404 (P2025).
     const agent = await tx.agent.update({
       where: { id: agentId },
       data: { systemPrompt: change.systemPrompt },
-      select: agentSelect,
     });
     await tx.promptVersion.create({
       data: {
@@ -155,7 +134,7 @@ export async function updatePrompt(
   ctx: ActorContext,
   agentId: string,
   change: z.output<typeof updatePromptSchema>,
-): Promise<AgentView> {
+): Promise<Agent> {
   await findAgentOr404(ctx, agentId, { id: true });
   return writePrompt(ctx, agentId, change);
 }
@@ -166,7 +145,7 @@ export async function revertPrompt(
   agentId: string,
   versionId: string,
   body: z.output<typeof revertPromptSchema>,
-): Promise<AgentView> {
+): Promise<Agent> {
   await findAgentOr404(ctx, agentId, { id: true });
   const version = await ctx.db.promptVersion.findFirst({
     where: { id: assertId(versionId, "Prompt version"), agentId },

@@ -161,7 +161,7 @@ const deleteArgs = z.strictObject({});
 
 /** The agent's fields as PUT /api/agents/{id} takes them, to change one and keep the rest. */
 async function wholeAgent(ctx: ActorContext, agentId: string) {
-  const a = await agents.findAgentOr404(ctx, agentId, agents.agentSelect);
+  const a = await agents.findAgentOr404(ctx, agentId);
   return {
     name: a.name,
     template: a.template,

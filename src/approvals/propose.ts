@@ -12,13 +12,8 @@ import { badRequest, notFound } from "../shared/errors.ts";
 import { parseInput, text } from "../shared/validation.ts";
 import { CHANGE_KINDS, sameJson, sealSnapshot, type Snapshot } from "./changes.ts";
 import { publishApprovalEvent } from "./events.ts";
-import {
-  APPROVAL_TOOLS,
-  approvalSelect,
-  ApprovalToolEnum,
-  type ApprovalView,
-  presentApproval,
-} from "./views.ts";
+import { APPROVAL_TOOLS, ApprovalToolEnum } from "./views.ts";
+import type { PendingApproval } from "../generated/prisma/client.ts";
 
 /** How long a proposal waits for a decision before it expires. */
 export const APPROVAL_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -75,13 +70,13 @@ export const proposeChangeParameters: Record<string, unknown> = (() => {
  * Validates a proposal from the model and stores a PENDING approval (before/after computed now,
  * expiresAt = now + 24 h from ctx.clock); changes nothing else. Throws AppError (4xx; a target of
  * another workspace is 404 like everywhere) whose message is fit to send back to the model as a
- * tool error. Publishes the "created" approval event in its transaction.
+ * tool error. Publishes the "created" approval event in its transaction. Answers the stored row.
  */
 export async function proposeChange(
   ctx: ActorContext,
   args: unknown,
   origin: { supervisorMessageId: string | null },
-): Promise<ApprovalView> {
+): Promise<PendingApproval> {
   const proposal = parseInput(envelope, args);
   const kind = CHANGE_KINDS[proposal.tool];
   for (const key of ["intentId", "webhookId"] as const) {
@@ -101,7 +96,7 @@ export async function proposeChange(
     .change as Snapshot;
 
   const now = ctx.clock.now();
-  const row = await ctx.db.$transaction(async (tx) => {
+  return await ctx.db.$transaction(async (tx) => {
     const resolved = await kind.resolve(ctx, targetId, tx);
     // An agentId beside an intent or webhook must be its agent, as in the REST paths.
     if (proposal.target.agentId !== undefined && proposal.target.agentId !== resolved.agentId) {
@@ -137,7 +132,6 @@ export async function proposeChange(
         expiresAt: new Date(now.getTime() + APPROVAL_LIFETIME_MS),
         createdAt: now,
       },
-      select: approvalSelect,
     });
     await publishApprovalEvent(ctx, tx, "approval.created", {
       ...created,
@@ -145,5 +139,4 @@ export async function proposeChange(
     });
     return created;
   }, QUEUED_TRANSACTION);
-  return presentApproval(ctx, row);
 }

@@ -13,7 +13,7 @@ import { AppError, conflict, forbidden, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
 import { CHANGE_KINDS, openSnapshot, sameJson } from "./changes.ts";
 import { publishApprovalEvent } from "./events.ts";
-import { type ApprovalRow, approvalSelect, type ApprovalView, presentApproval } from "./views.ts";
+import type { PendingApproval } from "../generated/prisma/client.ts";
 
 /** Approving or rejecting needs a person, so a proposal is never approved by a script: an API token gets 403. */
 export function requirePerson(ctx: ActorContext): Promise<void> {
@@ -24,19 +24,16 @@ export function requirePerson(ctx: ActorContext): Promise<void> {
 }
 
 /** The approval of the actor's workspace, its row locked until the transaction ends; 404 otherwise. */
-async function lockApproval(ctx: ActorContext, tx: Tx, approvalId: string): Promise<ApprovalRow> {
+async function lockApproval(ctx: ActorContext, tx: Tx, approvalId: string): Promise<PendingApproval> {
   const id = assertId(approvalId, "Approval");
-  const [row] = await tx.$queryRaw<ApprovalRow[]>`
-    SELECT id, tool::text AS tool, "targetType", "targetId", "agentId", before, after, rationale,
-           status::text AS status, "supervisorMessageId", "proposedById", "decidedById", "decidedAt",
-           "expiresAt", error, "createdAt"
-      FROM "PendingApproval" WHERE id = ${id} AND "workspaceId" = ${ctx.actor.workspaceId} FOR UPDATE`;
-  if (!row) throw notFound("Approval");
-  return row;
+  const locked = await tx.$queryRaw<{ id: string }[]>`
+    SELECT id FROM "PendingApproval" WHERE id = ${id} AND "workspaceId" = ${ctx.actor.workspaceId} FOR UPDATE`;
+  if (!locked.length) throw notFound("Approval");
+  return await tx.pendingApproval.findUniqueOrThrow({ where: { id } });
 }
 
 /** PENDING and not past its expiry (one the sweep has not reached yet counts as expired). */
-function assertPending(ctx: ActorContext, row: ApprovalRow, verb: string): void {
+function assertPending(ctx: ActorContext, row: PendingApproval, verb: string): void {
   if (row.status === "PENDING" && row.expiresAt <= ctx.clock.now()) {
     throw conflict(
       "APPROVAL_NOT_PENDING",
@@ -60,11 +57,11 @@ const stale = () =>
 /**
  * Approves and executes. An error of the change itself (the service refusing it now: a duplicate
  * intent tag, a URL no longer allowed) undoes the change, keeps the decision as FAILED with the
- * error, and answers the FAILED approval.
+ * error, and answers the FAILED approval (the stored row).
  */
-export async function approve(ctx: ActorContext, approvalId: string): Promise<ApprovalView> {
+export async function approve(ctx: ActorContext, approvalId: string): Promise<PendingApproval> {
   await requirePerson(ctx);
-  const row = await ctx.db.$transaction(async (tx) => {
+  return await ctx.db.$transaction(async (tx) => {
     const approval = await lockApproval(ctx, tx, approvalId);
     assertPending(ctx, approval, "approved");
     const kind = CHANGE_KINDS[approval.tool];
@@ -76,7 +73,7 @@ export async function approve(ctx: ActorContext, approvalId: string): Promise<Ap
     });
     if (!sameJson(current.before, before)) throw stale();
     const decided = { decidedById: ctx.actor.userId, decidedAt: ctx.clock.now() };
-    let done: ApprovalRow;
+    let done: PendingApproval;
     try {
       const changedId = await withSavepoint(tx, () =>
         kind.execute(run, {
@@ -89,36 +86,31 @@ export async function approve(ctx: ActorContext, approvalId: string): Promise<Ap
       done = await tx.pendingApproval.update({
         where: { id: approval.id },
         data: { status: "APPROVED", ...decided, targetId: changedId },
-        select: approvalSelect,
-      }) as ApprovalRow;
+      });
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       done = await tx.pendingApproval.update({
         where: { id: approval.id },
         data: { status: "FAILED", ...decided, error: `${error.code}: ${error.message}` },
-        select: approvalSelect,
-      }) as ApprovalRow;
+      });
     }
     const type = done.status === "APPROVED" ? "approval.approved" : "approval.failed";
     await publishApprovalEvent(ctx, tx, type, { ...done, workspaceId: ctx.actor.workspaceId });
     return done;
   }, QUEUED_TRANSACTION);
-  return presentApproval(ctx, row);
 }
 
-/** Rejects: nothing is executed. */
-export async function reject(ctx: ActorContext, approvalId: string): Promise<ApprovalView> {
+/** Rejects: nothing is executed. Answers the stored row. */
+export async function reject(ctx: ActorContext, approvalId: string): Promise<PendingApproval> {
   await requirePerson(ctx);
-  const row = await ctx.db.$transaction(async (tx) => {
+  return await ctx.db.$transaction(async (tx) => {
     const approval = await lockApproval(ctx, tx, approvalId);
     assertPending(ctx, approval, "rejected");
     const done = await tx.pendingApproval.update({
       where: { id: approval.id },
       data: { status: "REJECTED", decidedById: ctx.actor.userId, decidedAt: ctx.clock.now() },
-      select: approvalSelect,
-    }) as ApprovalRow;
+    });
     await publishApprovalEvent(ctx, tx, "approval.rejected", { ...done, workspaceId: ctx.actor.workspaceId });
     return done;
   }, QUEUED_TRANSACTION);
-  return presentApproval(ctx, row);
 }

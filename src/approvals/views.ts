@@ -4,7 +4,7 @@
  */
 import { can } from "../auth/permissions.ts";
 import type { ActorContext } from "../context.ts";
-import { declaredView, enumType, presentRow } from "../shared/view.ts";
+import { declaredType, enumType } from "../shared/view.ts";
 import { MASK, maskUrlSecrets, openUrlSecrets } from "../shared/url_secrets.ts";
 
 export const APPROVAL_TOOLS = [
@@ -63,93 +63,4 @@ export function presentSnapshot(ctx: ActorContext, stored: unknown): unknown {
 }
 
 /** A change proposed by the supervisor: declared with Pothos (src/graphql/types/approvals.ts). */
-export const approvalView = declaredView("Approval");
-
-/** The stored columns of an approval (every field of its type is one). */
-export const approvalSelect = {
-  id: true,
-  tool: true,
-  targetType: true,
-  targetId: true,
-  agentId: true,
-  before: true,
-  after: true,
-  rationale: true,
-  status: true,
-  supervisorMessageId: true,
-  proposedById: true,
-  decidedById: true,
-  decidedAt: true,
-  expiresAt: true,
-  error: true,
-  createdAt: true,
-} as const;
-
-export interface ApprovalRow {
-  id: string;
-  tool: ApprovalTool;
-  targetType: string;
-  targetId: string | null;
-  agentId: string | null;
-  before: unknown;
-  after: unknown;
-  rationale: string;
-  status: typeof ApprovalStatus.values[number];
-  supervisorMessageId: string | null;
-  proposedById: string | null;
-  decidedById: string | null;
-  decidedAt: Date | null;
-  expiresAt: Date;
-  error: string | null;
-  createdAt: Date;
-}
-
-/** An approval as REST answers it and GraphQL's Approval type shows it. */
-export interface ApprovalView {
-  id: string;
-  tool: ApprovalTool;
-  targetType: string;
-  targetId: string | null;
-  agentId: string | null;
-  before: unknown;
-  after: unknown;
-  rationale: string;
-  status: ApprovalRow["status"];
-  supervisorMessageId: string | null;
-  proposedBy: string | null;
-  decidedBy: string | null;
-  decidedAt: Date | null;
-  expiresAt: Date;
-  error: string | null;
-  createdAt: Date;
-}
-
-/** A stored row as the actor may see it, keyed and ordered as the view's fields (the read planner's answer). */
-export function presentApproval(ctx: ActorContext, row: ApprovalRow): ApprovalView {
-  const view: ApprovalView = {
-    id: row.id,
-    tool: row.tool,
-    targetType: row.targetType,
-    targetId: row.targetId,
-    agentId: row.agentId,
-    before: row.before,
-    after: row.after,
-    rationale: row.rationale,
-    status: row.status,
-    supervisorMessageId: row.supervisorMessageId,
-    proposedBy: row.proposedById,
-    decidedBy: row.decidedById,
-    decidedAt: row.decidedAt,
-    expiresAt: row.expiresAt,
-    error: row.error,
-    createdAt: row.createdAt,
-  };
-  // GraphQL resolves the stored row (proposedById, decidedById) with the Approval type's resolvers.
-  const stored = row as unknown as Record<string, unknown>;
-  return presentRow(
-    ctx,
-    approvalView,
-    view as unknown as Record<string, unknown>,
-    stored,
-  ) as unknown as ApprovalView;
-}
+export const approvalView = declaredType("Approval");

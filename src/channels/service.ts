@@ -14,28 +14,10 @@ import { findAgentOr404 } from "../agents/service.ts";
 import type { createChannelSchema, updateChannelSchema } from "./schemas.ts";
 import type { ChannelSecrets } from "./whatsapp_config.ts";
 import { announceChannelChange } from "./cache.ts";
+import { channelPrivate } from "./views.ts";
 
-/** Every stored column of the Channel view (inboundUrl is computed; credentials never). */
-export const channelSelect = {
-  id: true,
-  agentId: true,
-  type: true,
-  label: true,
-  phoneNumberId: true,
-  createdAt: true,
-  updatedAt: true,
-} as const satisfies Prisma.ChannelSelect;
-type ChannelRow = Prisma.ChannelGetPayload<{ select: typeof channelSelect }>;
-export type ChannelView = ChannelRow & { inboundUrl: string };
-
-/** Where the channel's messages arrive (the view's `inboundUrl`, for answers built from a row). */
-export function channelView(deps: Pick<Deps, "config">, row: ChannelRow): ChannelView {
-  const base = deps.config.publicUrl;
-  const inboundUrl = row.type === "API"
-    ? `${base}/api/channels/${row.id}/messages`
-    : `${base}/webhooks/whatsapp/${row.id}`;
-  return { ...row, inboundUrl };
-}
+/** A channel's stored row, less its credentials (its type's `inboundUrl` is computed from it). */
+type ChannelRow = Prisma.ChannelGetPayload<{ omit: typeof channelPrivate }>;
 
 const phoneTaken = () =>
   conflict(
@@ -57,7 +39,7 @@ export async function createChannel(
   ctx: ActorContext,
   agentId: string,
   data: z.output<typeof createChannelSchema>,
-): Promise<ChannelView> {
+): Promise<ChannelRow> {
   const agent = await findAgentOr404(ctx, agentId, { id: true, workspaceId: true });
   const secrets: ChannelSecrets | null = data.config
     ? {
@@ -66,7 +48,7 @@ export async function createChannel(
       verifyToken: data.config.verifyToken,
     }
     : null;
-  const row = await uniquePhone(() =>
+  return await uniquePhone(() =>
     ctx.db.channel.create({
       data: {
         workspaceId: agent.workspaceId,
@@ -76,10 +58,9 @@ export async function createChannel(
         phoneNumberId: data.config?.phoneNumberId ?? null,
         credentials: secrets && ctx.secrets.seal(JSON.stringify(secrets)),
       },
-      select: channelSelect,
+      omit: channelPrivate,
     })
   );
-  return channelView(ctx, row);
 }
 
 /** A channel of an agent of the actor's workspace, or 404 (also for other workspaces' ids). */
@@ -90,7 +71,7 @@ async function findChannelOr404(ctx: ActorContext, agentId: string, channelId: s
       agentId: assertId(agentId, "Agent"),
       workspaceId: ctx.actor.workspaceId,
     },
-    select: channelSelect,
+    omit: channelPrivate,
   });
   if (!row) throw notFound("Channel");
   return row;
@@ -100,7 +81,7 @@ export async function updateChannel(
   ctx: ActorContext,
   ids: { agentId: string; channelId: string },
   data: z.output<typeof updateChannelSchema>,
-): Promise<ChannelView> {
+): Promise<ChannelRow> {
   const current = await findChannelOr404(ctx, ids.agentId, ids.channelId);
   const { phoneNumberId, ...changed } = data.config ?? {};
   if (current.type === "API" && data.config && Object.keys(data.config).length) {
@@ -126,11 +107,11 @@ export async function updateChannel(
       });
       // Every process' channel cache forgets it when this commits.
       await announceChannelChange(tx, current.id);
-      return await tx.channel.findUniqueOrThrow({ where: { id: current.id }, select: channelSelect });
+      return await tx.channel.findUniqueOrThrow({ where: { id: current.id }, omit: channelPrivate });
     }, QUEUED_TRANSACTION)
   );
   ctx.channels.forget(current.id);
-  return channelView(ctx, row);
+  return row;
 }
 
 export async function deleteChannel(

@@ -1,5 +1,6 @@
 /** The readable type of src/channels (see shared/view.ts). Credentials are never a field. */
-import { declaredView, enumType } from "../shared/view.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+import { declaredType, enumType } from "../shared/view.ts";
 
 export const ChannelType = enumType(
   "ChannelType",
@@ -17,4 +18,7 @@ export function inboundUrl(publicUrl: string, typeAndId: string): string {
 }
 
 /** A channel: declared with Pothos (src/graphql/types/channels.ts). */
-export const channelView = declaredView("Channel");
+export const channelView = declaredType("Channel");
+
+/** What a channel's row keeps private: its sealed credentials (write-only). */
+export const channelPrivate = { credentials: true } as const satisfies Prisma.ChannelOmit;

@@ -8,8 +8,8 @@
 import { z } from "zod";
 import type { ActorContext } from "../context.ts";
 import { AppError } from "../shared/errors.ts";
-import { restRow } from "../reads/rest.ts";
-import { conversationView } from "./views.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+import { channelPrivate } from "../channels/views.ts";
 import { storeOutgoing } from "./outbound.ts";
 import { rescheduleTimers } from "./timers.ts";
 import { closeConversation, transferToHuman } from "./transitions.ts";
@@ -41,16 +41,28 @@ async function load(ctx: ActorContext, id: string) {
   return row;
 }
 
-/** The conversation as the read API shows it. */
-async function answer(ctx: ActorContext, id: string): Promise<Record<string, unknown>> {
-  return JSON.parse(await restRow(ctx, conversationView, id));
+/** What the Conversation type shows beside the row: its contact and its channel (never its credentials). */
+const conversationInclude = {
+  contact: true,
+  channel: { omit: channelPrivate },
+} as const satisfies Prisma.ConversationInclude;
+type ConversationRow = Prisma.ConversationGetPayload<{ include: typeof conversationInclude }>;
+
+/** The conversation's stored row, as the change left it (404 when it is gone since). */
+async function answer(ctx: ActorContext, id: string): Promise<ConversationRow> {
+  const row = await ctx.db.conversation.findFirst({
+    where: { id, workspaceId: ctx.actor.workspaceId },
+    include: conversationInclude,
+  });
+  if (!row) throw notFound();
+  return row;
 }
 
 /**
  * Takes the conversation over (conversation:attend): OPEN → HUMAN assigned to the caller,
  * `human.transferred` with reason MANUAL. On a HUMAN conversation it only reassigns it; CLOSED → 409.
  */
-export async function takeover(ctx: ActorContext, id: string): Promise<Record<string, unknown>> {
+export async function takeover(ctx: ActorContext, id: string): Promise<ConversationRow> {
   const conv = await load(ctx, id);
   const userId = ctx.actor.userId;
   await ctx.db.$transaction(async (tx) => {
@@ -77,7 +89,7 @@ export async function humanReply(
   ctx: ActorContext,
   id: string,
   input: z.output<typeof humanReplySchema>,
-): Promise<Record<string, unknown>> {
+): Promise<ConversationRow> {
   const conv = await load(ctx, id);
   const now = ctx.clock.now();
   await ctx.db.$transaction(async (tx) => {
@@ -103,7 +115,7 @@ export async function humanReply(
 }
 
 /** Gives the conversation back to the agent (conversation:attend): HUMAN → OPEN; 409 otherwise. */
-export async function release(ctx: ActorContext, id: string): Promise<Record<string, unknown>> {
+export async function release(ctx: ActorContext, id: string): Promise<ConversationRow> {
   const conv = await load(ctx, id);
   const now = ctx.clock.now();
   await ctx.db.$transaction(async (tx) => {
@@ -133,7 +145,7 @@ export async function release(ctx: ActorContext, id: string): Promise<Record<str
  * Closes the conversation (conversation:attend): → CLOSED, `conversation.closed` `{ reason:
  * "MANUAL" }`; already CLOSED → 409.
  */
-export async function close(ctx: ActorContext, id: string): Promise<Record<string, unknown>> {
+export async function close(ctx: ActorContext, id: string): Promise<ConversationRow> {
   const conv = await load(ctx, id);
   await ctx.db.$transaction(async (tx) => {
     const closedNow = await closeConversation(ctx, tx, conv, "MANUAL");

@@ -8,6 +8,7 @@
  * The added instructions are Portuguese, like the SUPORTE template and the `<transferir>` tag.
  */
 import { TRANSFER_TAG } from "../intents/tag.ts";
+import type { Agent } from "../generated/prisma/client.ts";
 
 /** History sent with each reply: the last 30 messages (the supervisor's bound too) ... */
 export const HISTORY_MAX_MESSAGES = 30;
@@ -16,14 +17,11 @@ export const HISTORY_MAX_CHARS = 12_000;
 /** The window's own customer messages: the newest this many characters (a flood is cut from its start). */
 export const PENDING_MAX_CHARS = 8_000;
 
-export interface PromptAgent {
-  name: string;
-  systemPrompt: string;
-  trainingContext: string | null;
-  model: string;
-  temperature: number | null;
-  enabledHumanTransfer: boolean;
-}
+/** The agent's columns the prompt is made of. */
+export type PromptAgent = Pick<
+  Agent,
+  "name" | "systemPrompt" | "trainingContext" | "model" | "temperature" | "enabledHumanTransfer"
+>;
 
 export interface PromptIntent {
   name: string;

@@ -15,81 +15,27 @@ import type { ActorContext, Deps } from "../context.ts";
 import type { SqlTx } from "../db/client.ts";
 import { sqlTransaction } from "../db/transaction.ts";
 import { newId } from "../shared/ids.ts";
-import type { Prisma } from "../generated/prisma/client.ts";
+import type { Channel, Prisma } from "../generated/prisma/client.ts";
 import type { MessageStatus, MessageType } from "../generated/prisma/enums.ts";
 import { notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
 import type { apiMessageSchema } from "../channels/schemas.ts";
 import { storeCustomerMessage, upsertContact } from "./sql.ts";
-import { keepStored } from "../shared/view.ts";
-
-/** Every stored column of the Message view (its `sender` is the senderKind column). */
-export const messageSelect = {
-  id: true,
-  conversationId: true,
-  senderKind: true,
-  senderUserId: true,
-  type: true,
-  content: true,
-  status: true,
-  error: true,
-  mediaId: true,
-  mediaMimeType: true,
-  mediaSize: true,
-  mediaFileName: true,
-  mediaError: true,
-  transcript: true,
-  text: true,
-  payload: true,
-  inputTokens: true,
-  outputTokens: true,
-  createdAt: true,
-} as const satisfies Prisma.MessageSelect;
-type MessageRow = Prisma.MessageGetPayload<{ select: typeof messageSelect }>;
-
-/** A message's media as the Message view shows it (null for messages without media). */
-export interface MessageMedia {
-  id: string;
-  /** GET /api/messages/{id}/media */
-  url: string;
-  mimeType: string | null;
-  size: number | null;
-  fileName: string | null;
-  error: string | null;
-}
+import type { RowOf } from "../db/statement.ts";
 
 /**
- * A message as the Message view names its fields (`sender` is stored as senderKind; `media`
- * gathers the media columns).
+ * A customer message as stored: its statement's row (`storeCustomerMessage`), the columns the Message
+ * type shows (its `sender` is senderKind; `media` gathers the media columns).
  */
-export type MessageView =
-  & Omit<MessageRow, "senderKind" | "mediaSize" | "mediaFileName" | "mediaError">
-  & { sender: MessageRow["senderKind"]; media: MessageMedia | null; mediaSignedUrl: string | null };
-
-export function messageViewOf(row: MessageRow): MessageView {
-  const { senderKind, mediaSize, mediaFileName, mediaError, ...rest } = row;
-  const media = row.mediaId === null ? null : {
-    id: row.mediaId,
-    url: `/api/messages/${row.id}/media`,
-    mimeType: row.mediaMimeType,
-    size: mediaSize,
-    fileName: mediaFileName,
-    error: mediaError,
-  };
-  // Signed when a message is read (src/media/links.ts); a channel's answer (the API channel's
-  // messages carry no media) has none.
-  return keepStored({ ...rest, sender: senderKind, media, mediaSignedUrl: null }, row);
-}
+export type StoredMessage =
+  & Omit<RowOf<typeof storeCustomerMessage.columns>, "stored" | "open" | "id">
+  & { id: string };
 
 /** Message types whose WhatsApp media is fetched and understood (src/media/). */
 const MEDIA_TYPES: ReadonlySet<string> = new Set(["AUDIO", "IMAGE", "DOCUMENT"]);
 
 /** The channel a message arrived on. */
-export interface ChannelRef {
-  id: string;
-  workspaceId: string;
-  agentId: string;
-}
+export type ChannelRef = Pick<Channel, "id" | "workspaceId" | "agentId">;
 
 /** A customer message as a channel hands it over. */
 export interface CustomerMessage {
@@ -107,7 +53,7 @@ export interface CustomerMessage {
 }
 
 export type Received =
-  | { inserted: true; message: MessageView; conversationId: string; opened: boolean }
+  | { inserted: true; message: StoredMessage; conversationId: string; opened: boolean }
   | { inserted: false };
 
 /** Thrown inside the transaction to roll it back when the message turns out to be stored already. */
@@ -168,7 +114,7 @@ async function store(deps: Deps, tx: SqlTx, channel: ChannelRef, m: CustomerMess
   // Stored already (seen after the lock, or by the unique index): nothing of this call is kept.
   const { stored: _stored, open, id, ...rest } = row;
   if (!id) throw new AlreadyStored();
-  const message = { id, ...rest };
+  const message: StoredMessage = { id, ...rest };
 
   const base = {
     workspaceId: channel.workspaceId,
@@ -192,18 +138,21 @@ async function store(deps: Deps, tx: SqlTx, channel: ChannelRef, m: CustomerMess
   ]);
   return {
     inserted: true,
-    message: messageViewOf(message),
+    message,
     conversationId: message.conversationId,
     opened: !open,
   };
 }
 
-/** POST /api/channels/{channelId}/messages: a customer message on an API channel of the workspace. */
+/**
+ * POST /api/channels/{channelId}/messages: a customer message on an API channel of the workspace.
+ * Answers the stored message.
+ */
 export async function receiveApiMessage(
   ctx: ActorContext,
   channelId: string,
   input: z.output<typeof apiMessageSchema>,
-): Promise<MessageView> {
+): Promise<StoredMessage> {
   const channel = await ctx.db.channel.findFirst({
     where: { id: assertId(channelId, "Channel"), workspaceId: ctx.actor.workspaceId, type: "API" },
     select: { id: true, workspaceId: true, agentId: true },

@@ -4,7 +4,7 @@
  * outgoing messages' insert, claims and outcomes (outbound.ts). The callers keep the comments on
  * why each statement is shaped as it is; here is what each one does.
  */
-import { Prisma } from "../generated/prisma/client.ts";
+import { type Agent, Prisma } from "../generated/prisma/client.ts";
 import type { MessageStatus, MessageType, SenderKind } from "../generated/prisma/enums.ts";
 import { col, command, query } from "../db/statement.ts";
 import { LIVE_INSTANCES } from "../db/instance.ts";
@@ -136,24 +136,32 @@ export const storeCustomerMessage = query(
 
 // --- The reply (pipeline/reply.ts) ---
 
-/** The agent as the reply reads it. */
-export interface ReplyAgent {
-  id: string;
-  name: string;
-  status: string;
-  systemPrompt: string;
-  trainingContext: string | null;
-  model: string;
-  temperature: number | null;
-  enabledHumanTransfer: boolean;
-  splitMessages: boolean;
-  enabledEmoji: boolean;
-  signMessages: boolean;
-  maxDailyMessages: number | null;
-  autoCloseMinutes: number;
-  enabledReminder: boolean;
-  enabledVision: boolean;
-}
+/** The agent's columns the reply reads (one JSON object of the claim's row). */
+const REPLY_AGENT_COLUMNS = [
+  "id",
+  "name",
+  "status",
+  "systemPrompt",
+  "trainingContext",
+  "model",
+  "temperature",
+  "enabledHumanTransfer",
+  "splitMessages",
+  "enabledEmoji",
+  "signMessages",
+  "maxDailyMessages",
+  "autoCloseMinutes",
+  "enabledReminder",
+  "enabledVision",
+] as const satisfies readonly (keyof Agent)[];
+
+/** The agent as the reply reads it: its row's REPLY_AGENT_COLUMNS. */
+export type ReplyAgent = Pick<Agent, typeof REPLY_AGENT_COLUMNS[number]>;
+
+/** The JSON object of REPLY_AGENT_COLUMNS of the agent aliased `a`. */
+const replyAgentJson = Prisma.raw(
+  `json_build_object(${REPLY_AGENT_COLUMNS.map((c) => `'${c}', a."${c}"`).join(", ")})`,
+);
 
 /** An intent of the agent as the reply reads it. */
 export interface ReplyIntent extends PromptIntent {
@@ -230,12 +238,7 @@ export const claimConversation = query(
            c.id, c."workspaceId", c."agentId", COALESCE(cl.status, c.status)::text AS status, c."channelId",
            ch.type::text AS "channelType",
            json_build_object('id', ct.id, 'name', ct.name) AS contact, ct."externalId" AS "contactExternalId",
-           json_build_object('id', a.id, 'name', a.name, 'status', a.status, 'systemPrompt', a."systemPrompt",
-             'trainingContext', a."trainingContext", 'model', a.model, 'temperature', a.temperature,
-             'enabledHumanTransfer', a."enabledHumanTransfer", 'splitMessages', a."splitMessages",
-             'enabledEmoji', a."enabledEmoji", 'signMessages', a."signMessages",
-             'maxDailyMessages', a."maxDailyMessages", 'autoCloseMinutes', a."autoCloseMinutes",
-             'enabledReminder', a."enabledReminder", 'enabledVision', a."enabledVision") AS agent,
+           ${replyAgentJson} AS agent,
            CASE WHEN cl.id IS NOT NULL THEN
            (SELECT COALESCE(json_agg(json_build_object('name', i.name, 'tag', i.tag, 'description', i.description,
                      'requiredFields', i."requiredFields", 'triggerOnTypes', i."triggerOnTypes"::text[],

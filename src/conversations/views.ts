@@ -1,5 +1,5 @@
 /** The readable types of src/conversations: conversations, their messages and contacts (see shared/view.ts). */
-import { declaredView, enumType, type JsonObjectType } from "../shared/view.ts";
+import { declaredType, enumType, type JsonObjectType } from "../shared/view.ts";
 
 export const ConversationStatus = enumType(
   "ConversationStatus",
@@ -43,10 +43,10 @@ export const MessageMediaType: JsonObjectType = {
 };
 
 /** A contact: declared with Pothos (src/graphql/types/conversations.ts). */
-export const contactView = declaredView("Contact");
+export const contactView = declaredType("Contact");
 
 /** A message: declared with Pothos (src/graphql/types/conversations.ts). */
-export const messageView = declaredView("Message");
+export const messageView = declaredType("Message");
 
 /** A conversation: declared with Pothos (src/graphql/types/conversations.ts). */
-export const conversationView = declaredView("Conversation");
+export const conversationView = declaredType("Conversation");

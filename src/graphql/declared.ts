@@ -1,11 +1,12 @@
 /**
- * The facts of the types declared with Pothos (./types/), read from the built schema: what the read
+ * The views of the types declared with Pothos (./types/), read from the built schema: what the read
  * planner, REST row shapes and the OpenAPI document know of a type (src/shared/view.ts' View),
  * taken from the declaration itself. A field's GraphQL type gives its type, list-ness and
  * nullability; an exposed Prisma field its column, checked against Prisma's datamodel; a
  * prismaObject's model its table. What a declaration cannot say in GraphQL terms rides on
- * extensions: `typePlan` on the type (its label, its workspace column) and `fieldPlan` on a field
- * (SQL computing it, what an actor sees of it).
+ * extensions: `typePlan` on the type (its label, its workspace column, the columns it keeps
+ * private) and `fieldPlan` on a field (what an actor sees of it), `computedField` for a field
+ * computed from its row (its SQL and the same value from a stored row).
  *
  * A field of another declared type is a relation: plugin-prisma's `t.relation` (an object, or a
  * list) and `t.relatedConnection` carry the Prisma relation (`pothosPrismaRelationField`), whose
@@ -28,14 +29,15 @@ import {
 } from "graphql";
 import { getDatamodel } from "../generated/pothos-types.ts";
 import type { GraphQLContext } from "./context.ts";
+import type { ActorContext } from "../context.ts";
 import {
-  type DeclaredFacts,
-  declaredView,
+  type DeclaredViews,
   type FieldSpec,
   type Presenter,
   presentValue,
   type RelationSpec,
   type Scalar,
+  type View,
 } from "../shared/view.ts";
 import { enumDeclarations, jsonObjectDeclarations } from "./common_types.ts";
 import { orderOf } from "./keyset_connections.ts";
@@ -44,6 +46,8 @@ import { orderOf } from "./keyset_connections.ts";
 export interface FieldPlan {
   /** The field is computed: SQL of the row aliased `t` (a correlated subquery, say). */
   sql?: (t: string) => string;
+  /** The same value from a stored (Prisma) row (see FieldSpec.row); given with `sql`. */
+  row?: FieldSpec["row"];
   /** What an actor sees of the stored value (see FieldSpec.present). */
   present?: FieldSpec["present"];
 }
@@ -54,6 +58,11 @@ export interface TypePlan {
   label: string;
   /** The column naming the row's workspace, for types listed directly under a workspace. */
   workspaceColumn?: string;
+  /**
+   * The columns the type keeps private (secrets): no field may read them, and its domain's services
+   * leave them out of the rows they return (Prisma's `omit` of the same object).
+   */
+  private?: Readonly<Record<string, true>>;
 }
 
 // The plans given to fieldPlan/typePlan: the schema keeps the same objects in its extensions, so
@@ -84,6 +93,30 @@ export function presentedField<Row, Value>(
     extensions: fieldPlan({ present }),
     // A presenter gives a value of the stored value's kind (a URL for a URL, headers for headers).
     resolve: async (row, _args, ctx) => presentValue(await ctx.actor(), present, read(row)) as Value,
+  };
+}
+
+/**
+ * A field computed from its row: `sql` for the planner, `row` for a stored (Prisma) row that holds
+ * what the field's `select` asks (the transports' rows: a write's answer, plugin-prisma's rows),
+ * `present` (when given) applied to either value. `resolve` is the field's resolver, from `row`.
+ */
+export function computedField<Row, Value>(
+  plan: { sql: (t: string) => string; row: (row: Row, ctx: ActorContext) => Value; present?: Presenter },
+): {
+  extensions: { plan: FieldPlan };
+  resolve: (row: Row, args: object, ctx: GraphQLContext) => Promise<Value>;
+} {
+  const { sql, row, present } = plan;
+  return {
+    // A plan's rows are stored rows of the field's type (the `select` beside it holds what `row` reads).
+    extensions: fieldPlan({ sql, row: row as unknown as FieldSpec["row"], present }),
+    resolve: async (stored, _args, ctx) => {
+      const actor = await ctx.actor();
+      const value = row(stored, actor);
+      // A presenter gives a value of the kind its field declares (a URL for a URL).
+      return (present ? presentValue(actor, present, value) : value) as Value;
+    },
   };
 }
 
@@ -189,13 +222,14 @@ function relationOf(
   typeName: string,
   field: GraphQLField<unknown, unknown>,
   target: GraphQLObjectType,
+  viewNamed: (name: string) => View,
 ): RelationSpec {
   const where = `${typeName}.${field.name}`;
   const description = field.description ?? undefined;
   const relation = field.extensions.pothosPrismaRelationField;
   if (!isRelationField(relation)) {
     if (modelOf(target) !== undefined) throw new Error(`${where} is not declared with t.relation`);
-    return { kind: "embedded", view: () => declaredView(target.name), description };
+    return { kind: "embedded", view: () => viewNamed(target.name), description };
   }
   const select = field.extensions.pothosPrismaSelect;
   const edges = target.getFields().edges;
@@ -210,7 +244,7 @@ function relationOf(
     const { key, order } = orderOf(where, select);
     return {
       kind: "connection",
-      view: () => declaredView(nodeType.name),
+      view: () => viewNamed(nodeType.name),
       foreignKey: foreignKeyOf(relation),
       order,
       ...(key === "createdAt" ? {} : { sortKey: key }),
@@ -218,32 +252,58 @@ function relationOf(
     };
   }
   if (relation.isList) {
+    if (relation.name !== field.name) {
+      throw new Error(`${where} is not named as its Prisma relation ${relation.name}`);
+    }
     const { key, order } = orderOf(where, select);
     if (order !== "asc") throw new Error(`${where}: a list is read oldest first (asc)`);
     return {
       kind: "list",
-      view: () => declaredView(target.name),
+      view: () => viewNamed(target.name),
       foreignKey: foreignKeyOf(relation),
       orderBy: key,
       description,
     };
   }
+  // A transport presents a stored row's relation from the row's Prisma field of that name.
+  if (relation.name !== field.name) {
+    throw new Error(`${where} is not named as its Prisma relation ${relation.name}`);
+  }
   const localKey = relation.relationFromFields?.[0];
   if (!localKey) throw new Error(`${where}: the foreign key is on the other side`);
   return {
     kind: "object",
-    view: () => declaredView(target.name),
+    view: () => viewNamed(target.name),
     localKey,
     nullable: !isNonNullType(field.type),
     description,
   };
 }
 
-/** The facts of the declared type `name` of `schema`. */
-export function declaredFacts(schema: GraphQLSchema, name: string): DeclaredFacts {
+/**
+ * The views of the declared types `names` of `schema`, each read once; a relation leads to the view
+ * of its type among them. A declaration the planner cannot read fails here, when the schema is built.
+ */
+export function declaredViews(schema: GraphQLSchema, names: Iterable<string>): DeclaredViews {
+  const views = new Map<string, View>();
+  const get = (name: string): View => {
+    const view = views.get(name);
+    if (!view) throw new Error(`${name} is not a type declared with Pothos (src/graphql/types/mod.ts)`);
+    return view;
+  };
+  for (const name of names) views.set(name, { name, ...declaredFacts(schema, name, get) });
+  return { get: (type) => get(typeof type === "string" ? type : type.name), has: (name) => views.has(name) };
+}
+
+/** The facts of the declared type `name` of `schema`; its relations lead to `viewNamed`'s views. */
+function declaredFacts(
+  schema: GraphQLSchema,
+  name: string,
+  viewNamed: (name: string) => View,
+): Omit<View, "name"> {
   const type = schema.getType(name);
   if (!type || !isObjectType(type)) throw new Error(`${name} is not an object type of the schema`);
-  const { label, workspaceColumn } = typePlanOf(type);
+  const { label, workspaceColumn, private: secret = {} } = typePlanOf(type);
   const model = modelOf(type);
   const columns = model
     ? new Set(
@@ -255,14 +315,15 @@ export function declaredFacts(schema: GraphQLSchema, name: string): DeclaredFact
   for (const field of Object.values(type.getFields())) {
     const target = objectTypeOf(field.type);
     if (target) {
-      relations[field.name] = relationOf(name, field, target);
+      relations[field.name] = relationOf(name, field, target, viewNamed);
       continue;
     }
-    const { sql, present } = fieldPlanOf(field);
+    const { sql, row, present } = fieldPlanOf(field);
     const spec: FieldSpec = {
       ...typeOf(name, field.name, field.type),
       ...(field.description ? { description: field.description } : {}),
       ...(sql ? { sql } : {}),
+      ...(row ? { row } : {}),
       ...(present ? { present } : {}),
     };
     const exposed = field.extensions.pothosExposedField;
@@ -270,6 +331,7 @@ export function declaredFacts(schema: GraphQLSchema, name: string): DeclaredFact
     if (!sql && columns && !columns.has(column)) {
       throw new Error(`${name}.${field.name}: ${model} has no column ${column}`);
     }
+    if (!sql && Object.hasOwn(secret, column)) throw new Error(`${name}.${field.name}: ${column} is private`);
     if (!sql && column !== field.name) spec.column = column;
     fields[field.name] = spec;
   }

@@ -31,8 +31,8 @@ import type {
 } from "../shared/capability.ts";
 import { checkIds, invoke } from "../shared/capability.ts";
 import { authorize } from "../auth/permissions.ts";
-import { declaredView, storedRowOf, type View } from "../shared/view.ts";
-import { DECLARED_TYPES } from "./types/mod.ts";
+import type { DeclaredType, View } from "../shared/view.ts";
+import { DECLARED_TYPES, relatedTypeName } from "./types/mod.ts";
 import {
   connectionOf,
   enumOf,
@@ -49,7 +49,8 @@ import type { Selection } from "../reads/selection.ts";
 import type { LiveEvent } from "../live/hub.ts";
 import { oncePerEvent } from "../live/per_event.ts";
 import { AppError } from "../shared/errors.ts";
-import { isOneRow, viewOfRead } from "../reads/plan.ts";
+import { isOneRow } from "../reads/plan.ts";
+import { viewOf } from "../reads/views.ts";
 import { prismaRead } from "./prisma_reads.ts";
 import { rowAnswer } from "./row_answers.ts";
 
@@ -60,16 +61,30 @@ const inputs = new Map<string, InputTypeRef>();
 
 // ---- the declared types (./types/) of the capabilities' rows ----
 
-/** The declared type of a view (src/shared/view.ts' declaredView names it). */
-export function viewRef(view: View): ObjectTypeRef {
-  const declared = DECLARED_TYPES.get(view.name);
-  if (!declared) throw new Error(`${view.name} is not a type declared with Pothos (./types/mod.ts)`);
+/** The Pothos ref of a declared type (src/shared/view.ts' declaredType names it). */
+export function viewRef(type: DeclaredType): ObjectTypeRef {
+  const declared = DECLARED_TYPES.get(type.name);
+  if (!declared) throw new Error(`${type.name} is not a type declared with Pothos (./types/mod.ts)`);
   return declared;
 }
 
-/** The Relay connection of a view's declared type (a page read's answer). */
-function connectionRef(view: View): ObjectTypeRef {
-  return connectionOf(viewRef(view));
+/** The Relay connection of a declared type (a page read's answer). */
+function connectionRef(type: DeclaredType): ObjectTypeRef {
+  return connectionOf(viewRef(type));
+}
+
+/**
+ * The declared type of a read's rows (the page's rows, or the one row): its path walked through
+ * the Prisma relations of the declared types, as known before the schema (and its views) is built.
+ */
+export function readTypeName(read: ReadCapability): string {
+  let name = read.from.view.name;
+  for (const step of read.path ?? []) {
+    const next = relatedTypeName(name, step.relation);
+    if (!next) throw new Error(`${read.name}: ${name} has no relation ${step.relation} to a declared type`);
+    name = next;
+  }
+  return name;
 }
 
 // ---- types from zod schemas (operation inputs and non-view answers), through JSON Schema ----
@@ -178,7 +193,7 @@ function declaredOf(type: RefParam<ObjectTypeRef>): string | undefined {
 
 /**
  * A value of a declared type inside a workspace operation's answer (the approvals a supervisor turn
- * created): that type's row as the operation stored it, through the type's resolvers (./row_answers.ts).
+ * created): that type's stored row, through the type's resolvers (./row_answers.ts).
  */
 const declaredAnswer = (name: string) =>
 async (
@@ -189,7 +204,7 @@ async (
 ): Promise<unknown> => {
   const value: unknown = byResponseKey(parent, null, null, info);
   if (value === null || value === undefined) return value;
-  const row = (v: unknown) => rowAnswer(ctx, declaredView(name), v as Row, info);
+  const row = (v: unknown) => rowAnswer(ctx, viewOf({ name }), v as Row, info);
   return Array.isArray(value) ? await Promise.all(value.map(row)) : await row(value);
 };
 
@@ -269,7 +284,7 @@ type RootField = FieldRef<Types, unknown, "Query" | "Mutation">;
 
 function readField(t: RootFields, read: ReadCapability): RootField {
   const one = isOneRow(read);
-  const { view } = viewOfRead(read);
+  const view = { name: readTypeName(read) };
   const args: Args = Object.fromEntries(
     Object.values(argumentNames(read)).map((a) => [a, t.arg.id({ required: true })]),
   );
@@ -303,7 +318,7 @@ function outputType(cap: OperationCapability): Resolved<ObjectTypeRef> {
               _args: unknown,
               ctx: GraphQLContext,
               info: GraphQLResolveInfo,
-            ) => rowAnswer(ctx, out.view, p[nested.rowKey] as Record<string, unknown>, info),
+            ) => rowAnswer(ctx, viewOf(out.view), p[nested.rowKey] as Record<string, unknown>, info),
           }),
           ...Object.fromEntries(
             Object.entries(extra.properties ?? {}).map(([field, prop]) => [
@@ -371,11 +386,10 @@ function operationField(t: RootFields, cap: OperationCapability): RootField {
       const out = cap.output;
       if (!("view" in out)) return result;
       const row = result as Record<string, unknown>;
-      if (!out.nested) return rowAnswer(ctx, out.view, row, info);
-      // The row beside the extras (createInvite: { invite, inviteUrl }).
+      if (!out.nested) return rowAnswer(ctx, viewOf(out.view), row, info);
+      // The stored row beside the extras (createInvite: { invite, inviteUrl }).
       const extras = Object.keys(out.extra?.shape ?? {});
-      const stored = storedRowOf(row);
-      const only = Object.fromEntries(Object.entries(stored).filter(([k]) => !extras.includes(k)));
+      const only = Object.fromEntries(Object.entries(row).filter(([k]) => !extras.includes(k)));
       return { ...Object.fromEntries(extras.map((k) => [k, row[k]])), [out.nested.rowKey]: only };
     },
   });
@@ -453,9 +467,10 @@ function cachedSelection(view: View, info: GraphQLResolveInfo): { selection: Sel
  * selection share one read per event (live/per_event.ts): 5 000 subscribers of one document cost
  * one statement, not 5 000.
  */
-const rowResolver = (view: View) => (item: LiveItem, key: string, info: GraphQLResolveInfo) => {
+const rowResolver = (type: DeclaredType) => (item: LiveItem, key: string, info: GraphQLResolveInfo) => {
   const id = item.ids[key];
   if (!id) return null;
+  const view = viewOf(type);
   const { selection, key: selected } = cachedSelection(view, info);
   const shared = `row:${item.ctx.actor.workspaceId}:${item.ctx.actor.role}:${view.name}:${id}:${selected}`;
   return oncePerEvent(item.event, shared, () => readRowById(item.ctx, view, id, selection));

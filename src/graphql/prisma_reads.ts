@@ -26,6 +26,7 @@ import type { ReadCapability } from "../shared/capability.ts";
 import type { View } from "../shared/view.ts";
 import { authorize } from "../auth/permissions.ts";
 import { isOneRow, notFoundAt, stepsOf, viewOfRead } from "../reads/plan.ts";
+import { viewOf } from "../reads/views.ts";
 import { argumentNames } from "../reads/graphql.ts";
 
 type Row = Record<string, unknown>;
@@ -107,7 +108,7 @@ function readResolver(read: ReadCapability): GraphQLFieldResolver<unknown, Graph
   const steps = stepsOf(read);
   const one = isOneRow(read);
   const { view } = viewOfRead(read);
-  const from = read.from.view;
+  const from = viewOf(read.from.view);
   const ws = from.workspaceColumn;
   if (!ws) throw new Error(`${read.name}: ${from.name} is not listed under the workspace`);
   return async (_root, args, ctx, info) => {

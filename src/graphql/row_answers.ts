@@ -6,14 +6,14 @@
  * What the document asks beyond the row (an agent's intents, its counts) plugin-prisma plans from
  * the document (`queryFromInfo`) and is read by the row's id, one query; what the row has (the
  * fields the write set, a queued delivery's empty attempts) is answered as the write left it, so a
- * delivery it queued still shows PENDING. Presented fields (./declared.ts presentedField) present
- * the stored values: a service's row presented for REST (src/shared/view.ts presentRow) is not what
- * reaches them, its stored row is (storedRowOf), so each path presents once.
+ * delivery it queued still shows PENDING. Services return stored rows: presented fields
+ * (./declared.ts presentedField, computedField) present them here, REST in src/rest/present.ts, so
+ * each path presents once.
  */
 import type { GraphQLResolveInfo } from "graphql";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLContext } from "./context.ts";
-import { storedRowOf, type View } from "../shared/view.ts";
+import type { View } from "../shared/view.ts";
 import { notFound } from "../shared/errors.ts";
 import { delegateOf } from "./prisma_reads.ts";
 
@@ -25,26 +25,13 @@ interface FieldQuery {
   include?: Row;
 }
 
-const isRow = (value: unknown): value is Row =>
-  typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype;
-
-/** The stored row behind `row`, and behind each row of the lists it holds (a reply's approvals). */
-function storedOf(row: Row): Row {
-  const stored = storedRowOf(row);
-  const lists = Object.entries(stored).filter(([, v]) => Array.isArray(v) && v.some(isRow));
-  if (!lists.length) return stored;
-  const rows = (list: unknown[]) => list.map((v) => isRow(v) ? storedOf(v) : v);
-  return { ...stored, ...Object.fromEntries(lists.map(([k, v]) => [k, rows(v as unknown[])])) };
-}
-
-/** `row` (a service's answer, or the stored row behind it) as the answer of the field `info` resolves. */
+/** `stored` (the row a service returned) as the answer of the field `info` resolves. */
 export async function rowAnswer(
   ctx: GraphQLContext,
   view: View,
-  row: Row,
+  stored: Row,
   info: GraphQLResolveInfo,
 ): Promise<Row> {
-  const stored = storedOf(row);
   // Also records, for the fields below, that their selections are planned: they read the row.
   const query: FieldQuery = await queryFromInfo({ context: ctx, info, awaitSelections: true });
   const wanted = query.select ?? query.include ?? {};

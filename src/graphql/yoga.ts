@@ -7,7 +7,7 @@ import { buildContext } from "./context.ts";
 import { createMaskError, useRequestErrorStatus } from "./errors.ts";
 import { parseJsonWith } from "./yoga_internals.ts";
 import { useDocumentLimits } from "./limits.ts";
-import { schema } from "./schema.ts";
+import { buildSchema } from "./schema.ts";
 import { useReadPlanner } from "../reads/graphql.ts";
 import { decodeUtf8, MAX_BODY_BYTES, readBody } from "../shared/http_body.ts";
 import { AppError } from "../shared/errors.ts";
@@ -91,6 +91,7 @@ export interface GraphQLHandler {
 
 /** The /graphql handler; GraphiQL only when APP_ENV is development, introspection not in production. */
 export function createGraphQLHandler(deps: Deps): GraphQLHandler {
+  const { schema } = buildSchema();
   const maskError = createMaskError(deps.logger);
   const yoga = createYoga<YogaServerContext>({
     schema,

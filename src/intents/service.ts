@@ -7,28 +7,18 @@ import type { ActorContext } from "../context.ts";
 import type { Intent } from "../generated/prisma/client.ts";
 import { badRequest, conflict, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
-import { presentRow } from "../shared/view.ts";
 import { sealUrlSecrets } from "../shared/url_secrets.ts";
 import { findAgentOr404 } from "../agents/service.ts";
 import type { createIntentSchema, RequiredField, updateIntentSchema } from "./schemas.ts";
 import { intentTag, tagProblem } from "./tag.ts";
-import { intentView as intentViewDecl } from "./views.ts";
 
 /**
- * An intent row as Prisma reads it (every column: the declared Intent type shows them all), its
- * requiredFields typed.
+ * An intent's stored row, its requiredFields typed. Credential-like query values of its webhookUrl
+ * are stored sealed; the Intent type's field presents them per role.
  */
-export type IntentView = Omit<Intent, "requiredFields"> & {
+export type IntentRow = Omit<Intent, "requiredFields"> & {
   requiredFields: RequiredField[];
 };
-
-/**
- * Credential-like query values of webhookUrl are stored sealed: opened for roles with
- * webhook:secrets, masked for the others.
- */
-function intentView(ctx: ActorContext, row: IntentView): IntentView {
-  return presentRow(ctx, intentViewDecl, row);
-}
 
 function checkedTag(name: string): string {
   const tag = intentTag(name);
@@ -57,24 +47,21 @@ export async function createIntent(
   ctx: ActorContext,
   agentId: string,
   data: z.output<typeof createIntentSchema>,
-): Promise<IntentView> {
+): Promise<IntentRow> {
   const tag = checkedTag(data.name);
   await checkedWebhookUrl(ctx, data.webhookUrl);
   await findAgentOr404(ctx, agentId, { id: true });
   try {
-    return intentView(
-      ctx,
-      await ctx.db.intent.create({
-        data: { ...data, webhookUrl: sealUrlSecrets(ctx.secrets, data.webhookUrl), tag, agentId },
-      }) as IntentView,
-    );
+    return await ctx.db.intent.create({
+      data: { ...data, webhookUrl: sealUrlSecrets(ctx.secrets, data.webhookUrl), tag, agentId },
+    }) as IntentRow;
   } catch (e) {
     if (isUniqueViolation(e)) throw duplicateTag(tag);
     throw e;
   }
 }
 
-async function findIntentOr404(ctx: ActorContext, agentId: string, intentId: string): Promise<IntentView> {
+async function findIntentOr404(ctx: ActorContext, agentId: string, intentId: string): Promise<IntentRow> {
   const intent = await ctx.db.intent.findFirst({
     where: {
       id: assertId(intentId, "Intent"),
@@ -83,7 +70,7 @@ async function findIntentOr404(ctx: ActorContext, agentId: string, intentId: str
     },
   });
   if (!intent) throw notFound("Intent");
-  return intent as IntentView;
+  return intent as IntentRow;
 }
 
 /** Changes the fields given. */
@@ -91,22 +78,19 @@ export async function updateIntent(
   ctx: ActorContext,
   ids: { agentId: string; intentId: string },
   data: z.output<typeof updateIntentSchema>,
-): Promise<IntentView> {
+): Promise<IntentRow> {
   const tag = data.name !== undefined ? checkedTag(data.name) : undefined;
   if (data.webhookUrl !== undefined) await checkedWebhookUrl(ctx, data.webhookUrl);
   const current = await findIntentOr404(ctx, ids.agentId, ids.intentId);
   try {
-    return intentView(
-      ctx,
-      await ctx.db.intent.update({
-        where: { id: current.id },
-        data: {
-          ...data,
-          webhookUrl: data.webhookUrl && sealUrlSecrets(ctx.secrets, data.webhookUrl),
-          ...(tag ? { tag } : {}),
-        },
-      }) as IntentView,
-    );
+    return await ctx.db.intent.update({
+      where: { id: current.id },
+      data: {
+        ...data,
+        webhookUrl: data.webhookUrl && sealUrlSecrets(ctx.secrets, data.webhookUrl),
+        ...(tag ? { tag } : {}),
+      },
+    }) as IntentRow;
   } catch (e) {
     if (isUniqueViolation(e)) throw duplicateTag(tag!);
     throw e;

@@ -1,5 +1,5 @@
 /** The readable type of src/intents (see shared/view.ts) and the JSON objects of its requiredFields. */
-import { declaredView, type JsonObjectType } from "../shared/view.ts";
+import { declaredType, type JsonObjectType } from "../shared/view.ts";
 
 export const RequiredFieldType: JsonObjectType = {
   name: "RequiredField",
@@ -8,4 +8,4 @@ export const RequiredFieldType: JsonObjectType = {
 };
 
 /** An intent: declared with Pothos (src/graphql/types/intents.ts). */
-export const intentView = declaredView("Intent");
+export const intentView = declaredType("Intent");

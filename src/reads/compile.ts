@@ -21,6 +21,7 @@ import { afterCommas, type Obj, Records, type Value } from "./records.ts";
 import { resetSpent, RowBytes, storedTextBytes } from "./row_bytes.ts";
 import { idColumn, sortOf, tableOf } from "./view_columns.ts";
 import { rowId, stepsOf, viewsOf } from "./read_path.ts";
+import { viewOf } from "./views.ts";
 import { presenterMark } from "./answer.ts";
 import { page } from "./compile_page.ts";
 import {
@@ -184,7 +185,7 @@ export class Compiler extends Records {
       );
     }
     const { read } = root;
-    const from = read.from.view;
+    const from = viewOf(read.from.view);
     if (!from.workspaceColumn) {
       throw new Error(`${read.name}: ${from.name} is not listed under the workspace`);
     }

@@ -5,7 +5,8 @@
  * the transports (REST row shapes, the GraphQL types of the derived reads) read a path the same way.
  */
 import type { ReadCapability } from "../shared/capability.ts";
-import { relatedView, type View } from "../shared/view.ts";
+import type { View } from "../shared/view.ts";
+import { viewOf } from "./views.ts";
 import { type AppError, notFound } from "../shared/errors.ts";
 import { isRowId } from "../shared/pagination.ts";
 
@@ -17,9 +18,9 @@ export function isOneRow(read: ReadCapability): boolean {
 
 /** The view a read's rows are of (the page's rows, or the one row). */
 export function viewOfRead(read: ReadCapability): { view: View } {
-  let view = read.from.view;
+  let view = viewOf(read.from.view);
   for (const step of read.path ?? []) {
-    const next = relatedView(view, step.relation);
+    const next = view.relations?.[step.relation]?.view();
     if (!next) throw new Error(`${read.name}: no relation ${step.relation}`);
     view = next;
   }
@@ -49,7 +50,7 @@ export function stepsOf(read: ReadCapability): { relation?: string; idParam: str
 
 /** The view of each step by id. */
 export function viewsOf(read: ReadCapability): View[] {
-  const views = [read.from.view];
+  const views = [viewOf(read.from.view)];
   for (const step of read.path ?? []) {
     if (!step.idParam) break;
     const rel = views[views.length - 1].relations?.[step.relation];

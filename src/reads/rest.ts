@@ -5,7 +5,7 @@
  */
 import type { ActorContext } from "../context.ts";
 import { checkIds, type ReadCapability, type RestFields } from "../shared/capability.ts";
-import type { View } from "../shared/view.ts";
+import type { DeclaredType, View } from "../shared/view.ts";
 import type { PageShape, Selected, Selection } from "./selection.ts";
 import { restRow as restRowEntries } from "./row_shape.ts";
 import { authorize } from "../auth/permissions.ts";
@@ -13,6 +13,7 @@ import { parsePage } from "../shared/pagination.ts";
 import { AppError } from "../shared/errors.ts";
 import { readOne } from "./plan.ts";
 import { isOneRow, viewOfRead } from "./read_path.ts";
+import { viewOf } from "./views.ts";
 
 /** A row of `view` as REST shows it (./row_shape.ts, the rule the OpenAPI schemas use too). */
 export function restSelection(view: View, fields?: RestFields): Selection {
@@ -62,10 +63,11 @@ export async function restRead(
 /** A row just written (the caller found it in the workspace), as REST answers it: every field. */
 export async function restRow(
   ctx: ActorContext,
-  view: View,
+  type: DeclaredType,
   id: string,
   fields?: RestFields,
 ): Promise<string> {
+  const view = viewOf(type);
   return await readOne(ctx, { key: "v", view, id, selection: restSelection(view, fields) });
 }
 

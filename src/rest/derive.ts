@@ -8,6 +8,7 @@ import type { Deps } from "../context.ts";
 import type { CallerContext, Capability, OperationCapability, ReadCapability } from "../shared/capability.ts";
 import { invoke } from "../shared/capability.ts";
 import { restRead } from "../reads/rest.ts";
+import { presentAnswer } from "./present.ts";
 import { actorOf, principalOf, queryOf, readJson } from "./http.ts";
 
 /** `/api/agents/{agentId}` → `/api/agents/:agentId` (Hono's syntax). */
@@ -55,9 +56,16 @@ async function serveOperation(deps: Deps, c: Context, cap: OperationCapability):
     : c.req.method === "GET"
     ? queryOf(c)
     : undefined;
-  const result = await invoke(cap, restCaller(deps, c), c.req.param(), input);
+  const caller = restCaller(deps, c);
+  const result = await invoke(cap, caller, c.req.param(), input);
   const status = cap.http?.status ?? 200;
   if ("none" in cap.output) return c.body(null, 204);
+  // The function returned stored rows: presented here, once (the actor is the one invoke resolved).
+  const answer = presentAnswer(
+    cap.access.kind === "workspace" ? await caller.actor() : undefined,
+    cap,
+    result,
+  );
   // Lists answer { data: [...] }, never a bare array, so list answers can gain fields such as nextCursor.
-  return c.json(Array.isArray(result) ? { data: result } : result, status as 200);
+  return c.json(Array.isArray(answer) ? { data: answer } : answer, status as 200);
 }

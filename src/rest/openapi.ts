@@ -22,6 +22,7 @@ import type { EnumType, FieldSpec, JsonObjectType, RelationSpec, Scalar, View } 
 import { ERROR_CODES } from "../shared/error_codes.ts";
 import { DEFAULT_PAGE, MAX_REST_PAGE } from "../shared/pagination.ts";
 import { restAnswer, restRow } from "../reads/row_shape.ts";
+import { viewOf } from "../reads/views.ts";
 
 // deno-lint-ignore no-explicit-any
 export type JsonSchema = Record<string, any>;
@@ -422,9 +423,10 @@ class Generator {
       if (!output.typeName || schema.$ref) return schema;
       return this.register(output.typeName, JSON.stringify(schema), () => schema);
     }
-    if (!output.extra) return this.viewRef(output.view);
+    const view = viewOf(output.view);
+    if (!output.extra) return this.viewRef(view);
     // The row with the extra fields beside it, as one object (strict readers see every property).
-    const row = this.viewSchema(output.view);
+    const row = this.viewSchema(view);
     const extra = this.zodSchema(output.extra, "output", `${name}Extra`);
     return {
       type: "object",

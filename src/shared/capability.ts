@@ -15,7 +15,7 @@ import type { z } from "zod";
 import type { Action } from "../auth/permissions.ts";
 import type { Principal } from "../auth/actor.ts";
 import type { ActorContext, Deps } from "../context.ts";
-import type { EnumType, View } from "./view.ts";
+import type { DeclaredType, EnumType } from "./view.ts";
 import { authorize } from "../auth/permissions.ts";
 import { AppError } from "./errors.ts";
 import { parseInput } from "./validation.ts";
@@ -72,7 +72,7 @@ export interface ReadCapability {
    * The rows it starts from: a view listed under the workspace, one row by `idParam` or all, by
    * (createdAt, id) in `order` (oldest first unless given).
    */
-  from: { view: View; idParam?: string; order?: "asc" | "desc" };
+  from: { view: DeclaredType; idParam?: string; order?: "asc" | "desc" };
   /** Relations walked from there (each by id but the last, which may be a page). */
   path?: readonly ReadStep[];
   http?: { path: string };
@@ -120,12 +120,17 @@ export interface OperationCapability<
 
 export type OperationOutput =
   /**
-   * A row of `view` as the function returns it, with the `extra` fields beside it (REST). `nested`
-   * names the object for transports that show the row nested beside the extras instead
-   * (`{ [rowKey]: row, ...extra }`).
+   * A row of the declared type `view`: the function returns the stored (Prisma) row, with the
+   * `extra` fields beside it, and each transport presents it (REST: the type's fields and the
+   * extras in one object). `nested` names the object for transports that show the row nested
+   * beside the extras instead (`{ [rowKey]: row, ...extra }`).
    */
-  | { view: View; extra?: z.ZodObject; nested?: { name: string; rowKey: string } }
-  /** A value described by `schema` (OpenAPI), and by `typeName` for GraphQL. */
+  | { view: DeclaredType; extra?: z.ZodObject; nested?: { name: string; rowKey: string } }
+  /**
+   * A value described by `schema` (OpenAPI), and by `typeName` for GraphQL. Inside a workspace
+   * operation's answer, a part whose schema's `id` names a declared type is a stored row of that
+   * type, which each transport presents (a supervisor turn's approvals).
+   */
   | { schema: z.ZodType; typeName?: string }
   /** Nothing (REST 204). */
   | { none: true };
@@ -217,7 +222,7 @@ export interface SubscriptionCapability<P extends Params = Params, E = unknown> 
 
 export type SubscriptionOutput =
   /** One row of `view`: the payload is `{ id }`. */
-  | { view: View }
+  | { view: DeclaredType }
   /**
    * An object type `name` with an enum field `type` (`typeEnum`) and row fields by id: the
    * payload is `{ type, [row]: id | null }`.
@@ -226,7 +231,7 @@ export type SubscriptionOutput =
     name: string;
     description?: string;
     typeEnum: EnumType;
-    rows: Readonly<Record<string, { view: View; nullable?: boolean; description?: string }>>;
+    rows: Readonly<Record<string, { view: DeclaredType; nullable?: boolean; description?: string }>>;
   };
 
 /** The ids of one answer: `{ id }` for a view, `{ type, ...rowIds }` for an object. */

@@ -2,10 +2,10 @@
  * Views: what the read planner (src/reads/), REST row shapes and the OpenAPI document know of each
  * readable type: its table, its fields (the column or SQL that reads each, its type, who may see it
  * as stored) and its relations to other views. Every readable type is declared with Pothos
- * (src/graphql/types/<domain>.ts); its view is read from that declaration once the schema is built
- * (`declaredView`, src/graphql/declared.ts). Domains name a type's view with `declaredView("Agent")`
- * and keep here what a declaration refers to: enums (`enumType`), JSON object shapes, and how an
- * actor sees a stored value (`present`).
+ * (src/graphql/types/<domain>.ts); its view is read from that declaration when the schema is built
+ * (`buildSchema()`, src/graphql/schema.ts, returns them). Domains name a type with
+ * `declaredType("Agent")` and keep here what a declaration refers to: enums (`enumType`), JSON
+ * object shapes, and how an actor sees a stored value (`present`).
  */
 import { z } from "zod";
 import { type Action, can } from "../auth/permissions.ts";
@@ -48,6 +48,12 @@ export interface FieldSpec {
   column?: string;
   /** Computed fields: the SQL expression for the row aliased `t` (a correlated subquery, say). */
   sql?: (t: string) => string;
+  /**
+   * Computed fields: the value `sql` reads, taken from a stored (Prisma) row that holds what the
+   * field's resolver selects (a member's user, a delivery's event). A transport presents a row a
+   * service returned with it; `present` then applies as it does to `sql`'s value.
+   */
+  row?: (stored: Record<string, unknown>, ctx: ActorContext) => unknown;
   /**
    * What the actor sees of the stored value, applied after the read (masking, opening sealed
    * values). Skipped for actors allowed `unless`, who see the value as stored. `apply` must depend
@@ -102,118 +108,25 @@ export interface View {
   relations?: Record<string, RelationSpec>;
 }
 
-/** What a type declared with Pothos (src/graphql/types/) tells the read planner, REST and OpenAPI. */
-export type DeclaredFacts = Omit<View, "name">;
-
-let declaredFacts: ((name: string) => DeclaredFacts) | undefined;
-const declaredViews = new Map<string, View>();
-
 /**
- * Where the facts of declared types come from: the built GraphQL schema (src/graphql/declared.ts,
- * installed by src/graphql/schema.ts when it is built).
+ * A type declared with Pothos as domains and capabilities name it (`declaredType("Agent")`): its
+ * name only. Its View is read from the built schema (src/graphql/schema.ts `buildSchema().views`),
+ * which the app's setup hands to those who read views (the read planner, src/reads/views.ts).
  */
-export function provideDeclaredFacts(facts: (name: string) => DeclaredFacts): void {
-  declaredFacts = facts;
+export interface DeclaredType {
+  readonly name: string;
 }
 
-let declaredTargets: ((typeName: string, relation: string) => string | undefined) | undefined;
-
-/**
- * Where a declared type's relations lead before the schema is built (for the GraphQL type of a read
- * whose path walks them): the type declared for the related Prisma model
- * (src/graphql/types/mod.ts).
- */
-export function provideDeclaredTargets(
-  targets: (typeName: string, relation: string) => string | undefined,
-): void {
-  declaredTargets = targets;
+/** The type declared with Pothos under the GraphQL name `name`. */
+export function declaredType(name: string): DeclaredType {
+  return Object.freeze({ name });
 }
 
-/**
- * The view the relation `relation` of `view` leads to (undefined when it has none): from its facts,
- * or while the schema is being built, from its Prisma model.
- */
-export function relatedView(view: View, relation: string): View | undefined {
-  if (!declaredFacts) {
-    const target = declaredTargets?.(view.name, relation);
-    return target === undefined ? undefined : declaredView(target);
-  }
-  return view.relations?.[relation]?.view();
-}
-
-/**
- * The view of a type declared with Pothos, by its GraphQL name: read from its declaration on first
- * use (after the schema is built), the same object on every call.
- */
-export function declaredView(name: string): View {
-  let view = declaredViews.get(name);
-  if (view) return view;
-  let facts: DeclaredFacts | undefined;
-  const read = (): DeclaredFacts => {
-    if (facts) return facts;
-    if (!declaredFacts) {
-      throw new Error(`${name} is declared with Pothos: import src/graphql/schema.ts first`);
-    }
-    return facts = declaredFacts(name);
-  };
-  view = {
-    name,
-    get label() {
-      return read().label;
-    },
-    get description() {
-      return read().description;
-    },
-    get table() {
-      return read().table;
-    },
-    get workspaceColumn() {
-      return read().workspaceColumn;
-    },
-    get fields() {
-      return read().fields;
-    },
-    get relations() {
-      return read().relations;
-    },
-  };
-  declaredViews.set(name, view);
-  return view;
-}
-
-/**
- * A row a service read or wrote, as the actor may see it: each field's `present` applied, the same
- * rule the read planner applies to the rows it reads.
- */
-export function presentRow<R extends Record<string, unknown>>(
-  ctx: ActorContext,
-  view: View,
-  row: R,
-  stored: Record<string, unknown> = row,
-): R {
-  const out: Record<string, unknown> = { ...row };
-  for (const [name, spec] of Object.entries(view.fields)) {
-    if (spec.present && name in out) out[name] = presentValue(ctx, spec.present, out[name]);
-  }
-  return keepStored(out as R, stored);
-}
-
-/**
- * The stored (Prisma) row behind a row a service shaped or presented for REST. GraphQL answers a
- * write with the stored row through the declared type's resolvers, which present it themselves:
- * each path presents once.
- */
-const storedRows = new WeakMap<object, Record<string, unknown>>();
-
-/** `shaped`, remembering the stored row it was made from (see storedRowOf). */
-export function keepStored<R extends object>(shaped: R, stored: Record<string, unknown>): R {
-  storedRows.set(shaped, stored);
-  return shaped;
-}
-
-/** The stored row `row` was shaped from, or `row` itself when it is one. */
-export function storedRowOf(row: Record<string, unknown>): Record<string, unknown> {
-  return storedRows.get(row) ?? row;
+/** The views of the declared types, read from the built schema (src/graphql/declared.ts). */
+export interface DeclaredViews {
+  /** The view of a declared type; throws for a name that is not one. */
+  get(type: DeclaredType | string): View;
+  has(name: string): boolean;
 }
 
 /** A stored value as the actor may see it through `present` (as is for actors allowed `unless`). */

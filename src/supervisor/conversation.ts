@@ -4,9 +4,8 @@
  * `supervisor:use` (OWNER, MANAGER and so API tokens).
  */
 import type { ActorContext } from "../context.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
 import { authorize } from "../auth/permissions.ts";
-import { restRow } from "../reads/rest.ts";
-import { supervisorConversationView } from "./views.ts";
 
 /** The conversation's id, creating the row when the workspace has none yet. */
 export async function conversationIdOf(ctx: ActorContext): Promise<string> {
@@ -25,11 +24,26 @@ export async function conversationIdOf(ctx: ActorContext): Promise<string> {
   return row.id;
 }
 
-/** `{ id, createdAt, messages }`, every stored message oldest first (the read planner, one statement). */
-export async function getConversation(ctx: ActorContext): Promise<Record<string, unknown>> {
+/** Oldest first, as the SupervisorConversation and SupervisorMessage types list them. */
+const oldestFirst = [{ createdAt: "asc" }, {
+  id: "asc",
+}] as const satisfies Prisma.SupervisorMessageOrderByWithRelationInput[];
+
+/** What the SupervisorConversation type shows beside the row: every message with the approvals it proposed. */
+const conversationInclude = {
+  messages: { orderBy: oldestFirst, include: { approvals: { orderBy: oldestFirst } } },
+} as const satisfies Prisma.SupervisorConversationInclude;
+
+/** The conversation's stored row with every stored message, oldest first. */
+export async function getConversation(
+  ctx: ActorContext,
+): Promise<Prisma.SupervisorConversationGetPayload<{ include: typeof conversationInclude }>> {
   authorize(ctx.actor, "supervisor:use");
   const id = await conversationIdOf(ctx);
-  return JSON.parse(await restRow(ctx, supervisorConversationView, id));
+  return await ctx.db.supervisorConversation.findUniqueOrThrow({
+    where: { id },
+    include: conversationInclude,
+  });
 }
 
 /**

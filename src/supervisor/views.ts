@@ -2,7 +2,7 @@
  * The readable types of src/supervisor: the workspace's supervisor conversation and its messages,
  * declared with Pothos (src/graphql/types/supervisor.ts).
  */
-import { declaredView, enumType } from "../shared/view.ts";
+import { declaredType, enumType } from "../shared/view.ts";
 
 export const SupervisorRole = enumType(
   "SupervisorRole",
@@ -10,6 +10,6 @@ export const SupervisorRole = enumType(
   "USER: a person's (or API token's) message; ASSISTANT: the supervisor's answer to it.",
 );
 
-export const supervisorMessageView = declaredView("SupervisorMessage");
+export const supervisorMessageView = declaredType("SupervisorMessage");
 
-export const supervisorConversationView = declaredView("SupervisorConversation");
+export const supervisorConversationView = declaredType("SupervisorConversation");

@@ -9,31 +9,12 @@ import { conflict, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
 import { findWebhookOr404 } from "./service.ts";
 import { type DeliveryJob, WEBHOOK_DELIVERY_QUEUE } from "./delivery.ts";
-import { keepStored } from "../shared/view.ts";
-
-const deliverySelect = {
-  id: true,
-  eventId: true,
-  status: true,
-  attemptCount: true,
-  idempotencyKey: true,
-  createdAt: true,
-  updatedAt: true,
+/** What the WebhookDelivery type shows beside the row: its event's type and every attempt, oldest first. */
+const deliveryInclude = {
   event: { select: { type: true } },
-  attempts: {
-    orderBy: { number: "asc" },
-    select: { number: true, startedAt: true, durationMs: true, httpStatus: true, error: true },
-  },
-} as const satisfies Prisma.WebhookDeliverySelect;
-type DeliveryRow = Prisma.WebhookDeliveryGetPayload<{ select: typeof deliverySelect }>;
-
-/** A delivery as the log shows it: the event's type in `event`, every attempt oldest first. */
-export type DeliveryView = Omit<DeliveryRow, "event"> & { event: string };
-
-function deliveryView(stored: DeliveryRow): DeliveryView {
-  const { event, ...row } = stored;
-  return keepStored({ ...row, event: event.type }, stored);
-}
+  attempts: { orderBy: { number: "asc" } },
+} as const satisfies Prisma.WebhookDeliveryInclude;
+type DeliveryRow = Prisma.WebhookDeliveryGetPayload<{ include: typeof deliveryInclude }>;
 
 export type WebhookIds = { agentId: string; webhookId: string };
 export type DeliveryIds = WebhookIds & { deliveryId: string };
@@ -45,16 +26,15 @@ export type DeliveryIds = WebhookIds & { deliveryId: string };
 async function readDelivery(
   db: Tx,
   where: Prisma.WebhookDeliveryWhereUniqueInput,
-): Promise<DeliveryView | null> {
-  const row = await db.webhookDelivery.findUnique({ where, select: deliverySelect });
-  return row && deliveryView(row);
+): Promise<DeliveryRow | null> {
+  return await db.webhookDelivery.findUnique({ where, include: deliveryInclude });
 }
 
 /**
  * Publishes a `webhook.test` event for this webhook alone, delivered like any other event (signed,
  * retried, logged). Returns the new delivery, PENDING.
  */
-export async function sendTestEvent(ctx: ActorContext, ids: WebhookIds): Promise<DeliveryView> {
+export async function sendTestEvent(ctx: ActorContext, ids: WebhookIds): Promise<DeliveryRow> {
   const webhook = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
   return await ctx.db.$transaction(async (tx) => {
     const eventId = await ctx.events.publish(tx, {
@@ -80,7 +60,7 @@ export async function sendTestEvent(ctx: ActorContext, ids: WebhookIds): Promise
  * gets a new cycle of 3 attempts, numbered after the earlier ones, which stay in its log. 409
  * DELIVERY_NOT_FAILED otherwise. `lastError` of the webhook is left as it is.
  */
-export async function redeliverWebhookDelivery(ctx: ActorContext, ids: DeliveryIds): Promise<DeliveryView> {
+export async function redeliverWebhookDelivery(ctx: ActorContext, ids: DeliveryIds): Promise<DeliveryRow> {
   const webhook = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
   const deliveryId = assertId(ids.deliveryId, "Delivery");
   return await ctx.db.$transaction(async (tx) => {

@@ -3,7 +3,7 @@
  * transaction they take the pool's fast path, which a worker's batch pays once for its load and
  * once for its successes.
  */
-import { Prisma } from "../generated/prisma/client.ts";
+import { type DeliveryAttempt, Prisma } from "../generated/prisma/client.ts";
 import type { DeliveryStatus } from "../generated/prisma/enums.ts";
 import { col, command, query } from "../db/statement.ts";
 import type { WebhookPayload } from "./sender.ts";
@@ -41,16 +41,8 @@ export const loadDeliveries = query(
   [{ ids: [] }],
 );
 
-/** One made attempt, as recordAttempts stores it. */
-export interface AttemptRow {
-  id: string;
-  deliveryId: string;
-  number: number;
-  startedAt: Date;
-  durationMs: number;
-  httpStatus: number | null;
-  error: string | null;
-}
+/** One made attempt, as recordAttempts stores it: its whole row. */
+export type AttemptRow = DeliveryAttempt;
 
 /** Inserts the attempts and moves their deliveries to `status`, in one statement. */
 export const recordAttempts = command(

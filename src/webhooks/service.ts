@@ -7,34 +7,16 @@ import type { ActorContext } from "../context.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { badRequest, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
-import { keepStored, presentRow } from "../shared/view.ts";
 import { sealUrlSecrets } from "../shared/url_secrets.ts";
 import { findAgentOr404 } from "../agents/service.ts";
 import type { createWebhookSchema, updateWebhookSchema } from "./schemas.ts";
-import { webhookView as webhookViewDecl } from "./views.ts";
-
-/** The columns of a webhook's fields (src/graphql/types/webhooks.ts; never the signing secrets). */
-export const webhookSelect = {
-  id: true,
-  agentId: true,
-  event: true,
-  url: true,
-  method: true,
-  headers: true,
-  lastError: true,
-  createdAt: true,
-  updatedAt: true,
-} as const satisfies Prisma.EventWebhookSelect;
-type WebhookRow = Prisma.EventWebhookGetPayload<{ select: typeof webhookSelect }>;
-export type WebhookView = Omit<WebhookRow, "headers"> & { headers: Record<string, string> };
+import { webhookPrivate } from "./views.ts";
 
 /**
- * A webhook row as the actor may see it (the Webhook view's `present`): header values opened for
- * roles with webhook:secrets and masked for the others, URL credentials masked for the others.
+ * A webhook's stored row, less its signing secrets: URL and header values as stored (sealed), which
+ * the Webhook type's fields present per role.
  */
-export function webhookView(ctx: ActorContext, row: WebhookRow): WebhookView {
-  return presentRow(ctx, webhookViewDecl, row) as unknown as WebhookView;
-}
+export type WebhookRow = Prisma.EventWebhookGetPayload<{ omit: typeof webhookPrivate }>;
 
 /** A Standard Webhooks secret: `whsec_` + base64 of 24 random bytes. */
 export function newSigningSecret(): string {
@@ -52,7 +34,7 @@ export async function createWebhook(
   ctx: ActorContext,
   agentId: string,
   data: z.output<typeof createWebhookSchema>,
-): Promise<WebhookView & { signingSecret: string }> {
+): Promise<WebhookRow & { signingSecret: string }> {
   await checkedUrl(ctx, data.url);
   await findAgentOr404(ctx, agentId, { id: true });
   const signingSecret = newSigningSecret();
@@ -64,9 +46,9 @@ export async function createWebhook(
       signingSecret: ctx.secrets.seal(signingSecret),
       headers: ctx.secrets.sealValues(data.headers),
     },
-    select: webhookSelect,
+    omit: webhookPrivate,
   });
-  return keepStored({ ...webhookView(ctx, row), signingSecret }, row);
+  return { ...row, signingSecret };
 }
 
 /** A webhook of an agent of the actor's workspace, or 404 (also for other workspaces' ids). */
@@ -81,7 +63,7 @@ export async function findWebhookOr404(
       agentId: assertId(agentId, "Agent"),
       agent: { workspaceId: ctx.actor.workspaceId },
     },
-    select: webhookSelect,
+    omit: webhookPrivate,
   });
   if (!row) throw notFound("Webhook");
   return row;
@@ -92,19 +74,18 @@ export async function updateWebhook(
   ctx: ActorContext,
   ids: { agentId: string; webhookId: string },
   data: z.output<typeof updateWebhookSchema>,
-): Promise<WebhookView> {
+): Promise<WebhookRow> {
   if (data.url !== undefined) await checkedUrl(ctx, data.url);
   const current = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
-  const row = await ctx.db.eventWebhook.update({
+  return await ctx.db.eventWebhook.update({
     where: { id: current.id },
     data: {
       ...data,
       url: data.url && sealUrlSecrets(ctx.secrets, data.url),
       headers: data.headers && ctx.secrets.sealValues(data.headers),
     },
-    select: webhookSelect,
+    omit: webhookPrivate,
   });
-  return webhookView(ctx, row);
 }
 
 /**
@@ -121,7 +102,7 @@ export const PREVIOUS_SECRET_TTL_MS = 24 * 60 * 60 * 1000;
 export async function rotateWebhookSecret(
   ctx: ActorContext,
   ids: { agentId: string; webhookId: string },
-): Promise<WebhookView & { signingSecret: string }> {
+): Promise<WebhookRow & { signingSecret: string }> {
   const current = await findWebhookOr404(ctx, ids.agentId, ids.webhookId);
   const signingSecret = newSigningSecret();
   const sealed = ctx.secrets.seal(signingSecret);
@@ -136,9 +117,9 @@ export async function rotateWebhookSecret(
              "signingSecret" = ${sealed}, "updatedAt" = ${now}
        WHERE id = ${current.id}`;
     if (updated !== 1) throw notFound("Webhook");
-    return await tx.eventWebhook.findUniqueOrThrow({ where: { id: current.id }, select: webhookSelect });
+    return await tx.eventWebhook.findUniqueOrThrow({ where: { id: current.id }, omit: webhookPrivate });
   });
-  return keepStored({ ...webhookView(ctx, row), signingSecret }, row);
+  return { ...row, signingSecret };
 }
 
 export async function deleteWebhook(

@@ -2,7 +2,8 @@
  * What an actor sees of a webhook's stored URL and headers, and the views of the webhook types
  * declared with Pothos (src/graphql/types/webhooks.ts).
  */
-import { declaredView, type Presenter } from "../shared/view.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+import { declaredType, type Presenter } from "../shared/view.ts";
 import { MASK, maskUrlSecrets, openUrlSecrets } from "../shared/url_secrets.ts";
 import { can } from "../auth/permissions.ts";
 import { SEALED_PREFIX } from "../shared/secret_box.ts";
@@ -33,10 +34,17 @@ export const presentHeaders: Presenter = {
 };
 
 /** A delivery's attempt: declared with Pothos (src/graphql/types/webhooks.ts). */
-export const deliveryAttemptView = declaredView("WebhookDeliveryAttempt");
+export const deliveryAttemptView = declaredType("WebhookDeliveryAttempt");
 
 /** A delivery of the log: declared with Pothos (src/graphql/types/webhooks.ts). */
-export const deliveryView = declaredView("WebhookDelivery");
+export const deliveryView = declaredType("WebhookDelivery");
 
 /** An event webhook registration: declared with Pothos (src/graphql/types/webhooks.ts). */
-export const webhookView = declaredView("Webhook");
+export const webhookView = declaredType("Webhook");
+
+/** What a webhook's row keeps private: its signing secrets, shown once by the writes that make them. */
+export const webhookPrivate = {
+  signingSecret: true,
+  previousSigningSecret: true,
+  previousSecretExpiresAt: true,
+} as const satisfies Prisma.EventWebhookOmit;

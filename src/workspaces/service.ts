@@ -3,6 +3,7 @@
  * (docs/behaviour.md "Accounts, members and sessions").
  */
 import type { z } from "zod";
+import type { Prisma } from "../generated/prisma/client.ts";
 import type { ActorContext, Deps } from "../context.ts";
 import type { Principal, Role } from "../auth/actor.ts";
 import { authorize, can } from "../auth/permissions.ts";
@@ -14,7 +15,6 @@ import { AppError, conflict, forbidden, notFound, unauthorized } from "../shared
 import { randomToken, sha256Hex } from "../shared/crypto.ts";
 import { isMissingParent } from "../shared/db_errors.ts";
 import { assertId, parseInput } from "../shared/validation.ts";
-import { keepStored } from "../shared/view.ts";
 import type { Tx } from "../db/client.ts";
 import { membershipsOfUser } from "./sql.ts";
 import {
@@ -26,36 +26,31 @@ import {
   createUserSchema,
   type createWorkspaceSchema,
   type loginSchema,
+  type membershipSchema,
+  type sessionSchema,
+  type userSchema,
+  type viewerSchema,
 } from "./schemas.ts";
+import { apiTokenPrivate, invitePrivate, userPrivate } from "./views.ts";
 
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
 
-export interface MembershipView {
-  id: string;
-  name: string;
-  role: Role;
-}
-export interface UserView {
-  id: string;
-  name: string;
-  email: string;
-}
-export interface Session {
-  user: UserView;
-  token: string;
-  workspaces: MembershipView[];
-}
+/** A workspace as one of a person's memberships (login's `workspaces`). */
+type Membership = z.output<typeof membershipSchema>;
+/** A person as a session shows them. */
+type SessionUser = z.output<typeof userSchema>;
+type Session = z.output<typeof sessionSchema>;
 
 /**
  * One statement: Prisma reads a relation with a query of its own, and a workspace deleted between
  * the two would fail the request (a membership whose required workspace is missing).
  */
-async function membershipsOf(deps: Deps, userId: string): Promise<MembershipView[]> {
+async function membershipsOf(deps: Deps, userId: string): Promise<Membership[]> {
   return await membershipsOfUser.rows(deps.db, { userId });
 }
 
 /** Opens a login session (a Session row named by the JWT's jti). */
-async function sessionFor(deps: Deps, user: UserView): Promise<Session> {
+async function sessionFor(deps: Deps, user: SessionUser): Promise<Session> {
   return {
     user: { id: user.id, name: user.name, email: user.email },
     token: await openSession(deps, user.id),
@@ -114,7 +109,7 @@ export async function changePassword(
 }
 
 /** GET /api/workspaces: the caller's memberships (an API token sees its own workspace). */
-export async function listWorkspaces(deps: Deps, principal: Principal): Promise<MembershipView[]> {
+export async function listWorkspaces(deps: Deps, principal: Principal): Promise<Membership[]> {
   if (principal.kind === "user") return membershipsOf(deps, principal.userId);
   const ws = await deps.db.workspace.findUniqueOrThrow({ where: { id: principal.workspaceId } });
   return [{ id: ws.id, name: ws.name, role: "MANAGER" }];
@@ -125,12 +120,12 @@ export async function createWorkspace(
   deps: Deps,
   principal: Principal,
   { name }: z.output<typeof createWorkspaceSchema>,
-): Promise<MembershipView> {
+): Promise<Membership> {
   if (principal.kind !== "user") throw forbidden("Only a person (login JWT) can create a workspace.");
   return await insertWorkspace(deps, principal.userId, name);
 }
 
-async function insertWorkspace(deps: Deps, ownerId: string, name: string): Promise<MembershipView> {
+async function insertWorkspace(deps: Deps, ownerId: string, name: string): Promise<Membership> {
   const ws = await deps.db.workspace.create({
     data: { name, memberships: { create: { userId: ownerId, role: "OWNER" } } },
   }).catch((e) => {
@@ -145,19 +140,9 @@ export async function deleteWorkspace(ctx: ActorContext): Promise<void> {
   await ctx.db.workspace.delete({ where: { id: ctx.actor.workspaceId } });
 }
 
-export interface MemberView extends UserView {
-  role: Role;
-  joinedAt: Date;
-}
-const memberSelect = {
-  role: true,
-  createdAt: true,
-  user: { select: { id: true, name: true, email: true } },
-} as const;
-/** A member as REST shows it; GraphQL's Member type resolves the stored membership `m`. */
-const toMemberView = (
-  m: { id: string; userId: string; role: string; createdAt: Date; user: UserView },
-): MemberView => keepStored({ ...m.user, role: m.role as Role, joinedAt: m.createdAt }, m);
+/** A membership with its user: what the Member type shows (its name and email are the user's). */
+const memberInclude = { user: { omit: userPrivate } } as const satisfies Prisma.MembershipInclude;
+type MemberRow = Prisma.MembershipGetPayload<{ include: typeof memberInclude }>;
 
 const ORDINARY_ROLES: readonly Role[] = ["AGENT", "VIEWER"];
 
@@ -175,7 +160,7 @@ async function lockAndCheck(ctx: ActorContext, tx: Tx, targetUserId: string, new
     ORDER BY "id" FOR UPDATE`;
   const target = await tx.membership.findUnique({
     where: { userId_workspaceId: { userId: targetUserId, workspaceId } },
-    select: { id: true, ...memberSelect },
+    select: { id: true, role: true },
   });
   // The actor's role as of now (it may have changed since the request was authenticated).
   let actorRole: Role | null = ctx.actor.role;
@@ -208,19 +193,14 @@ export async function changeMemberRole(
   ctx: ActorContext,
   userId: string,
   { role }: z.output<typeof changeMemberRoleSchema>,
-): Promise<MemberView> {
+): Promise<MemberRow> {
   if (!can(ctx.actor, "members:manage-privileged") && !ORDINARY_ROLES.includes(role)) {
     throw forbidden(`Your role (${ctx.actor.role}) may only give the roles AGENT and VIEWER.`);
   }
   const targetId = assertId(userId, "Member");
   return await ctx.db.$transaction(async (tx) => {
     const target = await lockAndCheck(ctx, tx, targetId, role);
-    const updated = await tx.membership.update({
-      where: { id: target.id },
-      data: { role },
-      select: { id: true, userId: true, ...memberSelect },
-    });
-    return toMemberView(updated);
+    return await tx.membership.update({ where: { id: target.id }, data: { role }, include: memberInclude });
   });
 }
 
@@ -238,28 +218,16 @@ export async function removeMember(ctx: ActorContext, userId: string): Promise<v
 
 // ---- invites ----
 
-export interface InviteView {
-  id: string;
-  email: string;
-  role: Role;
-  expiresAt: Date;
-  acceptedAt: Date | null;
-  createdAt: Date;
-}
-const inviteSelect = {
-  id: true,
-  email: true,
-  role: true,
-  expiresAt: true,
-  acceptedAt: true,
-  createdAt: true,
-};
+type InviteRow = Prisma.InviteGetPayload<{ omit: typeof invitePrivate }>;
 
-/** POST /api/workspaces/{id}/invites (members:manage; OWNER role needs members:invite-owner). */
+/**
+ * POST /api/workspaces/{id}/invites (members:manage; OWNER role needs members:invite-owner): the
+ * invite with the link beside it, shown this once.
+ */
 export async function createInvite(
   ctx: ActorContext,
   { email, role }: z.output<typeof createInviteSchema>,
-): Promise<InviteView & { inviteUrl: string }> {
+): Promise<InviteRow & { inviteUrl: string }> {
   if (role === "OWNER") authorize(ctx.actor, "members:invite-owner");
   const token = randomToken(24);
   const invite = await ctx.db.invite.create({
@@ -271,9 +239,9 @@ export async function createInvite(
       invitedById: ctx.actor.userId,
       expiresAt: new Date(ctx.clock.now().getTime() + INVITE_TTL_MS),
     },
-    select: inviteSelect,
+    omit: invitePrivate,
   });
-  return { ...(invite as InviteView), inviteUrl: `${ctx.config.publicUrl}/invite/${token}` };
+  return { ...invite, inviteUrl: `${ctx.config.publicUrl}/invite/${token}` };
 }
 
 /** DELETE /api/workspaces/{id}/invites/{inviteId} (members:manage): withdraws an invite. */
@@ -359,32 +327,15 @@ export async function acceptInvite(
 
 // ---- API tokens ----
 
-export interface ApiTokenView {
-  id: string;
-  label: string;
-  prefix: string;
-  /** The person who created it; null when an API token created it or the user was deleted. */
-  createdBy: UserView | null;
-  createdAt: Date;
-  /** Recorded with a resolution of a minute. */
-  lastUsedAt: Date | null;
-  revokedAt: Date | null;
-}
-const tokenSelect = {
-  id: true,
-  label: true,
-  prefix: true,
-  createdBy: { select: { id: true, name: true, email: true } },
-  createdAt: true,
-  lastUsedAt: true,
-  revokedAt: true,
-};
+/** A token with the person who created it (the ApiToken type's `createdBy`). */
+const tokenInclude = { createdBy: { omit: userPrivate } } as const satisfies Prisma.ApiTokenInclude;
+type ApiTokenRow = Prisma.ApiTokenGetPayload<{ omit: typeof apiTokenPrivate; include: typeof tokenInclude }>;
 
 /** POST /api/workspaces/{id}/api-tokens (members:manage): the value is in `token`, this once only. */
 export async function createApiToken(
   ctx: ActorContext,
   { label }: z.output<typeof createApiTokenSchema>,
-): Promise<ApiTokenView & { token: string }> {
+): Promise<ApiTokenRow & { token: string }> {
   const token = API_TOKEN_PREFIX + randomToken(32);
   const row = await ctx.db.apiToken.create({
     data: {
@@ -394,7 +345,8 @@ export async function createApiToken(
       tokenHash: sha256Hex(token),
       createdById: ctx.actor.userId,
     },
-    select: tokenSelect,
+    omit: apiTokenPrivate,
+    include: tokenInclude,
   });
   return { ...row, token };
 }
@@ -414,7 +366,7 @@ export async function revokeApiToken(ctx: ActorContext, tokenId: string): Promis
 // ---- bootstrap and admin CLI ----
 
 /** Creates a user (admin CLI and bootstrap). 409 when the email exists. */
-export async function createUser(deps: Deps, input: unknown): Promise<UserView> {
+export async function createUser(deps: Deps, input: unknown): Promise<SessionUser> {
   const { email, password, name } = parseInput(createUserSchema, input);
   const existing = await deps.db.user.findUnique({ where: { email }, select: { id: true } });
   if (existing) throw conflict("DUPLICATE", "A user with this email exists.");
@@ -425,7 +377,7 @@ export async function createUser(deps: Deps, input: unknown): Promise<UserView> 
 }
 
 /** Makes `userId` a member of a new workspace with the given role (admin CLI and bootstrap). */
-export function createWorkspaceFor(deps: Deps, userId: string, name: string): Promise<MembershipView> {
+export function createWorkspaceFor(deps: Deps, userId: string, name: string): Promise<Membership> {
   return insertWorkspace(deps, userId, name);
 }
 
@@ -439,7 +391,7 @@ export function requireUser(principal: Principal): string {
 export async function viewer(
   deps: Deps,
   principal: Principal,
-): Promise<{ user: UserView | null; workspaces: MembershipView[] }> {
+): Promise<z.output<typeof viewerSchema>> {
   if (principal.kind === "token") return { user: null, workspaces: await listWorkspaces(deps, principal) };
   const user = await deps.db.user.findUnique({
     where: { id: principal.userId },

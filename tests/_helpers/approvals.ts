@@ -3,7 +3,10 @@ import type { ActorContext } from "../../src/context.ts";
 import type { App } from "../../src/app.ts";
 import { authenticateActor } from "../../src/auth/authenticate.ts";
 import { proposeChange } from "../../src/approvals/propose.ts";
-import type { ApprovalView } from "../../src/approvals/views.ts";
+import type { PendingApproval } from "../../src/generated/prisma/client.ts";
+import { approvalView } from "../../src/approvals/views.ts";
+import { presentRow } from "../../src/rest/present.ts";
+import { viewOf } from "../../src/reads/views.ts";
 import type { Client } from "./app.ts";
 import { HOOK, INTENT_FIELDS } from "./fixtures.ts";
 
@@ -53,12 +56,19 @@ export function proposalsFor(t: Targets): Record<string, Record<string, unknown>
   };
 }
 
+/** An approval as the transports show it to the proposer (src/rest/present.ts), before JSON. */
+export type ShownApproval =
+  & Omit<PendingApproval, "workspaceId" | "result" | "proposedById" | "decidedById">
+  & { proposedBy: string | null; decidedBy: string | null };
+
+/** Proposes as `ctx`'s actor: the approval as REST answers it to them (its snapshots presented). */
 export async function propose(
   ctx: ActorContext,
   args: unknown,
   supervisorMessageId: string | null = null,
-): Promise<ApprovalView> {
-  return await proposeChange(ctx, args, { supervisorMessageId });
+): Promise<ShownApproval> {
+  const stored = await proposeChange(ctx, args, { supervisorMessageId });
+  return presentRow(ctx, viewOf(approvalView), stored) as unknown as ShownApproval;
 }
 
 /** Who reads approvals and the supervisor's changes (supervisor:use): OWNER, MANAGER, and so the API token. */

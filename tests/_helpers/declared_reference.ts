@@ -22,13 +22,15 @@ import {
   Kind,
 } from "graphql";
 import type { Deps } from "../../src/context.ts";
-import { schema } from "../../src/graphql/schema.ts";
+import { buildSchema } from "../../src/graphql/schema.ts";
 import { buildContext, type GraphQLContext } from "../../src/graphql/context.ts";
 import { prismaRead } from "../../src/graphql/prisma_reads.ts";
 import { CAPABILITIES } from "../../src/capabilities.ts";
 import type { ReadCapability } from "../../src/shared/capability.ts";
 import { authorize } from "../../src/auth/permissions.ts";
 import { AppError } from "../../src/shared/errors.ts";
+
+const { schema } = buildSchema();
 
 const READS: ReadonlyMap<string, ReadCapability> = new Map(
   CAPABILITIES.flatMap((c) => c.kind === "read" ? [[c.name, c] as const] : []),

@@ -1,11 +1,11 @@
 /** The declared type of src/channels: a channel (credentials are never a field). */
 import { builder } from "../builder.ts";
-import { fieldPlan, typePlan } from "../declared.ts";
+import { computedField, typePlan } from "../declared.ts";
 import { enumOf } from "../common_types.ts";
-import { ChannelType, inboundUrl } from "../../channels/views.ts";
+import { channelPrivate, ChannelType, inboundUrl } from "../../channels/views.ts";
 
 export const Channel = builder.prismaObject("Channel", {
-  extensions: typePlan({ label: "Channel", workspaceColumn: "workspaceId" }),
+  extensions: typePlan({ label: "Channel", workspaceColumn: "workspaceId", private: channelPrivate }),
   fields: (t) => ({
     id: t.exposeID("id"),
     agentId: t.exposeID("agentId"),
@@ -17,13 +17,12 @@ export const Channel = builder.prismaObject("Channel", {
     }),
     inboundUrl: t.string({
       description: "Where the channel's messages arrive (configure it as the WhatsApp webhook).",
-      // The planner reads `<type>:<id>` and the app's public URL makes it a URL, as this resolver does.
-      extensions: fieldPlan({
+      // Both read `<type>:<id>`; the app's public URL makes it a URL.
+      ...computedField({
         sql: (c) => `(${c}.type::text || ':' || ${c}.id)`,
+        row: (channel: { type: string; id: string }) => `${channel.type}:${channel.id}`,
         present: { apply: (ctx, stored) => inboundUrl(ctx.config.publicUrl, String(stored)) },
       }),
-      resolve: (channel, _args, ctx) =>
-        inboundUrl(ctx.deps.config.publicUrl, `${channel.type}:${channel.id}`),
     }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),

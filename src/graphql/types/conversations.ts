@@ -1,6 +1,7 @@
 /** The declared types of src/conversations: conversations, their contacts and messages. */
+import type { Message as StoredMessage } from "../../generated/prisma/client.ts";
 import { builder } from "../builder.ts";
-import { fieldPlan, typePlan } from "../declared.ts";
+import { computedField, typePlan } from "../declared.ts";
 import { connectionOf, enumOf, jsonObjectRef } from "../common_types.ts";
 import {
   ConversationStatus,
@@ -9,7 +10,7 @@ import {
   MessageStatus,
   Sender,
 } from "../../conversations/views.ts";
-import { linkExpiry, linkSourceSql, signedMediaPath, signedMediaPathOf } from "../../media/links.ts";
+import { linkExpiry, linkSourceSql, signedMediaPathOf } from "../../media/links.ts";
 
 export const Contact = builder.prismaObject("Contact", {
   extensions: typePlan({ label: "Contact", workspaceColumn: "workspaceId" }),
@@ -30,6 +31,12 @@ const mediaSql = (t: string) =>
   `'mimeType', ${t}."mediaMimeType", 'size', ${t}."mediaSize", 'fileName', ${t}."mediaFileName", ` +
   `'error', ${t}."mediaError") END`;
 
+/** The columns a message's `media` gathers. */
+type MediaColumns = Pick<
+  StoredMessage,
+  "id" | "mediaId" | "mediaMimeType" | "mediaSize" | "mediaFileName" | "mediaError"
+>;
+
 export const Message = builder.prismaObject("Message", {
   extensions: typePlan({ label: "Message" }),
   fields: (t) => ({
@@ -49,16 +56,18 @@ export const Message = builder.prismaObject("Message", {
     media: t.field({
       type: jsonObjectRef(MessageMediaType),
       nullable: true,
-      extensions: fieldPlan({ sql: mediaSql }),
-      resolve: (m) =>
-        m.mediaId === null ? null : {
-          id: m.mediaId,
-          url: `/api/messages/${m.id}/media`,
-          mimeType: m.mediaMimeType,
-          size: m.mediaSize,
-          fileName: m.mediaFileName,
-          error: m.mediaError,
-        },
+      ...computedField({
+        sql: mediaSql,
+        row: (m: MediaColumns) =>
+          m.mediaId === null ? null : {
+            id: m.mediaId,
+            url: `/api/messages/${m.id}/media`,
+            mimeType: m.mediaMimeType,
+            size: m.mediaSize,
+            fileName: m.mediaFileName,
+            error: m.mediaError,
+          },
+      }),
     }),
     mediaSignedUrl: t.string({
       nullable: true,
@@ -66,23 +75,16 @@ export const Message = builder.prismaObject("Message", {
         "The file for 5 to 10 minutes without credentials, for an <img src>, an <audio src> or a link: " +
         "GET /api/messages/{messageId}/media with `expires` and `signature`, made when the message is read; " +
         "null without media.",
-      // The planner reads the message, its workspace and the link's expiry; the presenter signs them.
-      extensions: fieldPlan({
+      // Both read the message, its workspace and the link's expiry (linkSourceSql); the presenter signs them.
+      ...computedField({
         sql: linkSourceSql,
+        row: (m: { id: string; mediaId: string | null }, ctx) =>
+          m.mediaId === null ? null : `${m.id} ${ctx.actor.workspaceId} ${linkExpiry(Date.now())}`,
         present: {
           apply: (ctx, stored) => signedMediaPathOf(ctx.jwt, stored),
           mayChange: (_ctx, value) => `${value} IS NOT NULL`,
         },
       }),
-      resolve: async (m, _args, ctx) => {
-        if (m.mediaId === null) return null;
-        const actor = await ctx.actor();
-        return signedMediaPath(actor.jwt, {
-          messageId: m.id,
-          workspaceId: actor.actor.workspaceId,
-          expires: linkExpiry(Date.now()),
-        });
-      },
     }),
     transcript: t.exposeString("transcript", {
       nullable: true,
@@ -104,9 +106,12 @@ export const Message = builder.prismaObject("Message", {
   }),
 });
 
-/** The conversation's contact's `column`, in SQL (`t` aliases the conversation). */
-const contactColumn = (column: "externalId" | "name") =>
-  fieldPlan({ sql: (t) => `(SELECT c."${column}" FROM "Contact" c WHERE c.id = ${t}."contactId")` });
+/** The conversation's contact's `column`: in SQL (`t` aliases the conversation), or from its contact. */
+const contactColumn = <C extends "externalId" | "name">(column: C) =>
+  computedField({
+    sql: (t) => `(SELECT c."${column}" FROM "Contact" c WHERE c.id = ${t}."contactId")`,
+    row: (conversation: { contact: Record<C, string> }) => conversation.contact[column],
+  });
 
 export const Conversation = builder.prismaObject("Conversation", {
   extensions: typePlan({ label: "Conversation", workspaceColumn: "workspaceId" }),
@@ -117,15 +122,10 @@ export const Conversation = builder.prismaObject("Conversation", {
     contactId: t.id({
       description: "The contact's address on its channel (WhatsApp: the wa_id; API: the externalId). " +
         "The contact's internal id is contact.id.",
-      extensions: contactColumn("externalId"),
+      ...contactColumn("externalId"),
       select: { contact: { select: { externalId: true } } },
-      resolve: (conversation) => conversation.contact.externalId,
     }),
-    contactName: t.string({
-      extensions: contactColumn("name"),
-      select: { contact: { select: { name: true } } },
-      resolve: (conversation) => conversation.contact.name,
-    }),
+    contactName: t.string({ ...contactColumn("name"), select: { contact: { select: { name: true } } } }),
     closeReason: t.exposeString("closeReason", { nullable: true, description: "INACTIVITY or MANUAL." }),
     humanReason: t.exposeString("humanReason", {
       nullable: true,

@@ -1,11 +1,10 @@
 /**
- * The types declared with Pothos, by GraphQL name: ../derive.ts uses these refs where a view names
- * a declared type (src/shared/view.ts' declaredView), instead of deriving one.
+ * The types declared with Pothos, by GraphQL name: ../derive.ts uses these refs where a capability
+ * names a declared type (src/shared/view.ts' declaredType), instead of deriving one.
  */
 import type { ObjectRef } from "@pothos/core";
 import { PrismaObjectRef } from "@pothos/plugin-prisma";
 import { getDatamodel } from "../../generated/pothos-types.ts";
-import { provideDeclaredTargets } from "../../shared/view.ts";
 import type { builder } from "../builder.ts";
 import { Agent, AgentCounts, PromptVersion } from "./agents.ts";
 import { Intent } from "./intents.ts";
@@ -51,12 +50,16 @@ for (const ref of declared) {
   byModel.set(ref.modelName, ref.name);
 }
 
-// A relation `r` of a declared type leads to the type of the Prisma model its model's field `r` names.
-provideDeclaredTargets((typeName, relation) => {
+/**
+ * The declared type a relation `relation` of the declared type `typeName` leads to: the type
+ * declared for the Prisma model its model's field `relation` names (what a read's path walks to,
+ * known before the schema is built). Undefined when there is none.
+ */
+export function relatedTypeName(typeName: string, relation: string): string | undefined {
   const ref = DECLARED_TYPES.get(typeName);
   if (!(ref instanceof PrismaObjectRef)) return undefined;
   const field = getDatamodel().datamodel.models[ref.modelName].fields.find((f) =>
     f.name === relation && f.kind === "object"
   );
   return field && byModel.get(field.type);
-});
+}

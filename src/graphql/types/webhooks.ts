@@ -1,9 +1,9 @@
 /** The declared types of src/webhooks: registrations, their delivery log and each delivery's attempts. */
 import { builder } from "../builder.ts";
-import { fieldPlan, presentedField, typePlan } from "../declared.ts";
+import { computedField, presentedField, typePlan } from "../declared.ts";
 import { connectionOf, enumOf } from "../common_types.ts";
 import { DeliveryStatus, HttpMethod, WEBHOOK_EVENTS } from "../../webhooks/schemas.ts";
-import { presentHeaders, presentUrl } from "../../webhooks/views.ts";
+import { presentHeaders, presentUrl, webhookPrivate } from "../../webhooks/views.ts";
 
 export const WebhookDeliveryAttempt = builder.prismaObject("DeliveryAttempt", {
   name: "WebhookDeliveryAttempt",
@@ -28,11 +28,11 @@ export const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
     eventId: t.exposeID("eventId", { description: "Also the `webhook-id` header of each call." }),
     event: t.string({
       description: "The event's type (message.sent, webhook.test, ...).",
-      extensions: fieldPlan({
+      ...computedField({
         sql: (d) => `(SELECT e.type FROM "DomainEvent" e WHERE e.id = ${d}."eventId")`,
+        row: (delivery: { event: { type: string } }) => delivery.event.type,
       }),
       select: { event: { select: { type: true } } },
-      resolve: (delivery) => delivery.event.type,
     }),
     status: t.expose("status", { type: enumOf(DeliveryStatus) }),
     attemptCount: t.exposeInt("attemptCount"),
@@ -51,7 +51,7 @@ export const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
 /** An event webhook registration. The signing secret is never a field: it is shown once, by the writes. */
 export const Webhook = builder.prismaObject("EventWebhook", {
   name: "Webhook",
-  extensions: typePlan({ label: "Webhook" }),
+  extensions: typePlan({ label: "Webhook", private: webhookPrivate }),
   fields: (t) => ({
     id: t.exposeID("id"),
     agentId: t.exposeID("agentId"),

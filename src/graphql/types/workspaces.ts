@@ -1,12 +1,13 @@
 /** The declared types of src/workspaces: users, members, invites and API tokens. */
 import { builder } from "../builder.ts";
-import { fieldPlan, typePlan } from "../declared.ts";
+import { computedField, typePlan } from "../declared.ts";
 import { enumOf } from "../common_types.ts";
 import { Role } from "../../workspaces/schemas.ts";
+import { apiTokenPrivate, invitePrivate, userPrivate } from "../../workspaces/views.ts";
 
 /** A person (never with password or hashes). */
 export const User = builder.prismaObject("User", {
-  extensions: typePlan({ label: "User" }),
+  extensions: typePlan({ label: "User", private: userPrivate }),
   fields: (t) => ({
     id: t.exposeID("id"),
     name: t.exposeString("name"),
@@ -14,9 +15,12 @@ export const User = builder.prismaObject("User", {
   }),
 });
 
-/** The member's user's `column`, in SQL (`t` aliases the membership). */
-const userColumn = (column: "name" | "email") =>
-  fieldPlan({ sql: (t) => `(SELECT u.${column} FROM "User" u WHERE u.id = ${t}."userId")` });
+/** The member's user's `column`: in SQL (`t` aliases the membership), or from the membership's user. */
+const userColumn = <C extends "name" | "email">(column: C) =>
+  computedField({
+    sql: (t) => `(SELECT u.${column} FROM "User" u WHERE u.id = ${t}."userId")`,
+    row: (member: { user: Record<C, string> }) => member.user[column],
+  });
 
 /** A member of the workspace: the user's fields and the role held there. */
 export const Member = builder.prismaObject("Membership", {
@@ -24,23 +28,15 @@ export const Member = builder.prismaObject("Membership", {
   extensions: typePlan({ label: "Member", workspaceColumn: "workspaceId" }),
   fields: (t) => ({
     id: t.exposeID("userId", { description: "The user's id." }),
-    name: t.string({
-      extensions: userColumn("name"),
-      select: { user: { select: { name: true } } },
-      resolve: (member) => member.user.name,
-    }),
-    email: t.string({
-      extensions: userColumn("email"),
-      select: { user: { select: { email: true } } },
-      resolve: (member) => member.user.email,
-    }),
+    name: t.string({ ...userColumn("name"), select: { user: { select: { name: true } } } }),
+    email: t.string({ ...userColumn("email"), select: { user: { select: { email: true } } } }),
     role: t.expose("role", { type: enumOf(Role) }),
     joinedAt: t.expose("createdAt", { type: "DateTime" }),
   }),
 });
 
 export const Invite = builder.prismaObject("Invite", {
-  extensions: typePlan({ label: "Invite", workspaceColumn: "workspaceId" }),
+  extensions: typePlan({ label: "Invite", workspaceColumn: "workspaceId", private: invitePrivate }),
   fields: (t) => ({
     id: t.exposeID("id"),
     email: t.exposeString("email"),
@@ -53,7 +49,7 @@ export const Invite = builder.prismaObject("Invite", {
 
 export const ApiToken = builder.prismaObject("ApiToken", {
   description: "A workspace API token. Its value is only in createApiToken's answer.",
-  extensions: typePlan({ label: "API token", workspaceColumn: "workspaceId" }),
+  extensions: typePlan({ label: "API token", workspaceColumn: "workspaceId", private: apiTokenPrivate }),
   fields: (t) => ({
     id: t.exposeID("id"),
     label: t.exposeString("label"),
