@@ -51,296 +51,194 @@ type Call = [label: string, field: string, query: string, variables?: Record<str
 
 const UNKNOWN = `c${"0".repeat(24)}`;
 
+/** A workspace's record ids, by fixture name. */
+type Ids = Omit<Fixture, "client" | "tokenClient">;
+type Vars = Record<string, unknown>;
+
+/**
+ * A field that takes an id: its document, its variables naming `T`'s record and, for a record under
+ * a parent, the same record named under `mine`'s own parent ("via mine").
+ */
+interface ById {
+  field: string;
+  query: string;
+  vars: (T: Ids) => Vars;
+  viaMine?: (mine: Ids, T: Ids) => Vars;
+}
+
+/** `field(id: $id)` of the record `key`. */
+const byOwnId = (field: string, query: string, key: keyof Ids, name = "id"): ById => ({
+  field,
+  query,
+  vars: (T) => ({ [name]: T[key] }),
+});
+/** `field(agentId: $a, ...)` of the agent. */
+const ofAgent = (field: string, query: string, more: (T: Ids) => Vars = () => ({})): ById => ({
+  field,
+  query,
+  vars: (T) => ({ a: T.agent, ...more(T) }),
+});
+/** `field(agentId: $a, id: $id)` of the record `key` under its agent, and under mine. */
+const underAgent = (field: string, query: string, key: keyof Ids): ById => ({
+  field,
+  query,
+  vars: (T) => ({ a: T.agent, id: T[key] }),
+  viaMine: (mine, T) => ({ a: mine.agent, id: T[key] }),
+});
+/** `field(agentId: $a, webhookId: $w, id: $id)` of a delivery, and under my agent and webhook. */
+const ofDelivery = (field: string, query: string): ById => ({
+  field,
+  query,
+  vars: (T) => ({ a: T.agent, w: T.webhook, id: T.delivery }),
+  viaMine: (mine, T) => ({ a: mine.agent, w: mine.webhook, id: T.delivery }),
+});
+const mutationOf = (field: string, key: keyof Ids) =>
+  byOwnId(field, `mutation($id: ID!) { ${field}(id: $id) { id status } }`, key);
+
+const BY_ID: ById[] = [
+  byOwnId("agent", "query($id: ID!) { agent(id: $id) { id name } }", "agent"),
+  byOwnId("approval", "query($id: ID!) { approval(id: $id) { id before after } }", "approval"),
+  mutationOf("approveApproval", "approval"),
+  mutationOf("rejectApproval", "approval"),
+  mutationOf("takeoverConversation", "conversation"),
+  mutationOf("releaseConversation", "conversation"),
+  mutationOf("closeConversation", "conversation"),
+  byOwnId(
+    "replyInConversation",
+    'mutation($id: ID!) { replyInConversation(id: $id, input: { content: "Oi" }) { id } }',
+    "conversation",
+  ),
+  ofAgent("intents", "query($a: ID!) { intents(agentId: $a) { edges { node { id } } } }"),
+  underAgent("intent", "query($a: ID!, $id: ID!) { intent(agentId: $a, id: $id) { id } }", "intent"),
+  ofAgent("promptVersions", "query($a: ID!) { promptVersions(agentId: $a) { edges { node { id } } } }"),
+  {
+    field: "webhookDeliveries",
+    query:
+      "query($a: ID!, $w: ID!) { webhookDeliveries(agentId: $a, webhookId: $w) { edges { node { id } } } }",
+    vars: (T) => ({ a: T.agent, w: T.webhook }),
+    viaMine: (mine, T) => ({ a: mine.agent, w: T.webhook }),
+  },
+  ofAgent("webhooks", "query($a: ID!) { webhooks(agentId: $a) { edges { node { id } } } }"),
+  underAgent(
+    "webhook",
+    "query($a: ID!, $id: ID!) { webhook(agentId: $a, id: $id) { id headers } }",
+    "webhook",
+  ),
+  ofDelivery(
+    "webhookDelivery",
+    "query($a: ID!, $w: ID!, $id: ID!) { webhookDelivery(agentId: $a, webhookId: $w, id: $id) { id } }",
+  ),
+  byOwnId(
+    "replaceAgent",
+    'mutation($id: ID!) { replaceAgent(id: $id, input: { name: "Taken" }) { id } }',
+    "agent",
+  ),
+  byOwnId(
+    "setAgentStatus",
+    "mutation($id: ID!) { setAgentStatus(id: $id, input: { status: PAUSED }) { id } }",
+    "agent",
+  ),
+  byOwnId(
+    "updateAgentPrompt",
+    'mutation($id: ID!) { updateAgentPrompt(id: $id, input: { systemPrompt: "Taken", rationale: "r" }) { id } }',
+    "agent",
+  ),
+  {
+    field: "revertAgentPrompt",
+    query: "mutation($id: ID!, $v: ID!) { revertAgentPrompt(id: $id, versionId: $v) { id } }",
+    vars: (T) => ({ id: T.agent, v: T.version }),
+    viaMine: (mine, T) => ({ id: mine.agent, v: T.version }),
+  },
+  ofAgent(
+    "createIntent",
+    "mutation($a: ID!, $in: CreateIntentInput!) { createIntent(agentId: $a, input: $in) { id } }",
+    () => ({ in: { ...INTENT, name: "Planted" } }),
+  ),
+  underAgent(
+    "updateIntent",
+    'mutation($a: ID!, $id: ID!) { updateIntent(agentId: $a, id: $id, input: { description: "x" }) { id } }',
+    "intent",
+  ),
+  ofAgent(
+    "createWebhook",
+    "mutation($a: ID!, $in: CreateWebhookInput!) { createWebhook(agentId: $a, input: $in) { signingSecret } }",
+    () => ({ in: HOOK }),
+  ),
+  underAgent(
+    "updateWebhook",
+    "mutation($a: ID!, $id: ID!) { updateWebhook(agentId: $a, id: $id, input: { method: PUT }) { id } }",
+    "webhook",
+  ),
+  underAgent(
+    "rotateWebhookSecret",
+    "mutation($a: ID!, $id: ID!) { rotateWebhookSecret(agentId: $a, id: $id) { signingSecret } }",
+    "webhook",
+  ),
+  underAgent(
+    "sendWebhookTest",
+    "mutation($a: ID!, $id: ID!) { sendWebhookTest(agentId: $a, id: $id) { id } }",
+    "webhook",
+  ),
+  ofDelivery(
+    "redeliverWebhookDelivery",
+    "mutation($a: ID!, $w: ID!, $id: ID!) { redeliverWebhookDelivery(agentId: $a, webhookId: $w, id: $id) { id } }",
+  ),
+  underAgent("deleteIntent", "mutation($a: ID!, $id: ID!) { deleteIntent(agentId: $a, id: $id) }", "intent"),
+  underAgent(
+    "deleteWebhook",
+    "mutation($a: ID!, $id: ID!) { deleteWebhook(agentId: $a, id: $id) }",
+    "webhook",
+  ),
+  ofAgent("channels", "query($a: ID!) { channels(agentId: $a) { edges { node { id } } } }"),
+  ofAgent(
+    "createChannel",
+    'mutation($a: ID!) { createChannel(agentId: $a, input: { type: API, label: "x" }) { id } }',
+  ),
+  underAgent(
+    "updateChannel",
+    'mutation($a: ID!, $id: ID!) { updateChannel(agentId: $a, id: $id, input: { label: "Taken" }) { id } }',
+    "channel",
+  ),
+  byOwnId(
+    "postChannelMessage",
+    `mutation($ch: ID!) { postChannelMessage(channelId: $ch,
+      input: { contact: { externalId: "x" }, type: "TEXT", content: "taken" }) { id } }`,
+    "apiChannel",
+    "ch",
+  ),
+  ofAgent("conversations", "query($a: ID!) { conversations(agentId: $a) { edges { node { id } } } }"),
+  byOwnId("conversation", "query($id: ID!) { conversation(id: $id) { id } }", "conversation"),
+  byOwnId(
+    "conversationMessages",
+    "query($id: ID!) { conversationMessages(conversationId: $id) { edges { node { id } } } }",
+    "conversation",
+  ),
+  underAgent(
+    "deleteChannel",
+    "mutation($a: ID!, $id: ID!) { deleteChannel(agentId: $a, id: $id) }",
+    "channel",
+  ),
+  byOwnId("deleteAgent", "mutation($id: ID!) { deleteAgent(id: $id) }", "agent"),
+  byOwnId("deleteInvite", "mutation($id: ID!) { deleteInvite(id: $id) }", "invite"),
+  byOwnId("revokeApiToken", "mutation($id: ID!) { revokeApiToken(id: $id) }", "apiToken"),
+  byOwnId(
+    "changeMemberRole",
+    "mutation($u: ID!) { changeMemberRole(userId: $u, input: { role: VIEWER }) { id } }",
+    "member",
+    "u",
+  ),
+  byOwnId("removeMember", "mutation($u: ID!) { removeMember(userId: $u) }", "member", "u"),
+];
+
 /**
  * Every by-id call of `target`'s records made from `from`'s workspace: with the foreign id alone, and
  * with the foreign id under one of `from`'s own parents ("via mine").
  */
-function graphqlByIdCalls(
-  from: Fixture,
-  target: Pick<Fixture, Exclude<keyof Fixture, "client" | "tokenClient">>,
-): Call[] {
-  const T = target;
-  const mine = from;
-  return [
-    ["agent", "agent", "query($id: ID!) { agent(id: $id) { id name } }", { id: T.agent }],
-    ["approval", "approval", "query($id: ID!) { approval(id: $id) { id before after } }", { id: T.approval }],
-    ...["approveApproval", "rejectApproval"].map((field): Call => [
-      field,
-      field,
-      `mutation($id: ID!) { ${field}(id: $id) { id status } }`,
-      { id: T.approval },
-    ]),
-    ...["takeoverConversation", "releaseConversation", "closeConversation"].map((field): Call => [
-      field,
-      field,
-      `mutation($id: ID!) { ${field}(id: $id) { id status } }`,
-      { id: T.conversation },
-    ]),
-    [
-      "replyInConversation",
-      "replyInConversation",
-      'mutation($id: ID!) { replyInConversation(id: $id, input: { content: "Oi" }) { id } }',
-      { id: T.conversation },
-    ],
-    ["intents", "intents", "query($a: ID!) { intents(agentId: $a) { edges { node { id } } } }", {
-      a: T.agent,
-    }],
-    ["intent", "intent", "query($a: ID!, $id: ID!) { intent(agentId: $a, id: $id) { id } }", {
-      a: T.agent,
-      id: T.intent,
-    }],
-    ["intent via mine", "intent", "query($a: ID!, $id: ID!) { intent(agentId: $a, id: $id) { id } }", {
-      a: mine.agent,
-      id: T.intent,
-    }],
-    [
-      "promptVersions",
-      "promptVersions",
-      "query($a: ID!) { promptVersions(agentId: $a) { edges { node { id } } } }",
-      {
-        a: T.agent,
-      },
-    ],
-    [
-      "webhookDeliveries",
-      "webhookDeliveries",
-      "query($a: ID!, $w: ID!) { webhookDeliveries(agentId: $a, webhookId: $w) { edges { node { id } } } }",
-      { a: T.agent, w: T.webhook },
-    ],
-    [
-      "webhookDeliveries via mine",
-      "webhookDeliveries",
-      "query($a: ID!, $w: ID!) { webhookDeliveries(agentId: $a, webhookId: $w) { edges { node { id } } } }",
-      { a: mine.agent, w: T.webhook },
-    ],
-    ["webhooks", "webhooks", "query($a: ID!) { webhooks(agentId: $a) { edges { node { id } } } }", {
-      a: T.agent,
-    }],
-    ["webhook", "webhook", "query($a: ID!, $id: ID!) { webhook(agentId: $a, id: $id) { id headers } }", {
-      a: T.agent,
-      id: T.webhook,
-    }],
-    ["webhook via mine", "webhook", "query($a: ID!, $id: ID!) { webhook(agentId: $a, id: $id) { id } }", {
-      a: mine.agent,
-      id: T.webhook,
-    }],
-    [
-      "webhookDelivery",
-      "webhookDelivery",
-      "query($a: ID!, $w: ID!, $id: ID!) { webhookDelivery(agentId: $a, webhookId: $w, id: $id) { id } }",
-      { a: T.agent, w: T.webhook, id: T.delivery },
-    ],
-    [
-      "webhookDelivery via mine",
-      "webhookDelivery",
-      "query($a: ID!, $w: ID!, $id: ID!) { webhookDelivery(agentId: $a, webhookId: $w, id: $id) { id } }",
-      { a: mine.agent, w: mine.webhook, id: T.delivery },
-    ],
-    [
-      "replaceAgent",
-      "replaceAgent",
-      'mutation($id: ID!) { replaceAgent(id: $id, input: { name: "Taken" }) { id } }',
-      {
-        id: T.agent,
-      },
-    ],
-    [
-      "setAgentStatus",
-      "setAgentStatus",
-      "mutation($id: ID!) { setAgentStatus(id: $id, input: { status: PAUSED }) { id } }",
-      {
-        id: T.agent,
-      },
-    ],
-    [
-      "updateAgentPrompt",
-      "updateAgentPrompt",
-      'mutation($id: ID!) { updateAgentPrompt(id: $id, input: { systemPrompt: "Taken", rationale: "r" }) { id } }',
-      { id: T.agent },
-    ],
-    [
-      "revertAgentPrompt",
-      "revertAgentPrompt",
-      "mutation($id: ID!, $v: ID!) { revertAgentPrompt(id: $id, versionId: $v) { id } }",
-      { id: T.agent, v: T.version },
-    ],
-    [
-      "revertAgentPrompt via mine",
-      "revertAgentPrompt",
-      "mutation($id: ID!, $v: ID!) { revertAgentPrompt(id: $id, versionId: $v) { id } }",
-      { id: mine.agent, v: T.version },
-    ],
-    [
-      "createIntent",
-      "createIntent",
-      "mutation($a: ID!, $in: CreateIntentInput!) { createIntent(agentId: $a, input: $in) { id } }",
-      { a: T.agent, in: { ...INTENT, name: "Planted" } },
-    ],
-    [
-      "updateIntent",
-      "updateIntent",
-      'mutation($a: ID!, $id: ID!) { updateIntent(agentId: $a, id: $id, input: { description: "x" }) { id } }',
-      { a: T.agent, id: T.intent },
-    ],
-    [
-      "updateIntent via mine",
-      "updateIntent",
-      'mutation($a: ID!, $id: ID!) { updateIntent(agentId: $a, id: $id, input: { description: "x" }) { id } }',
-      { a: mine.agent, id: T.intent },
-    ],
-    [
-      "createWebhook",
-      "createWebhook",
-      "mutation($a: ID!, $in: CreateWebhookInput!) { createWebhook(agentId: $a, input: $in) { signingSecret } }",
-      { a: T.agent, in: HOOK },
-    ],
-    [
-      "updateWebhook",
-      "updateWebhook",
-      "mutation($a: ID!, $id: ID!) { updateWebhook(agentId: $a, id: $id, input: { method: PUT }) { id } }",
-      { a: T.agent, id: T.webhook },
-    ],
-    [
-      "updateWebhook via mine",
-      "updateWebhook",
-      "mutation($a: ID!, $id: ID!) { updateWebhook(agentId: $a, id: $id, input: { method: PUT }) { id } }",
-      { a: mine.agent, id: T.webhook },
-    ],
-    [
-      "rotateWebhookSecret",
-      "rotateWebhookSecret",
-      "mutation($a: ID!, $id: ID!) { rotateWebhookSecret(agentId: $a, id: $id) { signingSecret } }",
-      { a: T.agent, id: T.webhook },
-    ],
-    [
-      "rotateWebhookSecret via mine",
-      "rotateWebhookSecret",
-      "mutation($a: ID!, $id: ID!) { rotateWebhookSecret(agentId: $a, id: $id) { signingSecret } }",
-      { a: mine.agent, id: T.webhook },
-    ],
-    [
-      "sendWebhookTest",
-      "sendWebhookTest",
-      "mutation($a: ID!, $id: ID!) { sendWebhookTest(agentId: $a, id: $id) { id } }",
-      {
-        a: T.agent,
-        id: T.webhook,
-      },
-    ],
-    [
-      "sendWebhookTest via mine",
-      "sendWebhookTest",
-      "mutation($a: ID!, $id: ID!) { sendWebhookTest(agentId: $a, id: $id) { id } }",
-      { a: mine.agent, id: T.webhook },
-    ],
-    [
-      "redeliverWebhookDelivery",
-      "redeliverWebhookDelivery",
-      "mutation($a: ID!, $w: ID!, $id: ID!) { redeliverWebhookDelivery(agentId: $a, webhookId: $w, id: $id) { id } }",
-      { a: T.agent, w: T.webhook, id: T.delivery },
-    ],
-    [
-      "redeliverWebhookDelivery via mine",
-      "redeliverWebhookDelivery",
-      "mutation($a: ID!, $w: ID!, $id: ID!) { redeliverWebhookDelivery(agentId: $a, webhookId: $w, id: $id) { id } }",
-      { a: mine.agent, w: mine.webhook, id: T.delivery },
-    ],
-    [
-      "deleteIntent via mine",
-      "deleteIntent",
-      "mutation($a: ID!, $id: ID!) { deleteIntent(agentId: $a, id: $id) }",
-      {
-        a: mine.agent,
-        id: T.intent,
-      },
-    ],
-    ["deleteIntent", "deleteIntent", "mutation($a: ID!, $id: ID!) { deleteIntent(agentId: $a, id: $id) }", {
-      a: T.agent,
-      id: T.intent,
-    }],
-    [
-      "deleteWebhook via mine",
-      "deleteWebhook",
-      "mutation($a: ID!, $id: ID!) { deleteWebhook(agentId: $a, id: $id) }",
-      { a: mine.agent, id: T.webhook },
-    ],
-    [
-      "deleteWebhook",
-      "deleteWebhook",
-      "mutation($a: ID!, $id: ID!) { deleteWebhook(agentId: $a, id: $id) }",
-      {
-        a: T.agent,
-        id: T.webhook,
-      },
-    ],
-    ["channels", "channels", "query($a: ID!) { channels(agentId: $a) { edges { node { id } } } }", {
-      a: T.agent,
-    }],
-    [
-      "createChannel",
-      "createChannel",
-      'mutation($a: ID!) { createChannel(agentId: $a, input: { type: API, label: "x" }) { id } }',
-      { a: T.agent },
-    ],
-    [
-      "updateChannel",
-      "updateChannel",
-      'mutation($a: ID!, $id: ID!) { updateChannel(agentId: $a, id: $id, input: { label: "Taken" }) { id } }',
-      { a: T.agent, id: T.channel },
-    ],
-    [
-      "updateChannel via mine",
-      "updateChannel",
-      'mutation($a: ID!, $id: ID!) { updateChannel(agentId: $a, id: $id, input: { label: "Taken" }) { id } }',
-      { a: mine.agent, id: T.channel },
-    ],
-    [
-      "postChannelMessage",
-      "postChannelMessage",
-      `mutation($ch: ID!) { postChannelMessage(channelId: $ch,
-        input: { contact: { externalId: "x" }, type: "TEXT", content: "taken" }) { id } }`,
-      { ch: T.apiChannel },
-    ],
-    [
-      "conversations",
-      "conversations",
-      "query($a: ID!) { conversations(agentId: $a) { edges { node { id } } } }",
-      { a: T.agent },
-    ],
-    ["conversation", "conversation", "query($id: ID!) { conversation(id: $id) { id } }", {
-      id: T.conversation,
-    }],
-    [
-      "conversationMessages",
-      "conversationMessages",
-      "query($id: ID!) { conversationMessages(conversationId: $id) { edges { node { id } } } }",
-      { id: T.conversation },
-    ],
-    [
-      "deleteChannel via mine",
-      "deleteChannel",
-      "mutation($a: ID!, $id: ID!) { deleteChannel(agentId: $a, id: $id) }",
-      { a: mine.agent, id: T.channel },
-    ],
-    [
-      "deleteChannel",
-      "deleteChannel",
-      "mutation($a: ID!, $id: ID!) { deleteChannel(agentId: $a, id: $id) }",
-      { a: T.agent, id: T.channel },
-    ],
-    ["deleteAgent", "deleteAgent", "mutation($id: ID!) { deleteAgent(id: $id) }", { id: T.agent }],
-    ["deleteInvite", "deleteInvite", "mutation($id: ID!) { deleteInvite(id: $id) }", { id: T.invite }],
-    ["revokeApiToken", "revokeApiToken", "mutation($id: ID!) { revokeApiToken(id: $id) }", {
-      id: T.apiToken,
-    }],
-    [
-      "changeMemberRole",
-      "changeMemberRole",
-      "mutation($u: ID!) { changeMemberRole(userId: $u, input: { role: VIEWER }) { id } }",
-      { u: T.member },
-    ],
-    ["removeMember", "removeMember", "mutation($u: ID!) { removeMember(userId: $u) }", { u: T.member }],
-  ];
+function graphqlByIdCalls(from: Ids, target: Ids): Call[] {
+  return BY_ID.flatMap(({ field, query, vars, viaMine }): Call[] => [
+    [field, field, query, vars(target)],
+    ...(viaMine ? [[`${field} via mine`, field, query, viaMine(from, target)] as Call] : []),
+  ]);
 }
 
 /** The workspace-scoped fields that take no id: lists and creations. */
