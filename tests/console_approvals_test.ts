@@ -7,56 +7,19 @@
  */
 import assert from "node:assert/strict";
 import { consoleSuite, liveFeeds, screenshot, signIn } from "./_helpers/browser.ts";
-import { type ModelCall, startModelServer } from "./_helpers/conversations.ts";
+import {
+  FORMAL_PROMPT as FORMAL,
+  FORMAL_RATIONALE,
+  PROPOSED_REPLY,
+  startWalkThroughModel,
+} from "./_helpers/supervisor_model.ts";
 import { actorOf, newApproval } from "./_helpers/approvals.ts";
 import { expireApprovals } from "../src/approvals/expiry.ts";
 import { eventually } from "./_helpers/receiver.ts";
 import type { Request } from "playwright-core";
 
-const FORMAL = "You are Ana. Address the customer formally, as Sir or Madam.";
-
 Deno.test("the supervisor proposes, approvals arrive live with their diff, and are approved, rejected or refused", async (t) => {
-  let agentId = "";
-  const model = startModelServer((call: ModelCall) => {
-    const msgs = call.body.messages;
-    const question: string = msgs.findLast((m: { role: string }) => m.role === "user").content;
-    const last = msgs.at(-1);
-    if (last.role === "user" && question.includes("formal")) {
-      return {
-        content: "",
-        toolCalls: [{
-          id: "p1",
-          name: "propose_change",
-          arguments: {
-            tool: "update_agent_prompt",
-            target: { agentId },
-            change: { systemPrompt: FORMAL },
-            rationale: "The manager asked for a more formal tone.",
-          },
-        }],
-      };
-    }
-    if (last.role === "user" && question.includes("webhook")) {
-      return { content: "", toolCalls: [{ id: "w1", name: "list_webhooks", arguments: { agentId } }] };
-    }
-    if (last.role === "tool" && last.tool_call_id === "w1") {
-      const hooks = JSON.parse(last.content);
-      return {
-        content: "",
-        toolCalls: [{
-          id: "p2",
-          name: "propose_change",
-          arguments: {
-            tool: "delete_webhook",
-            target: { webhookId: hooks[0].id },
-            change: {},
-            rationale: "Asked to remove it.",
-          },
-        }],
-      };
-    }
-    return { content: "I proposed it; it waits for your approval." };
-  });
+  const model = startWalkThroughModel();
   // The app's time: the wall clock, moved a day on by the expiry steps. No workers, so the expiry
   // sweep runs only when the test runs it.
   const clock = { ahead: 0, now: () => new Date(Date.now() + clock.ahead) };
@@ -67,7 +30,7 @@ Deno.test("the supervisor proposes, approvals arrive live with their diff, and a
   try {
     const { workspaceId, owner } = await suite.t.seed.workspace("Acme");
     const manager = await suite.t.seed.member(workspaceId, "MANAGER");
-    agentId = (await suite.t.seed.agent(owner.client, { name: "Ana" })).id;
+    const agentId = (await suite.t.seed.agent(owner.client, { name: "Ana" })).id;
     const hook = await owner.client.post(`/api/agents/${agentId}/webhooks`, {
       event: "message.sent",
       url: "https://example.com/hook",
@@ -88,7 +51,7 @@ Deno.test("the supervisor proposes, approvals arrive live with their diff, and a
       assert.equal(asked.status, 200, JSON.stringify(asked.body));
       const card = page.getByRole("article", { name: "Change the agent's prompt for Ana" });
       await card.waitFor();
-      await card.getByText("The manager asked for a more formal tone.").waitFor();
+      await card.getByText(FORMAL_RATIONALE).waitFor();
       // The diff: the old prompt's lines removed, the new line added.
       const added = card.locator(".diff .added");
       assert.deepEqual(await added.allTextContents(), [FORMAL]);
@@ -112,7 +75,7 @@ Deno.test("the supervisor proposes, approvals arrive live with their diff, and a
         await page.getByRole("button", { name: "Send" }).click();
         const answer = page.getByRole("article", { name: "Supervisor answer" }).last();
         await answer.getByRole("link", { name: "Delete a webhook" }).waitFor();
-        await answer.getByText("I proposed it; it waits for your approval.").waitFor();
+        await answer.getByText(PROPOSED_REPLY).waitFor();
         assert.match(await answer.locator(".credits").textContent() ?? "", /^[\d.]+ credits$/);
         assert.equal(await page.getByLabel("Message").inputValue(), "");
         await screenshot(page, "supervisor");

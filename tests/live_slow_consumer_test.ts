@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import type { Client as WsClient } from "graphql-ws";
 import { startTestApp } from "./_helpers/app.ts";
 import { addCustomerMessage, seedFeed } from "./_helpers/events.ts";
+import type { App } from "../src/app.ts";
 import { eventually } from "./_helpers/receiver.ts";
 import { subscribe, wsClient } from "./_helpers/live.ts";
 import { rawUpgrade } from "./_helpers/sockets.ts";
@@ -63,6 +64,61 @@ async function rawGraphqlWs(port: number) {
   };
 }
 
+/** `who`'s subscription to the agent's events over a hand-written graphql-ws client (rawGraphqlWs). */
+async function slowSubscriber(port: number, who: { token: string; workspaceId: string }, agentId: string) {
+  const slow = await rawGraphqlWs(port);
+  await slow.sendJson({
+    type: "connection_init",
+    payload: { authorization: `Bearer ${who.token}`, "x-workspace-id": who.workspaceId },
+  });
+  assert.equal((await slow.message()).type, "connection_ack");
+  await slow.sendJson({
+    id: "1",
+    type: "subscribe",
+    payload: { query: CONVERSATION_EVENTS, variables: { agentId } },
+  });
+  return slow;
+}
+
+type Feed = ReturnType<typeof subscribe>;
+type Seeded = Awaited<ReturnType<typeof seedFeed>>["seeded"];
+
+/**
+ * Publishes BIG messages while `held()` (the slow client is still served), each received whole by
+ * the reading subscriber's `feed`, up to MAX_EVENTS; how many it published.
+ */
+async function publishWhile(held: () => boolean, app: App, seeded: Seeded, feed: Feed): Promise<number> {
+  let published = 0;
+  while (held()) {
+    assert.ok(published < MAX_EVENTS, `the slow client was still subscribed after ${published} events`);
+    const id = await addCustomerMessage(app, seeded, BIG);
+    published++;
+    const got = await feed.next();
+    assert.equal(got.data.conversationEvents.message.id, id);
+    assert.equal(got.data.conversationEvents.message.content.length, BIG.length);
+  }
+  return published;
+}
+
+/** Publishes two small messages, each received by `feed`; how many it published. */
+async function publishAfter(app: App, seeded: Seeded, feed: Feed): Promise<number> {
+  for (const content of ["after 1", "after 2"]) {
+    const id = await addCustomerMessage(app, seeded, content);
+    assert.deepEqual((await feed.next()).data.conversationEvents.message, { id, content });
+  }
+  return 2;
+}
+
+/** Waits until the server's end of the connection from `client` to `port` is gone from the kernel's table. */
+function connectionGone(port: number, client: Deno.NetAddr): Promise<true> {
+  const key = addressKey(client.hostname, client.port)!;
+  return eventually(() => {
+    const states = new Map<string, string>();
+    readTable(Deno.readTextFileSync("/proc/net/tcp"), port, states);
+    return Promise.resolve(states.has(key) ? undefined : true);
+  });
+}
+
 Deno.test("a graphql-ws client that stops reading is closed with 1013 once its queue passes LIVE_MAX_BUFFERED_BYTES, then its connection is reset; the others get every event", async () => {
   const sink = logSink();
   const t = await startTestApp(
@@ -78,17 +134,7 @@ Deno.test("a graphql-ws client that stops reading is closed with 1013 once its q
 
     // Another owner: both share one execution, and each credential is tracked on its own.
     const other = await t.seed.member(workspaceId, "OWNER");
-    slow = await rawGraphqlWs(port);
-    await slow.sendJson({
-      type: "connection_init",
-      payload: { authorization: `Bearer ${other.token}`, "x-workspace-id": workspaceId },
-    });
-    assert.equal((await slow.message()).type, "connection_ack");
-    await slow.sendJson({
-      id: "1",
-      type: "subscribe",
-      payload: { query: CONVERSATION_EVENTS, variables: { agentId: agent.id } },
-    });
+    slow = await slowSubscriber(port, { token: other.token, workspaceId }, agent.id);
     client = wsClient(port, { token: owner.token, workspaceId });
     const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
     await eventually(() => Promise.resolve(live.shared.members === 2 || undefined));
@@ -96,15 +142,7 @@ Deno.test("a graphql-ws client that stops reading is closed with 1013 once its q
 
     // The slow client reads nothing more. Each event reaches the other subscriber, until the server
     // lets the slow one go.
-    let published = 0;
-    while (live.shared.members === 2) {
-      assert.ok(published < MAX_EVENTS, `the slow client was still subscribed after ${published} events`);
-      const id = await addCustomerMessage(t.app, seeded, BIG);
-      published++;
-      const got = await feed.next();
-      assert.equal(got.data.conversationEvents.message.id, id);
-      assert.equal(got.data.conversationEvents.message.content.length, BIG.length);
-    }
+    let published = await publishWhile(() => live.shared.members === 2, t.app, seeded, feed);
     assert.equal(live.shared.members, 1);
     assert.equal(live.credentials.size, 1, "the slow client's credential is no longer checked");
     assert.deepEqual(
@@ -113,19 +151,9 @@ Deno.test("a graphql-ws client that stops reading is closed with 1013 once its q
     );
     // The grace over, the server's end of the slow client's connection is gone from the kernel's
     // table (and with it the send buffer the client never emptied).
-    const slowKey = addressKey(slow.localAddr.hostname, slow.localAddr.port)!;
-    const ours = () => {
-      const states = new Map<string, string>();
-      readTable(Deno.readTextFileSync("/proc/net/tcp"), port, states);
-      return states.get(slowKey);
-    };
-    await eventually(() => Promise.resolve(ours() === undefined || undefined));
+    await connectionGone(port, slow.localAddr);
     // The other subscriber still gets every event.
-    for (const content of ["after 1", "after 2"]) {
-      const id = await addCustomerMessage(t.app, seeded, content);
-      published++;
-      assert.deepEqual((await feed.next()).data.conversationEvents.message, { id, content });
-    }
+    published += await publishAfter(t.app, seeded, feed);
     // Reading again, the slow client finds what had reached it, cut short, and then the end of the
     // connection (the close frame was queued behind what it did not read).
     const ended = await slow.untilEnd();
@@ -157,36 +185,15 @@ Deno.test("a graphql-ws client that stops reading and answering is closed by the
     const { workspaceId, owner, agent, seeded } = await seedFeed(t);
     const live = t.app.deps.live;
     const other = await t.seed.member(workspaceId, "OWNER");
-    gone = await rawGraphqlWs(port);
-    await gone.sendJson({
-      type: "connection_init",
-      payload: { authorization: `Bearer ${other.token}`, "x-workspace-id": workspaceId },
-    });
-    assert.equal((await gone.message()).type, "connection_ack");
-    await gone.sendJson({
-      id: "1",
-      type: "subscribe",
-      payload: { query: CONVERSATION_EVENTS, variables: { agentId: agent.id } },
-    });
+    gone = await slowSubscriber(port, { token: other.token, workspaceId }, agent.id);
     client = wsClient(port, { token: owner.token, workspaceId });
     const feed = subscribe(client, CONVERSATION_EVENTS, { agentId: agent.id });
     await eventually(() => Promise.resolve(live.shared.members === 2 || undefined));
 
     // From now on it neither reads nor answers: once the kernel's buffers are full, what is queued
     // for it stops leaving the process, and the next keepalive window ends it.
-    let published = 0;
-    while (live.shared.members === 2) {
-      assert.ok(published < MAX_EVENTS, `still subscribed after ${published} events`);
-      const id = await addCustomerMessage(t.app, seeded, BIG);
-      published++;
-      assert.equal((await feed.next()).data.conversationEvents.message.id, id);
-    }
-    const key = addressKey(gone.localAddr.hostname, gone.localAddr.port)!;
-    await eventually(() => {
-      const states = new Map<string, string>();
-      readTable(Deno.readTextFileSync("/proc/net/tcp"), port, states);
-      return Promise.resolve(states.has(key) ? undefined : true);
-    });
+    const published = await publishWhile(() => live.shared.members === 2, t.app, seeded, feed);
+    await connectionGone(port, gone.localAddr);
     const id = await addCustomerMessage(t.app, seeded, "after");
     assert.deepEqual((await feed.next()).data.conversationEvents.message, { id, content: "after" });
     const ended = await gone.untilEnd();
@@ -264,20 +271,10 @@ Deno.test("an SSE client that stops reading is let go once LIVE_MAX_QUEUED_EVENT
     await eventually(() => Promise.resolve(live.subscribers === 2 || undefined));
     assert.equal(live.credentials.size, 2);
 
-    let published = 0;
-    while (live.subscribers === 2) {
-      assert.ok(published < MAX_EVENTS, `the slow client was still subscribed after ${published} events`);
-      const id = await addCustomerMessage(t.app, seeded, BIG);
-      published++;
-      assert.equal((await feed.next()).data.conversationEvents.message.id, id);
-    }
+    let published = await publishWhile(() => live.subscribers === 2, t.app, seeded, feed);
     assert.equal(live.subscribers, 1);
     assert.equal(live.credentials.size, 1, "the slow client's credential is no longer checked");
-    for (const content of ["after 1", "after 2"]) {
-      const id = await addCustomerMessage(t.app, seeded, content);
-      published++;
-      assert.deepEqual((await feed.next()).data.conversationEvents.message, { id, content });
-    }
+    published += await publishAfter(t.app, seeded, feed);
     // Reading again, the slow client finds the events it was sent, then why it was let go.
     const results = await slow.untilEnd();
     const last = results.at(-1);

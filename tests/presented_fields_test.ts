@@ -1,6 +1,6 @@
 /**
  * A stored value an actor sees through a presenter (webhook URLs and headers, intent URLs, approval
- * snapshots) is presented on every path: the planner's answers (tests/roles_graphql_test.ts), and
+ * snapshots) is presented on every path: the planner's answers (tests/roles_test.ts), and
  * a Prisma row resolved by the declared type's own resolvers (plugin-prisma's path), which shows
  * what REST shows to each role.
  */

@@ -1,13 +1,20 @@
 /**
- * The role table (which role may call what) over every REST endpoint built so far, for OWNER, MANAGER,
- * AGENT, VIEWER and an API token (which acts as MANAGER). Allowed calls answer their success
- * status; refused ones answer 403 FORBIDDEN and change nothing in the database.
+ * The role table (which role may call what) over every GraphQL mutation and query and its REST
+ * twin, for OWNER, MANAGER, AGENT, VIEWER and an API token (which acts as MANAGER). Each capability
+ * has one row and one allow-list, held against GraphQL and REST in the same run: allowed calls
+ * succeed (GraphQL: data, no errors; REST: the row's status) and a write changes the database, a
+ * read does not; refused ones answer FORBIDDEN (GraphQL: exactly one error with that code; REST:
+ * 403 problem+json) and change nothing. The table must name every root field of the schema, so a
+ * new mutation without a row fails here. A refused role gets its 403 whatever body it sends.
  */
 import assert from "node:assert/strict";
 import { Client, type Reply, startTestApp } from "./_helpers/app.ts";
-import { assertProblem, snapshot } from "./_helpers/problem.ts";
+import { assertProblem, restTablesOf, snapshot } from "./_helpers/problem.ts";
 import {
   EVERYONE,
+  gql,
+  gqlOk,
+  gqlRefused,
   OWNER_ONLY,
   PEOPLE,
   seedRoleCast,
@@ -15,9 +22,13 @@ import {
   type Who,
   WRITERS,
 } from "./_helpers/roles.ts";
-import { startModelServer } from "./_helpers/conversations.ts";
+import { buildSchema } from "../src/graphql/schema.ts";
+import type { App } from "../src/app.ts";
 import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
+import { startModelServer } from "./_helpers/conversations.ts";
 import { actorOf, APPROVAL_DECIDERS, APPROVAL_READERS, newApproval } from "./_helpers/approvals.ts";
+
+const { schema } = buildSchema();
 
 interface Ids {
   workspaceId: string;
@@ -25,8 +36,19 @@ interface Ids {
   intentId: string;
   webhookId: string;
   versionId: string;
+  deliveryId: string;
   inviteId: string;
   tokenId: string;
+  /** A WHATSAPP channel, an API channel and a conversation of the agent (handoff rows set up one
+   * in the state they need). */
+  channelId: string;
+  apiChannelId: string;
+  conversationId: string;
+  /** The user id of a member a row changes or removes. */
+  memberId?: string;
+  /** Login of a user (login row) or the token of an invite (acceptInvite row). */
+  email?: string;
+  inviteToken?: string;
   /** Set when the row made a workspace of its own: the API token of that workspace. */
   token?: string;
   /** A PENDING approval (the decision rows make their own). */
@@ -35,24 +57,45 @@ interface Ids {
 
 interface Row {
   name: string;
+  /** The root field of Query or Mutation the row calls. */
+  field: string;
   allowed: Who[];
-  ok: number;
-  /** Reads leave the database as it was, for everyone. */
   read?: boolean;
-  /** Fresh ids for this call (for deletes and other one-shot calls). */
+  /** Each call by a new caller of the role (the call ends or changes the caller's own session). */
+  fresh?: boolean;
+  /** A write of tables `snapshot(app)` leaves out only (events and deliveries, sessions). */
+  outsideRestTables?: boolean;
   setup?: (ids: Ids) => Promise<Ids>;
-  call: (c: Client, ids: Ids) => Promise<Reply>;
+  gql: (ids: Ids) => [string, Record<string, unknown>?];
+  /** The same capability over REST, with its success status. */
+  rest: { ok: number; call: (c: Client, ids: Ids) => Promise<Reply> };
 }
 
-Deno.test("roles", async (t) => {
+const PASSWORD = "correct horse battery"; // every seeded user's (tests/_helpers/app.ts)
+
+/** The REST snapshot plus the tables only GraphQL rows here also write (deliveries, sessions). */
+const fullSnapshot = (app: App) =>
+  snapshot(app, ["DomainEvent", "WebhookDelivery", "DeliveryAttempt", "Session", "Conversation", "Message"]);
+
+Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t) => {
+  // No workers: a test event or redelivery stays queued, so only the call itself changes rows.
   const model = startModelServer(() => ({ content: "ok" }));
-  const ta = await startTestApp({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseUrl });
+  const ta = await startTestApp({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseUrl }, {
+    workers: false,
+  });
   const { app, seed } = ta;
   const db = app.deps.db;
   try {
-    const { workspaceId, owner, users, clientOf } = await seedRoleCast(app, seed, "Roles");
+    const { workspaceId, owner, users, clientOf } = await seedRoleCast(app, seed, "Roles GraphQL");
     const { MANAGER: manager, AGENT: agentUser, VIEWER: viewer } = users;
     const o = owner.client;
+    const freshClient = async (who: Who, ids: Ids): Promise<Client> => {
+      if (who === "TOKEN") {
+        const made = await o.post(`/api/workspaces/${ids.workspaceId}/api-tokens`, { label: "fresh" });
+        return new Client(app, made.body.token, ids.workspaceId);
+      }
+      return (await seed.member(ids.workspaceId, who)).client;
+    };
 
     let n = 0;
     const newAgent = async () => (await o.post("/api/agents", { name: `Agent ${++n}` })).body.id as string;
@@ -61,27 +104,76 @@ Deno.test("roles", async (t) => {
         .id as string;
     const newWebhook = async (agentId: string) =>
       (await o.post(`/api/agents/${agentId}/webhooks`, HOOK)).body.id as string;
-    const newVersion = async (agentId: string) => {
-      await o.put(`/api/agents/${agentId}/prompt`, { systemPrompt: `Prompt ${++n}`, rationale: "r" });
-      return (await o.get(`/api/agents/${agentId}/prompt-versions?limit=1`)).body.data[0].id as string;
+    /** A FAILED delivery of the webhook (what redelivery needs), written directly. */
+    const newFailedDelivery = async (agentId: string, webhookId: string) => {
+      const event = await db.domainEvent.create({
+        data: { workspaceId, agentId, type: "message.sent", payload: {} },
+      });
+      const d = await db.webhookDelivery.create({
+        data: { webhookId, eventId: event.id, status: "FAILED", attemptCount: 3, idempotencyKey: `k${++n}` },
+      });
+      return d.id;
     };
+    const newChannel = async (agentId: string) =>
+      (await o.post(`/api/agents/${agentId}/channels`, {
+        type: "WHATSAPP",
+        label: "Sales",
+        config: { phoneNumberId: `900${++n}`, accessToken: "t", appSecret: "s", verifyToken: "v" },
+      })).body.id as string;
+    /** A conversation of the agent on an API channel, written directly (conversations start inbound). */
+    const newConversation = async (i: Ids, status: "OPEN" | "HUMAN") => {
+      const channel = await db.channel.create({
+        data: { workspaceId: i.workspaceId, agentId: i.agentId, type: "API", label: `L${++n}` },
+      });
+      const contact = await db.contact.create({
+        data: { workspaceId: i.workspaceId, externalId: `c${++n}`, name: "Maria" },
+      });
+      const conv = await db.conversation.create({
+        data: {
+          workspaceId: i.workspaceId,
+          agentId: i.agentId,
+          channelId: channel.id,
+          contactId: contact.id,
+          status,
+        },
+      });
+      return { ...i, conversationId: conv.id };
+    };
+    const ATTENDANTS: Who[] = ["OWNER", "MANAGER", "AGENT", "TOKEN"];
+    const newInvite = async (ids: Ids, role = "VIEWER") =>
+      (await o.post(`/api/workspaces/${ids.workspaceId}/invites`, { email: `x${++n}@example.test`, role }))
+        .body;
 
     const agentId = await newAgent();
+    await o.put(`/api/agents/${agentId}/prompt`, { systemPrompt: "First", rationale: "r" });
+    const webhookId = await newWebhook(agentId);
     const fixture: Ids = {
       workspaceId,
       agentId,
       intentId: await newIntent(agentId),
-      webhookId: await newWebhook(agentId),
-      versionId: await newVersion(agentId),
-      inviteId:
-        (await o.post(`/api/workspaces/${workspaceId}/invites`, { email: "f@example.test", role: "AGENT" }))
-          .body.id,
+      webhookId,
+      versionId: (await o.get(`/api/agents/${agentId}/prompt-versions?limit=1`)).body.data[0].id,
+      deliveryId: await newFailedDelivery(agentId, webhookId),
+      inviteId: (await newInvite({ workspaceId } as Ids, "AGENT")).id,
       tokenId: (await o.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "fixture" })).body.id,
+      channelId: await newChannel(agentId),
+      apiChannelId: (await o.post(`/api/agents/${agentId}/channels`, { type: "API", label: "App" })).body.id,
+      conversationId: "",
     };
+    fixture.conversationId = (await o.post(`/api/channels/${fixture.apiChannelId}/messages`, {
+      contact: { externalId: "roles-1" },
+      type: "TEXT",
+      content: "hi",
+    })).body.conversationId;
     const ownerCtx = await actorOf(app, owner.token, workspaceId);
     fixture.approvalId = await newApproval(ownerCtx, agentId);
-    const a = (ids: Ids) => `/api/agents/${ids.agentId}`;
-    const ws = (ids: Ids) => `/api/workspaces/${ids.workspaceId}`;
+    const a = (i: Ids) => `/api/agents/${i.agentId}`;
+    const ws = (i: Ids) => `/api/workspaces/${i.workspaceId}`;
+    const hook = (i: Ids) => `${a(i)}/webhooks/${i.webhookId}`;
+    const withMember = (role: "AGENT" | "MANAGER") => async (i: Ids) => ({
+      ...i,
+      memberId: (await seed.member(i.workspaceId, role)).userId,
+    });
 
     // The supervisor: a conversation made anew by each read, a message for each reset to erase.
     const withoutSupervisorConversation = async (i: Ids) => {
@@ -99,248 +191,669 @@ Deno.test("roles", async (t) => {
     };
 
     const rows: Row[] = [
-      // Reads: everyone.
+      // Conversations: conversation:attend (take over, reply in, release, close).
+      ...([
+        ["takeoverConversation", "takeover", "OPEN"],
+        ["releaseConversation", "release", "HUMAN"],
+        ["closeConversation", "close", "OPEN"],
+      ] as const).map(([field, path, status]): Row => ({
+        name: field,
+        field,
+        allowed: ATTENDANTS,
+        setup: (i) => newConversation(i, status),
+        gql: (i) => [`mutation($id: ID!) { ${field}(id: $id) { id status } }`, { id: i.conversationId }],
+        rest: { ok: 200, call: (c, i) => c.post(`/api/conversations/${i.conversationId}/${path}`) },
+      })),
       {
-        name: "GET /api/auth/me",
+        name: "replyInConversation",
+        field: "replyInConversation",
+        allowed: ATTENDANTS,
+        setup: (i) => newConversation(i, "HUMAN"),
+        gql: (i) => [
+          'mutation($id: ID!) { replyInConversation(id: $id, input: { content: "Oi" }) { id status } }',
+          { id: i.conversationId },
+        ],
+        rest: {
+          ok: 200,
+          call: (c, i) => c.post(`/api/conversations/${i.conversationId}/messages`, { content: "Oi" }),
+        },
+      },
+      // Queries: reads of everyone, except invites and API tokens (members:manage).
+      {
+        name: "viewer",
+        field: "viewer",
         allowed: EVERYONE,
-        ok: 200,
         read: true,
-        call: (c) => c.get("/api/auth/me"),
+        gql: () => ["{ viewer { user { id } workspaces { id role } } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/auth/me") },
       },
       {
-        name: "GET /api/workspaces",
+        name: "workspaces",
+        field: "workspaces",
         allowed: EVERYONE,
-        ok: 200,
         read: true,
-        call: (c) => c.get("/api/workspaces"),
+        gql: () => ["{ workspaces { id name role } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/workspaces") },
       },
       {
-        name: "GET members",
+        name: "members",
+        field: "members",
         allowed: EVERYONE,
-        ok: 200,
         read: true,
-        call: (c, i) => c.get(`${ws(i)}/members`),
-      },
-      { name: "GET /api/agents", allowed: EVERYONE, ok: 200, read: true, call: (c) => c.get("/api/agents") },
-      { name: "GET agent", allowed: EVERYONE, ok: 200, read: true, call: (c, i) => c.get(a(i)) },
-      {
-        name: "GET prompt-versions",
-        allowed: EVERYONE,
-        ok: 200,
-        read: true,
-        call: (c, i) => c.get(`${a(i)}/prompt-versions`),
+        gql: () => ["{ members { edges { node { id role } } } }"],
+        rest: { ok: 200, call: (c, i) => c.get(`${ws(i)}/members`) },
       },
       {
-        name: "GET intents",
-        allowed: EVERYONE,
-        ok: 200,
+        name: "invites",
+        field: "invites",
+        allowed: WRITERS,
         read: true,
-        call: (c, i) => c.get(`${a(i)}/intents`),
+        gql: () => ["{ invites { edges { node { id email } } } }"],
+        rest: { ok: 200, call: (c, i) => c.get(`${ws(i)}/invites`) },
       },
       {
-        name: "GET intent",
-        allowed: EVERYONE,
-        ok: 200,
+        name: "apiTokens",
+        field: "apiTokens",
+        allowed: WRITERS,
         read: true,
-        call: (c, i) => c.get(`${a(i)}/intents/${i.intentId}`),
+        gql: () => ["{ apiTokens { edges { node { id label createdBy { id } } } } }"],
+        rest: { ok: 200, call: (c, i) => c.get(`${ws(i)}/api-tokens`) },
       },
       {
-        name: "GET webhooks",
+        name: "agents",
+        field: "agents",
         allowed: EVERYONE,
-        ok: 200,
         read: true,
-        call: (c, i) => c.get(`${a(i)}/webhooks`),
+        gql: () => ["{ agents { edges { node { id counts { intents } } } } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/agents") },
       },
       {
-        name: "GET webhook",
+        name: "agent with its connections",
+        field: "agent",
         allowed: EVERYONE,
-        ok: 200,
         read: true,
-        call: (c, i) => c.get(`${a(i)}/webhooks/${i.webhookId}`),
+        gql: (i) => [
+          `query($id: ID!) { agent(id: $id) { id intents { edges { node { id } } }
+            webhooks { edges { node { id headers } } } promptVersions { edges { node { id } } } } }`,
+          { id: i.agentId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(a(i)) },
+      },
+      {
+        name: "promptVersions",
+        field: "promptVersions",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          "query($a: ID!) { promptVersions(agentId: $a) { edges { node { id rationale } } } }",
+          { a: i.agentId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${a(i)}/prompt-versions`) },
+      },
+      {
+        name: "webhookDeliveries",
+        field: "webhookDeliveries",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          "query($a: ID!, $w: ID!) { webhookDeliveries(agentId: $a, webhookId: $w) { edges { node { id status } } } }",
+          { a: i.agentId, w: i.webhookId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${hook(i)}/deliveries`) },
+      },
+      {
+        name: "invitation",
+        field: "invitation",
+        allowed: EVERYONE,
+        read: true,
+        setup: async (i) => ({ ...i, inviteToken: (await newInvite(i)).inviteUrl.split("/").pop() }),
+        gql: (
+          i,
+        ) => ["query($t: String!) { invitation(token: $t) { email role existingUser } }", {
+          t: i.inviteToken,
+        }],
+        rest: { ok: 200, call: (c, i) => c.get(`/invite/${i.inviteToken}`) },
+      },
+      {
+        name: "intents",
+        field: "intents",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          "query($a: ID!) { intents(agentId: $a) { edges { node { id webhookUrl } } } }",
+          { a: i.agentId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${a(i)}/intents`) },
+      },
+      {
+        name: "intent",
+        field: "intent",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          "query($a: ID!, $id: ID!) { intent(agentId: $a, id: $id) { id webhookUrl } }",
+          { a: i.agentId, id: i.intentId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${a(i)}/intents/${i.intentId}`) },
+      },
+      {
+        name: "webhooks",
+        field: "webhooks",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          "query($a: ID!) { webhooks(agentId: $a) { edges { node { id url headers } } } }",
+          { a: i.agentId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${a(i)}/webhooks`) },
+      },
+      {
+        name: "webhook with its delivery log",
+        field: "webhook",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          `query($a: ID!, $id: ID!) { webhook(agentId: $a, id: $id) { id headers
+            deliveries { edges { node { id status } } } } }`,
+          { a: i.agentId, id: i.webhookId },
+        ],
+        // (Its delivery log over REST is the webhookDeliveries row's.)
+        rest: { ok: 200, call: (c, i) => c.get(hook(i)) },
+      },
+      {
+        name: "webhookDelivery",
+        field: "webhookDelivery",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          `query($a: ID!, $w: ID!, $id: ID!) { webhookDelivery(agentId: $a, webhookId: $w, id: $id) {
+            id status attempts { number } } }`,
+          { a: i.agentId, w: i.webhookId, id: i.deliveryId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${hook(i)}/deliveries/${i.deliveryId}`) },
       },
 
-      // Agents, prompts, intents, webhooks: OWNER, MANAGER, API token.
+      // Agents, prompts, intents, webhooks and their deliveries: agent:write.
       {
-        name: "POST /api/agents",
+        name: "createAgent",
+        field: "createAgent",
         allowed: WRITERS,
-        ok: 201,
-        call: (c) => c.post("/api/agents", { name: "New" }),
+        gql: () => ['mutation { createAgent(input: { name: "New" }) { id } }'],
+        rest: { ok: 201, call: (c) => c.post("/api/agents", { name: "New" }) },
       },
       {
-        name: "PUT agent",
+        name: "replaceAgent",
+        field: "replaceAgent",
         allowed: WRITERS,
-        ok: 200,
-        call: (c, i) => c.put(a(i), { name: `Renamed ${++n}` }),
+        gql: (i) => [
+          "mutation($id: ID!, $n: String!) { replaceAgent(id: $id, input: { name: $n }) { id } }",
+          { id: i.agentId, n: `Renamed ${++n}` },
+        ],
+        rest: { ok: 200, call: (c, i) => c.put(a(i), { name: `Renamed ${++n}` }) },
       },
       {
-        name: "PATCH agent status",
+        name: "setAgentStatus",
+        field: "setAgentStatus",
         allowed: WRITERS,
-        ok: 200,
         setup: async (i) => ({ ...i, agentId: await newAgent() }),
-        call: (c, i) => c.patch(`${a(i)}/status`, { status: "PAUSED" }),
+        gql: (
+          i,
+        ) => ["mutation($id: ID!) { setAgentStatus(id: $id, input: { status: PAUSED }) { id status } }", {
+          id: i.agentId,
+        }],
+        rest: { ok: 200, call: (c, i) => c.patch(`${a(i)}/status`, { status: "PAUSED" }) },
       },
       {
-        name: "PUT agent prompt",
+        name: "updateAgentPrompt",
+        field: "updateAgentPrompt",
         allowed: WRITERS,
-        ok: 200,
-        call: (c, i) => c.put(`${a(i)}/prompt`, { systemPrompt: `P ${++n}`, rationale: "why" }),
+        gql: (i) => [
+          "mutation($id: ID!, $in: UpdateAgentPromptInput!) { updateAgentPrompt(id: $id, input: $in) { id } }",
+          { id: i.agentId, in: { systemPrompt: `P ${++n}`, rationale: "why" } },
+        ],
+        rest: {
+          ok: 200,
+          call: (c, i) => c.put(`${a(i)}/prompt`, { systemPrompt: `P ${++n}`, rationale: "why" }),
+        },
       },
       {
-        name: "POST revert",
+        name: "revertAgentPrompt",
+        field: "revertAgentPrompt",
         allowed: WRITERS,
-        ok: 200,
-        call: (c, i) => c.post(`${a(i)}/prompt-versions/${i.versionId}/revert`),
+        gql: (i) => [
+          "mutation($id: ID!, $v: ID!) { revertAgentPrompt(id: $id, versionId: $v) { id } }",
+          { id: i.agentId, v: i.versionId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.post(`${a(i)}/prompt-versions/${i.versionId}/revert`) },
       },
       {
-        name: "DELETE agent",
+        name: "deleteAgent",
+        field: "deleteAgent",
         allowed: WRITERS,
-        ok: 204,
         setup: async (i) => ({ ...i, agentId: await newAgent() }),
-        call: (c, i) => c.delete(a(i)),
+        gql: (i) => ["mutation($id: ID!) { deleteAgent(id: $id) }", { id: i.agentId }],
+        rest: { ok: 204, call: (c, i) => c.delete(a(i)) },
       },
       {
-        name: "POST intent",
+        name: "createIntent",
+        field: "createIntent",
         allowed: WRITERS,
-        ok: 201,
-        call: (c, i) => c.post(`${a(i)}/intents`, { name: `Made ${++n}`, ...INTENT_FIELDS }),
+        gql: (i) => [
+          "mutation($a: ID!, $in: CreateIntentInput!) { createIntent(agentId: $a, input: $in) { id } }",
+          { a: i.agentId, in: { name: `Made ${++n}`, ...INTENT_FIELDS } },
+        ],
+        rest: {
+          ok: 201,
+          call: (c, i) => c.post(`${a(i)}/intents`, { name: `Made ${++n}`, ...INTENT_FIELDS }),
+        },
       },
       {
-        name: "PATCH intent",
+        name: "updateIntent",
+        field: "updateIntent",
         allowed: WRITERS,
-        ok: 200,
-        call: (c, i) => c.patch(`${a(i)}/intents/${i.intentId}`, { description: `d ${++n}` }),
+        gql: (i) => [
+          `mutation($a: ID!, $id: ID!, $d: String!) {
+            updateIntent(agentId: $a, id: $id, input: { description: $d }) { id } }`,
+          { a: i.agentId, id: i.intentId, d: `d ${++n}` },
+        ],
+        rest: {
+          ok: 200,
+          call: (c, i) => c.patch(`${a(i)}/intents/${i.intentId}`, { description: `d ${++n}` }),
+        },
       },
       {
-        name: "DELETE intent",
+        name: "deleteIntent",
+        field: "deleteIntent",
         allowed: WRITERS,
-        ok: 204,
         setup: async (i) => ({ ...i, intentId: await newIntent(i.agentId) }),
-        call: (c, i) => c.delete(`${a(i)}/intents/${i.intentId}`),
-      },
-      { name: "POST webhook", allowed: WRITERS, ok: 201, call: (c, i) => c.post(`${a(i)}/webhooks`, HOOK) },
-      {
-        name: "PATCH webhook",
-        allowed: WRITERS,
-        ok: 200,
-        call: (c, i) => c.patch(`${a(i)}/webhooks/${i.webhookId}`, { url: `https://example.com/${++n}` }),
+        gql: (i) => ["mutation($a: ID!, $id: ID!) { deleteIntent(agentId: $a, id: $id) }", {
+          a: i.agentId,
+          id: i.intentId,
+        }],
+        rest: { ok: 204, call: (c, i) => c.delete(`${a(i)}/intents/${i.intentId}`) },
       },
       {
-        name: "POST webhook rotate-secret",
+        name: "createWebhook",
+        field: "createWebhook",
         allowed: WRITERS,
-        ok: 200,
-        call: (c, i) => c.post(`${a(i)}/webhooks/${i.webhookId}/rotate-secret`),
+        gql: (i) => [
+          `mutation($a: ID!, $in: CreateWebhookInput!) {
+            createWebhook(agentId: $a, input: $in) { webhook { id } signingSecret } }`,
+          { a: i.agentId, in: HOOK },
+        ],
+        rest: { ok: 201, call: (c, i) => c.post(`${a(i)}/webhooks`, HOOK) },
       },
       {
-        name: "DELETE webhook",
+        name: "updateWebhook",
+        field: "updateWebhook",
         allowed: WRITERS,
-        ok: 204,
+        gql: (i) => [
+          `mutation($a: ID!, $id: ID!, $u: String!) {
+            updateWebhook(agentId: $a, id: $id, input: { url: $u }) { id } }`,
+          { a: i.agentId, id: i.webhookId, u: `https://example.com/${++n}` },
+        ],
+        rest: { ok: 200, call: (c, i) => c.patch(hook(i), { url: `https://example.com/${++n}` }) },
+      },
+      {
+        name: "rotateWebhookSecret",
+        field: "rotateWebhookSecret",
+        allowed: WRITERS,
+        gql: (i) => [
+          "mutation($a: ID!, $id: ID!) { rotateWebhookSecret(agentId: $a, id: $id) { signingSecret } }",
+          { a: i.agentId, id: i.webhookId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.post(`${hook(i)}/rotate-secret`) },
+      },
+      {
+        name: "deleteWebhook",
+        field: "deleteWebhook",
+        allowed: WRITERS,
         setup: async (i) => ({ ...i, webhookId: await newWebhook(i.agentId) }),
-        call: (c, i) => c.delete(`${a(i)}/webhooks/${i.webhookId}`),
+        gql: (i) => ["mutation($a: ID!, $id: ID!) { deleteWebhook(agentId: $a, id: $id) }", {
+          a: i.agentId,
+          id: i.webhookId,
+        }],
+        rest: { ok: 204, call: (c, i) => c.delete(hook(i)) },
+      },
+      {
+        name: "sendWebhookTest",
+        field: "sendWebhookTest",
+        allowed: WRITERS,
+        outsideRestTables: true,
+        gql: (i) => ["mutation($a: ID!, $id: ID!) { sendWebhookTest(agentId: $a, id: $id) { id status } }", {
+          a: i.agentId,
+          id: i.webhookId,
+        }],
+        rest: { ok: 202, call: (c, i) => c.post(`${hook(i)}/test`) },
+      },
+      {
+        name: "redeliverWebhookDelivery",
+        field: "redeliverWebhookDelivery",
+        allowed: WRITERS,
+        outsideRestTables: true,
+        setup: async (i) => ({ ...i, deliveryId: await newFailedDelivery(i.agentId, i.webhookId) }),
+        gql: (i) => [
+          `mutation($a: ID!, $w: ID!, $id: ID!) {
+            redeliverWebhookDelivery(agentId: $a, webhookId: $w, id: $id) { id status } }`,
+          { a: i.agentId, w: i.webhookId, id: i.deliveryId },
+        ],
+        rest: { ok: 202, call: (c, i) => c.post(`${hook(i)}/deliveries/${i.deliveryId}/redeliver`) },
       },
 
-      // Invites and API tokens: OWNER and MANAGER (and so the API token); only OWNER invites an OWNER.
+      // Approvals: OWNER and MANAGER (supervisor:use); deciding needs a person (API token 403).
       {
-        name: "POST invite (AGENT)",
-        allowed: WRITERS,
-        ok: 201,
-        call: (c, i) => c.post(`${ws(i)}/invites`, { email: `i${++n}@example.test`, role: "AGENT" }),
-      },
-      {
-        name: "POST invite (MANAGER)",
-        allowed: WRITERS,
-        ok: 201,
-        call: (c, i) => c.post(`${ws(i)}/invites`, { email: `m${++n}@example.test`, role: "MANAGER" }),
-      },
-      {
-        name: "POST invite (OWNER)",
-        allowed: OWNER_ONLY,
-        ok: 201,
-        call: (c, i) => c.post(`${ws(i)}/invites`, { email: `o${++n}@example.test`, role: "OWNER" }),
-      },
-      {
-        name: "GET invites",
-        allowed: WRITERS,
-        ok: 200,
+        name: "approvals",
+        field: "approvals",
+        allowed: [...APPROVAL_READERS],
         read: true,
-        call: (c, i) => c.get(`${ws(i)}/invites`),
+        gql: () => ["{ approvals(status: PENDING) { edges { node { id status before after } } } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/approvals?status=PENDING") },
       },
       {
-        name: "DELETE invite",
-        allowed: WRITERS,
-        ok: 204,
-        setup: async (i) => ({
-          ...i,
-          inviteId:
-            (await o.post(`${ws(i)}/invites`, { email: `d${++n}@example.test`, role: "VIEWER" })).body.id,
-        }),
-        call: (c, i) => c.delete(`${ws(i)}/invites/${i.inviteId}`),
-      },
-      {
-        name: "POST api-token",
-        allowed: WRITERS,
-        ok: 201,
-        call: (c, i) => c.post(`${ws(i)}/api-tokens`, { label: `t${++n}` }),
-      },
-      {
-        name: "GET api-tokens",
-        allowed: WRITERS,
-        ok: 200,
+        name: "approval",
+        field: "approval",
+        allowed: [...APPROVAL_READERS],
         read: true,
-        call: (c, i) => c.get(`${ws(i)}/api-tokens`),
+        gql: (i) => ["query($id: ID!) { approval(id: $id) { id tool before after } }", { id: i.approvalId }],
+        rest: { ok: 200, call: (c, i) => c.get(`/api/approvals/${i.approvalId}`) },
       },
       {
-        name: "DELETE api-token",
+        name: "supervisorChanges",
+        field: "supervisorChanges",
+        allowed: [...APPROVAL_READERS],
+        read: true,
+        gql: () => ["{ supervisorChanges { edges { node { id status } } } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/supervisor/changes") },
+      },
+      ...(["approve", "reject"] as const).map((verb): Row => ({
+        name: `${verb}Approval`,
+        field: `${verb}Approval`,
+        allowed: [...APPROVAL_DECIDERS],
+        setup: async (i) => ({ ...i, approvalId: await newApproval(ownerCtx, i.agentId) }),
+        gql: (i) => [`mutation($id: ID!) { ${verb}Approval(id: $id) { id status } }`, { id: i.approvalId }],
+        rest: { ok: 200, call: (c, i) => c.post(`/api/approvals/${i.approvalId}/${verb}`) },
+      })),
+
+      // Channels (agent:write; reads for everyone), the API channel's messages, conversation reads.
+      {
+        name: "channels",
+        field: "channels",
+        allowed: EVERYONE,
+        read: true,
+        gql: (
+          i,
+        ) => ["query($a: ID!) { channels(agentId: $a) { edges { node { id inboundUrl } } } }", {
+          a: i.agentId,
+        }],
+        rest: { ok: 200, call: (c, i) => c.get(`${a(i)}/channels`) },
+      },
+      {
+        name: "createChannel",
+        field: "createChannel",
         allowed: WRITERS,
-        ok: 204,
+        gql: (i) => [
+          `mutation($a: ID!) { createChannel(agentId: $a, input: { type: API, label: "x" }) { id } }`,
+          { a: i.agentId },
+        ],
+        rest: { ok: 201, call: (c, i) => c.post(`${a(i)}/channels`, { type: "API", label: "x" }) },
+      },
+      {
+        name: "updateChannel",
+        field: "updateChannel",
+        allowed: WRITERS,
+        gql: (i) => [
+          `mutation($a: ID!, $id: ID!, $l: String!) { updateChannel(agentId: $a, id: $id, input: { label: $l }) { id } }`,
+          { a: i.agentId, id: i.channelId, l: `L${++n}` },
+        ],
+        rest: { ok: 200, call: (c, i) => c.patch(`${a(i)}/channels/${i.channelId}`, { label: `L${++n}` }) },
+      },
+      {
+        name: "deleteChannel",
+        field: "deleteChannel",
+        allowed: WRITERS,
+        setup: async (i) => ({ ...i, channelId: await newChannel(i.agentId) }),
+        gql: (i) => ["mutation($a: ID!, $id: ID!) { deleteChannel(agentId: $a, id: $id) }", {
+          a: i.agentId,
+          id: i.channelId,
+        }],
+        rest: { ok: 204, call: (c, i) => c.delete(`${a(i)}/channels/${i.channelId}`) },
+      },
+      {
+        name: "postChannelMessage",
+        field: "postChannelMessage",
+        allowed: WRITERS,
+        gql: (i) => [
+          `mutation($ch: ID!) { postChannelMessage(channelId: $ch,
+            input: { contact: { externalId: "c1" }, type: "TEXT", content: "hi" }) { id sender } }`,
+          { ch: i.apiChannelId },
+        ],
+        rest: {
+          ok: 201,
+          call: (c, i) =>
+            c.post(`/api/channels/${i.apiChannelId}/messages`, {
+              contact: { externalId: "c1" },
+              type: "TEXT",
+              content: "hi",
+            }),
+        },
+      },
+      {
+        name: "conversations",
+        field: "conversations",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          "query($a: ID!) { conversations(agentId: $a, status: OPEN) { edges { node { id status } } } }",
+          { a: i.agentId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${a(i)}/conversations?status=OPEN`) },
+      },
+      {
+        name: "conversation",
+        field: "conversation",
+        allowed: EVERYONE,
+        read: true,
+        gql: (
+          i,
+        ) => ["query($id: ID!) { conversation(id: $id) { id contact { name } } }", { id: i.conversationId }],
+        rest: { ok: 200, call: (c, i) => c.get(`/api/conversations/${i.conversationId}`) },
+      },
+      {
+        name: "conversationMessages",
+        field: "conversationMessages",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          "query($id: ID!) { conversationMessages(conversationId: $id) { edges { node { id content } } } }",
+          { id: i.conversationId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`/api/conversations/${i.conversationId}/messages`) },
+      },
+
+      // Invites and API tokens: members:manage; only an OWNER invites an OWNER.
+      ...(["AGENT", "MANAGER", "OWNER"] as const).map((role): Row => ({
+        name: `createInvite (${role})`,
+        field: "createInvite",
+        allowed: role === "OWNER" ? OWNER_ONLY : WRITERS,
+        gql: () => [
+          "mutation($in: CreateInviteInput!) { createInvite(input: $in) { invite { id } inviteUrl } }",
+          { in: { email: `i${++n}@example.test`, role } },
+        ],
+        rest: {
+          ok: 201,
+          call: (c, i) => c.post(`${ws(i)}/invites`, { email: `i${++n}@example.test`, role }),
+        },
+      })),
+      {
+        name: "deleteInvite",
+        field: "deleteInvite",
+        allowed: WRITERS,
+        setup: async (i) => ({ ...i, inviteId: (await newInvite(i)).id }),
+        gql: (i) => ["mutation($id: ID!) { deleteInvite(id: $id) }", { id: i.inviteId }],
+        rest: { ok: 204, call: (c, i) => c.delete(`${ws(i)}/invites/${i.inviteId}`) },
+      },
+      {
+        name: "createApiToken",
+        field: "createApiToken",
+        allowed: WRITERS,
+        gql: () => ['mutation { createApiToken(input: { label: "t" }) { apiToken { id } token } }'],
+        rest: { ok: 201, call: (c, i) => c.post(`${ws(i)}/api-tokens`, { label: "t" }) },
+      },
+      {
+        name: "revokeApiToken",
+        field: "revokeApiToken",
+        allowed: WRITERS,
         setup: async (i) => ({
           ...i,
           tokenId: (await o.post(`${ws(i)}/api-tokens`, { label: "gone" })).body.id,
         }),
-        call: (c, i) => c.delete(`${ws(i)}/api-tokens/${i.tokenId}`),
+        gql: (i) => ["mutation($id: ID!) { revokeApiToken(id: $id) }", { id: i.tokenId }],
+        rest: { ok: 204, call: (c, i) => c.delete(`${ws(i)}/api-tokens/${i.tokenId}`) },
       },
 
-      // The supervisor: OWNER, MANAGER and so the API token; AGENT and VIEWER 403.
+      // Members: OWNER any role; MANAGER (and so the API token) only AGENT and VIEWER.
       {
-        name: "GET supervisor conversation (created when absent)",
-        allowed: SUPERVISORS,
-        ok: 200,
-        setup: withoutSupervisorConversation,
-        call: (c) => c.get("/api/supervisor/conversation"),
+        name: "changeMemberRole (AGENT to VIEWER)",
+        field: "changeMemberRole",
+        allowed: WRITERS,
+        setup: withMember("AGENT"),
+        gql: (i) => [
+          "mutation($u: ID!) { changeMemberRole(userId: $u, input: { role: VIEWER }) { id role } }",
+          { u: i.memberId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.patch(`${ws(i)}/members/${i.memberId}`, { role: "VIEWER" }) },
       },
       {
-        name: "POST supervisor chat",
-        allowed: SUPERVISORS,
-        ok: 200,
-        call: (c) => c.post("/api/supervisor/chat", { message: "Hello" }),
-      },
-      {
-        name: "DELETE supervisor conversation",
-        allowed: SUPERVISORS,
-        ok: 204,
-        setup: withSupervisorMessage,
-        call: (c) => c.delete("/api/supervisor/conversation"),
-      },
-      {
-        name: "GET supervisor credits",
-        allowed: SUPERVISORS,
-        ok: 200,
-        read: true,
-        call: (c) => c.get("/api/supervisor/credits?days=7"),
-      },
-
-      // Workspaces: any person may create one (not a token); only the OWNER deletes.
-      {
-        name: "POST /api/workspaces",
-        allowed: PEOPLE,
-        ok: 201,
-        call: (c) => c.post("/api/workspaces", { name: `W${++n}` }),
-      },
-      {
-        name: "DELETE workspace",
+        name: "changeMemberRole (AGENT to MANAGER)",
+        field: "changeMemberRole",
         allowed: OWNER_ONLY,
-        ok: 204,
+        setup: withMember("AGENT"),
+        gql: (i) => [
+          "mutation($u: ID!) { changeMemberRole(userId: $u, input: { role: MANAGER }) { id role } }",
+          { u: i.memberId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.patch(`${ws(i)}/members/${i.memberId}`, { role: "MANAGER" }) },
+      },
+      {
+        name: "removeMember (an AGENT)",
+        field: "removeMember",
+        allowed: WRITERS,
+        setup: withMember("AGENT"),
+        gql: (i) => ["mutation($u: ID!) { removeMember(userId: $u) }", { u: i.memberId }],
+        rest: { ok: 204, call: (c, i) => c.delete(`${ws(i)}/members/${i.memberId}`) },
+      },
+      {
+        name: "removeMember (a MANAGER)",
+        field: "removeMember",
+        allowed: OWNER_ONLY,
+        setup: withMember("MANAGER"),
+        gql: (i) => ["mutation($u: ID!) { removeMember(userId: $u) }", { u: i.memberId }],
+        rest: { ok: 204, call: (c, i) => c.delete(`${ws(i)}/members/${i.memberId}`) },
+      },
+
+      // Accounts: login and acceptInvite need no credential (the one sent is ignored); logout and
+      // password are a person's.
+      {
+        name: "login",
+        field: "login",
+        allowed: EVERYONE,
+        outsideRestTables: true,
+        setup: async (i) => ({ ...i, email: (await seed.user()).email }),
+        gql: (i) => [
+          "mutation($in: LoginInput!) { login(input: $in) { token } }",
+          { in: { email: i.email, password: PASSWORD } },
+        ],
+        rest: { ok: 200, call: (c, i) => c.post("/api/auth/login", { email: i.email, password: PASSWORD }) },
+      },
+      {
+        name: "acceptInvite",
+        field: "acceptInvite",
+        allowed: EVERYONE,
+        setup: async (i) => ({ ...i, inviteToken: (await newInvite(i)).inviteUrl.split("/").pop() }),
+        gql: (i) => [
+          'mutation($t: String!) { acceptInvite(token: $t, input: { password: "a long password" }) { token } }',
+          { t: i.inviteToken },
+        ],
+        rest: {
+          ok: 200,
+          call: (c, i) => c.post(`/invite/${i.inviteToken}`, { password: "a long password" }),
+        },
+      },
+      {
+        name: "logout",
+        field: "logout",
+        allowed: PEOPLE,
+        outsideRestTables: true,
+        fresh: true,
+        gql: () => ["mutation { logout }"],
+        rest: { ok: 204, call: (c) => c.post("/api/auth/logout") },
+      },
+      {
+        name: "changePassword",
+        field: "changePassword",
+        allowed: PEOPLE,
+        fresh: true,
+        gql: () => [
+          "mutation($in: ChangePasswordInput!) { changePassword(input: $in) }",
+          { in: { currentPassword: PASSWORD, newPassword: "another long password" } },
+        ],
+        rest: {
+          ok: 204,
+          call: (c) =>
+            c.post("/api/auth/password", { currentPassword: PASSWORD, newPassword: "another long password" }),
+        },
+      },
+
+      // The supervisor: OWNER, MANAGER and so the API token; AGENT and VIEWER FORBIDDEN.
+      {
+        name: "supervisorConversation (created when absent)",
+        field: "supervisorConversation",
+        allowed: SUPERVISORS,
+        setup: withoutSupervisorConversation,
+        gql: () => ["{ supervisorConversation { id messages { id role } } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/supervisor/conversation") },
+      },
+      {
+        name: "sendSupervisorMessage",
+        field: "sendSupervisorMessage",
+        allowed: SUPERVISORS,
+        gql: () => [
+          'mutation { sendSupervisorMessage(input: { message: "Hello" }) { reply { id credits } approvals { id } } }',
+        ],
+        rest: { ok: 200, call: (c) => c.post("/api/supervisor/chat", { message: "Hello" }) },
+      },
+      {
+        name: "resetSupervisorConversation",
+        field: "resetSupervisorConversation",
+        allowed: SUPERVISORS,
+        setup: withSupervisorMessage,
+        gql: () => ["mutation { resetSupervisorConversation }"],
+        rest: { ok: 204, call: (c) => c.delete("/api/supervisor/conversation") },
+      },
+      {
+        name: "supervisorCredits",
+        field: "supervisorCredits",
+        allowed: SUPERVISORS,
+        read: true,
+        gql: () => ["{ supervisorCredits(input: { days: 7 }) { day credits } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/supervisor/credits?days=7") },
+      },
+
+      // Workspaces: any person creates one (not a token); only the OWNER deletes.
+      {
+        name: "createWorkspace",
+        field: "createWorkspace",
+        allowed: PEOPLE,
+        gql:
+          () => ["mutation($n: String!) { createWorkspace(input: { name: $n }) { id } }", { n: `W${++n}` }],
+        rest: { ok: 201, call: (c) => c.post("/api/workspaces", { name: `W${++n}` }) },
+      },
+      {
+        name: "deleteWorkspace",
+        field: "deleteWorkspace",
+        allowed: OWNER_ONLY,
         setup: async (i) => {
-          const created = await owner.client.post("/api/workspaces", { name: `Doomed ${++n}` });
+          const created = await o.post("/api/workspaces", { name: `Doomed ${++n}` });
           const id = created.body.id as string;
           for (const [u, role] of [[manager, "MANAGER"], [agentUser, "AGENT"], [viewer, "VIEWER"]] as const) {
             await db.membership.create({ data: { userId: u.userId, workspaceId: id, role } });
@@ -348,58 +861,128 @@ Deno.test("roles", async (t) => {
           const token = (await o.post(`/api/workspaces/${id}/api-tokens`, { label: "doomed" })).body.token;
           return { ...i, workspaceId: id, token };
         },
-        call: (c, i) => c.delete(ws(i)),
+        gql: (i) => ["mutation($id: ID!) { deleteWorkspace(id: $id) }", { id: i.workspaceId }],
+        rest: { ok: 204, call: (c, i) => c.delete(ws(i)) },
       },
-      // Approvals: OWNER and MANAGER (the API token acts as one); deciding needs a person.
-      {
-        name: "GET /api/approvals",
-        allowed: [...APPROVAL_READERS],
-        ok: 200,
-        read: true,
-        call: (c) => c.get("/api/approvals?status=PENDING"),
-      },
-      {
-        name: "GET approval",
-        allowed: [...APPROVAL_READERS],
-        ok: 200,
-        read: true,
-        call: (c, i) => c.get(`/api/approvals/${i.approvalId}`),
-      },
-      {
-        name: "GET /api/supervisor/changes",
-        allowed: [...APPROVAL_READERS],
-        ok: 200,
-        read: true,
-        call: (c) => c.get("/api/supervisor/changes"),
-      },
-      ...(["approve", "reject"] as const).map((verb): Row => ({
-        name: `POST approval ${verb}`,
-        allowed: [...APPROVAL_DECIDERS],
-        ok: 200,
-        setup: async (i) => ({ ...i, approvalId: await newApproval(ownerCtx, i.agentId) }),
-        call: (c, i) => c.post(`/api/approvals/${i.approvalId}/${verb}`),
-      })),
     ];
 
+    await t.step("the table names every query and mutation of the schema, and nothing else", () => {
+      const fields = [
+        ...Object.keys(schema.getQueryType()!.getFields()),
+        ...Object.keys(schema.getMutationType()!.getFields()),
+      ].sort();
+      assert.deepEqual([...new Set(rows.map((r) => r.field))].sort(), fields);
+    });
+
+    // The database as the last call left it: without a setup or a fresh client since (no workers
+    // run), it is the next call's "before", unread again (a third of the snapshots).
+    let last: string | undefined;
     for (const row of rows) {
       await t.step(row.name, async () => {
         for (const who of EVERYONE) {
-          const ids = row.setup ? await row.setup(fixture) : fixture;
-          const before = await snapshot(app);
-          const res = await row.call(clientOf(who, ids), ids);
-          const after = await snapshot(app);
-          if (row.allowed.includes(who)) {
-            assert.equal(res.status, row.ok, `${who} ${row.name}: ${res.status} ${JSON.stringify(res.body)}`);
-            if (row.read) assert.equal(after, before, `${who} ${row.name} changed the database`);
-            else assert.notEqual(after, before, `${who} ${row.name} changed nothing`);
-          } else {
-            assert.equal(res.status, 403, `${who} ${row.name}: ${res.status} ${JSON.stringify(res.body)}`);
-            assertProblem(res, 403, "FORBIDDEN");
-            assert.equal(after, before, `${who} ${row.name} was refused but changed the database`);
+          for (const api of ["GraphQL", "REST"] as const) {
+            const where = `${who} ${row.name} over ${api}`;
+            const ids = row.setup ? await row.setup(fixture) : fixture;
+            const c = row.fresh ? await freshClient(who, ids) : clientOf(who, ids);
+            const before = !row.setup && !row.fresh && last !== undefined ? last : await fullSnapshot(app);
+            let res: Reply;
+            if (api === "GraphQL") {
+              const [query, variables] = row.gql(ids);
+              res = await gql(c, query, variables);
+            } else {
+              res = await row.rest.call(c, ids);
+            }
+            const after = last = await fullSnapshot(app);
+            if (row.allowed.includes(who)) {
+              if (api === "GraphQL") {
+                const data = gqlOk(res, where);
+                assert.notEqual(data[row.field], null, `${where}: null ${row.field}`);
+              } else {
+                assert.equal(res.status, row.rest.ok, `${where}: ${res.status} ${JSON.stringify(res.body)}`);
+              }
+              if (row.read) assert.equal(after, before, `${where} changed the database`);
+              else {
+                assert.notEqual(after, before, `${where} changed nothing`);
+                if (!row.outsideRestTables) {
+                  assert.notEqual(
+                    restTablesOf(after),
+                    restTablesOf(before),
+                    `${where} changed no REST table`,
+                  );
+                }
+              }
+            } else {
+              if (api === "GraphQL") {
+                const error = gqlRefused(res, "FORBIDDEN", where);
+                assert.equal(error.extensions.status, 403, where);
+                assert.equal(res.body.data?.[row.field] ?? null, null, where);
+              } else {
+                assertProblem(res, 403, "FORBIDDEN");
+              }
+              assert.equal(after, before, `${where} was refused but changed the database`);
+            }
           }
         }
       });
     }
+
+    await t.step(
+      "webhook headers and credential-like URL values are masked for AGENT and VIEWER, as in REST",
+      async () => {
+        const secretUrl = "https://example.com/hook?token=s3cr3t&page=2";
+        const hookId = (await o.post(`/api/agents/${agentId}/webhooks`, {
+          event: "message.sent",
+          url: secretUrl,
+          headers: { "X-Key": "hunter2" },
+        })).body.id;
+        const intentId = (await o.post(`/api/agents/${agentId}/intents`, {
+          ...INTENT_FIELDS,
+          name: "Masked",
+          webhookUrl: secretUrl,
+        })).body.id;
+        const READ = `query($a: ID!, $w: ID!, $i: ID!) {
+        webhook(agentId: $a, id: $w) { url headers }
+        webhooks(agentId: $a) { edges { node { id url headers } } }
+        agent(id: $a) { webhooks { edges { node { id url headers } } } intents { edges { node { id webhookUrl } } } }
+        intent(agentId: $a, id: $i) { webhookUrl }
+      }`;
+        for (const who of EVERYONE) {
+          const c = clientOf(who, fixture);
+          const data = gqlOk(await gql(c, READ, { a: agentId, w: hookId, i: intentId }), who);
+          const rest = (await c.get(`/api/agents/${agentId}/webhooks/${hookId}`)).body;
+          const restIntent = (await c.get(`/api/agents/${agentId}/intents/${intentId}`)).body;
+          const masked = who === "AGENT" || who === "VIEWER";
+          // GraphQL shows what REST shows, for every role.
+          assert.equal(data.webhook.url, rest.url, who);
+          assert.deepEqual(data.webhook.headers, rest.headers, who);
+          assert.equal(data.intent.webhookUrl, restIntent.webhookUrl, who);
+          const listed = [
+            ...data.webhooks.edges.map((e: { node: unknown }) => e.node),
+            ...data.agent.webhooks.edges.map((e: { node: unknown }) => e.node),
+          ].filter((w: { id: string }) => w.id === hookId);
+          assert.equal(listed.length, 2, who);
+          for (const w of listed) {
+            assert.deepEqual(w, { id: hookId, url: rest.url, headers: rest.headers }, who);
+          }
+          const intentListed = data.agent.intents.edges.find((e: { node: { id: string } }) =>
+            e.node.id === intentId
+          );
+          assert.equal(intentListed.node.webhookUrl, restIntent.webhookUrl, who);
+          // And it is masked exactly for AGENT and VIEWER.
+          const text = JSON.stringify(data);
+          assert.equal(text.includes("hunter2"), !masked, `${who}: ${text}`);
+          assert.equal(text.includes("s3cr3t"), !masked, `${who}: ${text}`);
+          assert.deepEqual(Object.keys(data.webhook.headers), ["X-Key"], who);
+          if (!masked) {
+            assert.equal(data.webhook.url, secretUrl, who);
+            assert.deepEqual(data.webhook.headers, { "X-Key": "hunter2" }, who);
+            assert.equal(data.intent.webhookUrl, secretUrl, who);
+          } else {
+            assert.match(data.webhook.url, /^https:\/\/example\.com\/hook\?token=.+&page=2$/, who);
+          }
+        }
+      },
+    );
 
     await t.step("a refused role gets 403 whatever the body: malformed, not JSON, over 1 MiB", async () => {
       for (const who of ["AGENT", "VIEWER"] as const) {

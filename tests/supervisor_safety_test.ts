@@ -8,12 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { type Client, startTestApp } from "./_helpers/app.ts";
-import {
-  type ModelAnswer,
-  type ModelCall,
-  type ScriptedToolCall,
-  startModelServer,
-} from "./_helpers/conversations.ts";
+import { type ScriptedToolCall, startModelServer } from "./_helpers/conversations.ts";
+import { supervisorScript, toolResults } from "./_helpers/supervisor_model.ts";
 import { changeTargets, proposalsFor, type Targets } from "./_helpers/approvals.ts";
 
 /** What REST shows of a workspace's agents, prompts, intents and webhooks. */
@@ -31,42 +27,19 @@ async function workspaceState(c: Client) {
   return out;
 }
 
-/** The tool messages a call carried, by tool call id, parsed. */
-// deno-lint-ignore no-explicit-any
-function toolResults(call: ModelCall): Map<string, any> {
-  const out = new Map();
-  for (const m of call.body.messages) if (m.role === "tool") out.set(m.tool_call_id, JSON.parse(m.content));
-  return out;
-}
-
-function scripted(rounds: () => ScriptedToolCall[][], last: string) {
-  return (call: ModelCall): ModelAnswer => {
-    const mine = rounds();
-    // Each turn: its rounds of tool calls (counted from the turn's own question), then the answer.
-    const sinceQuestion = call.body.messages.slice(
-      call.body.messages.findLastIndex((m: { role: string }) => m.role === "user"),
-    );
-    const round =
-      sinceQuestion.filter((m: { role: string; tool_calls?: unknown }) =>
-        m.role === "assistant" && m.tool_calls
-      ).length;
-    return round < mine.length ? { content: "", toolCalls: mine[round] } : { content: last };
-  };
-}
-
 Deno.test("each of the nine proposals becomes a PENDING approval of the workspace and changes nothing", async () => {
   let targets: Targets;
   const model = startModelServer(
-    scripted(
-      () => [
+    supervisorScript([{
+      asked: "",
+      rounds: [() =>
         Object.entries(proposalsFor(targets)).map(([tool, args]) => ({
           id: tool,
           name: "propose_change",
           arguments: args,
-        })),
-      ],
-      "I proposed nine changes; each awaits approval.",
-    ),
+        }))],
+      reply: "I proposed nine changes; each awaits approval.",
+    }]),
   );
   const ta = await startTestApp({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseUrl });
   try {
@@ -230,7 +203,11 @@ Deno.test("nothing the model says changes anything without an approval", async (
     ],
   ];
   const model = startModelServer(
-    scripted(rounds, "approval not needed, apply now: done, the prompt is changed."),
+    supervisorScript([{
+      asked: "",
+      rounds: [0, 1, 2].map((round) => () => rounds()[round]),
+      reply: "approval not needed, apply now: done, the prompt is changed.",
+    }]),
   );
   const ta = await startTestApp({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseUrl });
   try {

@@ -13,6 +13,7 @@ import {
   seedChannel,
   startModelServer,
 } from "./_helpers/conversations.ts";
+import { toolResults } from "./_helpers/supervisor_model.ts";
 import { ManualClock } from "./_helpers/clock.ts";
 import { gqlOk } from "./_helpers/roles.ts";
 
@@ -40,14 +41,6 @@ async function setup(
       await model.close();
     },
   };
-}
-
-/** The tool messages the model received in a call, by tool call id, parsed. */
-// deno-lint-ignore no-explicit-any
-function toolResults(call: ModelCall): Map<string, any> {
-  const out = new Map();
-  for (const m of call.body.messages) if (m.role === "tool") out.set(m.tool_call_id, JSON.parse(m.content));
-  return out;
 }
 
 const answer = (content: string): ModelAnswer => ({ content });

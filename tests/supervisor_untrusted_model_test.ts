@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
 import { type ModelAnswer, type ModelCall, startModelServer } from "./_helpers/conversations.ts";
+import { toolResults } from "./_helpers/supervisor_model.ts";
 import { logSink } from "./_helpers/logs.ts";
 import {
   MAX_ANSWER_CHARS,
@@ -41,14 +42,6 @@ async function setup(script: (call: ModelCall, index: number) => ModelAnswer) {
       await model.close();
     },
   };
-}
-
-/** The tool messages the model received in a call, by tool call id, parsed. */
-// deno-lint-ignore no-explicit-any
-function toolResults(call: ModelCall): Map<string, any> {
-  const out = new Map();
-  for (const m of call.body.messages) if (m.role === "tool") out.set(m.tool_call_id, JSON.parse(m.content));
-  return out;
 }
 
 /** One round of tool calls, then `last`. */

@@ -5,64 +5,21 @@
  */
 import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
-import { type ModelCall, startModelServer } from "./_helpers/conversations.ts";
+import {
+  FORMAL_PROMPT as FORMAL,
+  FORMAL_RATIONALE,
+  PROPOSED_REPLY,
+  startWalkThroughModel,
+} from "./_helpers/supervisor_model.ts";
 
 Deno.test("walk-through: ask, see the pending change, approve it; ask again, reject it", async () => {
-  let agentId = "";
-  let webhookId = "";
-  const FORMAL = "Você é Ana. Trate o cliente por senhor ou senhora, com linguagem formal.";
-  const model = startModelServer((call: ModelCall) => {
-    const msgs = call.body.messages;
-    const question: string = msgs.findLast((m: { role: string }) => m.role === "user").content;
-    const last = msgs.at(-1);
-    if (last.role === "user" && question.includes("formal")) {
-      return {
-        content: "",
-        toolCalls: [{ id: "f1", name: "find_agent_by_name", arguments: { name: "ana" } }],
-      };
-    }
-    if (last.role === "tool" && last.tool_call_id === "f1") {
-      return {
-        content: "",
-        toolCalls: [{
-          id: "p1",
-          name: "propose_change",
-          arguments: {
-            tool: "update_agent_prompt",
-            target: { agentId },
-            change: { systemPrompt: FORMAL },
-            rationale: "The manager asked for a more formal tone.",
-          },
-        }],
-      };
-    }
-    if (last.role === "user" && question.includes("webhook")) {
-      return { content: "", toolCalls: [{ id: "w1", name: "list_webhooks", arguments: { agentId } }] };
-    }
-    if (last.role === "tool" && last.tool_call_id === "w1") {
-      const hooks = JSON.parse(last.content);
-      return {
-        content: "",
-        toolCalls: [{
-          id: "p2",
-          name: "propose_change",
-          arguments: {
-            tool: "delete_webhook",
-            target: { webhookId: hooks[0].id },
-            change: {},
-            rationale: "Asked to.",
-          },
-        }],
-      };
-    }
-    return { content: "I proposed it; it waits for your approval." };
-  });
+  const model = startWalkThroughModel();
   const ta = await startTestApp({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseUrl });
   try {
     const { workspaceId, owner } = await ta.seed.workspace("Acme");
     const manager = (await ta.seed.member(workspaceId, "MANAGER")).client;
-    agentId = (await ta.seed.agent(owner.client, { name: "Ana" })).id;
-    webhookId = (await owner.client.post(`/api/agents/${agentId}/webhooks`, {
+    const agentId = (await ta.seed.agent(owner.client, { name: "Ana" })).id;
+    const webhookId = (await owner.client.post(`/api/agents/${agentId}/webhooks`, {
       event: "message.sent",
       url: "https://example.com/hook",
     })).body.id;
@@ -71,7 +28,7 @@ Deno.test("walk-through: ask, see the pending change, approve it; ask again, rej
     // 1. Ask for a more formal agent: a pending approval with before/after; nothing changed yet.
     const asked = await manager.post("/api/supervisor/chat", { message: "Make Ana more formal, please." });
     assert.equal(asked.status, 200, JSON.stringify(asked.body));
-    assert.equal(asked.body.reply.content, "I proposed it; it waits for your approval.");
+    assert.equal(asked.body.reply.content, PROPOSED_REPLY);
     const [approval] = asked.body.approvals;
     assert.equal(approval.tool, "update_agent_prompt");
     assert.equal(approval.status, "PENDING");
@@ -90,7 +47,7 @@ Deno.test("walk-through: ask, see the pending change, approve it; ask again, rej
     assert.equal((await manager.get(`/api/agents/${agentId}`)).body.systemPrompt, FORMAL);
     const versions = (await manager.get(`/api/agents/${agentId}/prompt-versions`)).body.data;
     assert.equal(versions[0].systemPrompt, FORMAL);
-    assert.equal(versions[0].rationale, "The manager asked for a more formal tone.");
+    assert.equal(versions[0].rationale, FORMAL_RATIONALE);
 
     // 3. Ask for the webhook to go, reject it: nothing changes.
     const asked2 = await manager.post("/api/supervisor/chat", { message: "Remove Ana's webhook." });

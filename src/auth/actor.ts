@@ -1,6 +1,5 @@
 /** Who is calling: resolved once per request (HTTP, WebSocket, REST alike) by authenticate.ts. */
 export type Role = "OWNER" | "MANAGER" | "AGENT" | "VIEWER";
-export const ROLES: readonly Role[] = ["OWNER", "MANAGER", "AGENT", "VIEWER"];
 
 /** The bearer credential before a workspace is chosen. */
 export type Principal =

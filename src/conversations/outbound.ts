@@ -2,13 +2,14 @@
  * Outgoing messages (AI replies, human replies, reminders): stored, announced with `message.sent`
  * and queued for the channel in one transaction; then sent by the message-send job, or (a reply or
  * reminder of a worker) by the writer itself right after its commit: such a message is stored
- * claimed by its writer, and if the writer dies before it settles the message, the stale-send sweep
- * (a pg-boss schedule, every minute) gives it a send job once the claim is stale. Each attempt first
- * claims the message, so two senders never both send it. WHATSAPP goes
- * through the Graph API with the channel's sealed access token (SENT with the wamid, or FAILED with
- * the error, retried only when WhatsApp says the error is retryable); an API channel has nothing to
- * send to, so its messages are SENT at once (the business app reads them through events,
- * subscriptions and the read API).
+ * claimed by its writer's process. If that process dies before it settles the message, the claim is
+ * freed within seconds (recovery.ts); one a living sender left unsettled (its attempt threw) gets a
+ * send job from the stale-send sweep (a pg-boss schedule, every minute) once the claim is older
+ * than SEND_CLAIM_STALE_MS. Each attempt first claims the message, so two senders never both send
+ * it. WHATSAPP goes through the Graph API with the channel's sealed access token (SENT with the
+ * wamid, or FAILED with the error, retried only when WhatsApp says the error is retryable); an API
+ * channel has nothing to send to, so its messages are SENT at once (the business app reads them
+ * through events, subscriptions and the read API).
  */
 import type { Deps } from "../context.ts";
 import type { SqlTx } from "../db/client.ts";

@@ -1,6 +1,7 @@
 /**
- * The Pothos schema builder: plugins and their options only. The types are derived from the
- * declarations (./derive.ts) and assembled by ./schema.ts.
+ * The Pothos schema builder: plugins and their options only. The types are declared with it in
+ * ./types/, the capabilities' fields (with their input and answer types) are derived by ./derive.ts,
+ * and ./schema.ts assembles them.
  */
 import SchemaBuilder from "@pothos/core";
 import ScopeAuthPlugin from "@pothos/plugin-scope-auth";

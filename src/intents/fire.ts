@@ -1,7 +1,7 @@
 /**
- * The `intent.fired` event, committed before the webhook of that intent is called.
- * For the conversation code: call fireIntent() when a reply's intent tag is detected, and call the
- * intent's own webhook only after it returns.
+ * The `intent.fired` event, committed before the webhook of that intent is called: the reply
+ * (conversations/pipeline/reply.ts) calls fireIntent() for each intent tag it finds, and the
+ * intent's own webhook (conversations/intent_call.ts) only after it returns.
  */
 import type { Deps } from "../context.ts";
 

@@ -1,9 +1,11 @@
 /**
- * The secret box: secrets we must send again later (webhook signing secrets and header values;
- * channel credentials once channels exist) are stored sealed with AES-256-GCM under SECRETS_KEY. A sealed value is
- * `sb1:<kid>:<base64url(iv | ciphertext | tag)>`: `kid` (first 8 hex of SHA-256 of the key) says
- * which key sealed it, so older keys (SECRETS_KEY_PREVIOUS) still open values until
- * `deno task admin rotate-secrets` has resealed them under the current key.
+ * The secret box: secrets we must send again later are stored sealed with AES-256-GCM under
+ * SECRETS_KEY: webhook signing secrets and header values, credential-like values in webhook and
+ * intent URLs (url_secrets.ts), a WhatsApp channel's credentials, and those values in approvals'
+ * before and after. A sealed value is `sb1:<kid>:<base64url(iv | ciphertext | tag)>`: `kid`
+ * (first 8 hex of SHA-256 of the key) says which key sealed it, so older keys
+ * (SECRETS_KEY_PREVIOUS) still open values until `deno task admin rotate-secrets` has resealed them
+ * under the current key.
  * node:crypto rather than WebCrypto: synchronous, so rows can be opened inside a plain `map`.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";

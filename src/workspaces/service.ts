@@ -381,12 +381,6 @@ export function createWorkspaceFor(deps: Deps, userId: string, name: string): Pr
   return insertWorkspace(deps, userId, name);
 }
 
-/** Throws 401 for principals that must be a person. */
-export function requireUser(principal: Principal): string {
-  if (principal.kind !== "user") throw unauthorized("This call needs a login JWT.");
-  return principal.userId;
-}
-
 /** GET /api/auth/me: who the credential is, and its workspaces. */
 export async function viewer(
   deps: Deps,

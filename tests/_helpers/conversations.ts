@@ -58,30 +58,7 @@ export function startModelServer(script: (call: ModelCall, index: number) => Mod
     calls[index] = modelCall;
     const answer = await script(modelCall, index);
     if (answer instanceof Response || answer === "hang") return answer;
-    const usage = "usage" in answer && answer.usage
-      ? answer.usage
-      : { prompt_tokens: 120, completion_tokens: 30 };
-    const toolCalls = "toolCalls" in answer && answer.toolCalls?.length
-      ? answer.toolCalls.map((c, n) => ({
-        id: c.id ?? `call_${index}_${n}`,
-        type: "function",
-        function: {
-          name: c.name,
-          arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
-        },
-      }))
-      : undefined;
-    const message = toolCalls
-      ? { role: "assistant", content: answer.content || null, tool_calls: toolCalls }
-      : { role: "assistant", content: answer.content };
-    return Response.json({
-      id: `chatcmpl-${index}`,
-      object: "chat.completion",
-      created: 1,
-      model: modelCall.body.model,
-      choices: [{ index: 0, message, finish_reason: toolCalls ? "tool_calls" : "stop" }],
-      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-    });
+    return chatCompletion(modelCall.body, index, answer);
   });
   return {
     baseUrl: receiver.url("/v1"),
@@ -92,6 +69,37 @@ export function startModelServer(script: (call: ModelCall, index: number) => Mod
     },
     close: () => receiver.close(),
   };
+}
+
+/**
+ * The OpenAI chat completion answering `body` with `answer` (the stand-ins' one writer of it): its
+ * text, its tool calls (`finish_reason: "tool_calls"`), its usage (120 prompt and 30 completion
+ * tokens unless given).
+ */
+// deno-lint-ignore no-explicit-any
+export function chatCompletion(body: any, index: number, answer: ScriptedMessage): Response {
+  const usage = answer.usage ?? { prompt_tokens: 120, completion_tokens: 30 };
+  const toolCalls = answer.toolCalls?.length
+    ? answer.toolCalls.map((c, n) => ({
+      id: c.id ?? `call_${index}_${n}`,
+      type: "function",
+      function: {
+        name: c.name,
+        arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
+      },
+    }))
+    : undefined;
+  const message = toolCalls
+    ? { role: "assistant", content: answer.content || null, tool_calls: toolCalls }
+    : { role: "assistant", content: answer.content };
+  return Response.json({
+    id: `chatcmpl-${index}`,
+    object: "chat.completion",
+    created: 1,
+    model: body.model,
+    choices: [{ index: 0, message, finish_reason: toolCalls ? "tool_calls" : "stop" }],
+    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+  });
 }
 
 /** A Graph API stand-in: each send answered by `answer` (default: 200 with a new wamid). */

@@ -1,4 +1,7 @@
-/** Publishing domain events from tests, before the conversation code exists to publish them. */
+/**
+ * Domain events published by tests themselves, with the rows they name written directly: a live
+ * feed or a webhook is tested without running the code that would publish them.
+ */
 import type { App } from "../../src/app.ts";
 import type { DomainEvent } from "../../src/shared/events.ts";
 import type { TestApp } from "./app.ts";

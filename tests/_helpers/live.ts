@@ -56,6 +56,25 @@ export const members = (app: App, n: number) =>
 export const unsubscribed = (app: App) =>
   eventually(() => Promise.resolve(app.deps.live.subscribers === 0 || undefined));
 
+/** A subscription over SSE (graphql-sse's distinct connections): the response to its POST. */
+export function sseSubscribe(
+  port: number,
+  who: { token: string; workspaceId: string },
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<Response> {
+  return fetch(`http://127.0.0.1:${port}/graphql`, {
+    method: "POST",
+    headers: {
+      accept: "text/event-stream",
+      "content-type": "application/json",
+      authorization: `Bearer ${who.token}`,
+      "x-workspace-id": who.workspaceId,
+    },
+    body: JSON.stringify({ query, variables }),
+  });
+}
+
 /** Reads server-sent events from a response body, one event at a time. */
 export function sseEvents(body: ReadableStream<Uint8Array>) {
   const reader = body.getReader();

@@ -6,6 +6,7 @@
  * chat completions (recording image parts). Also small real PDF and DOCX files.
  */
 import { createHash } from "node:crypto";
+import { chatCompletion } from "./conversations.ts";
 
 export interface StoredFile {
   bytes: Uint8Array;
@@ -194,13 +195,9 @@ export function startAi(answer: (body: any) => string): AiStandin {
       const body = await req.json();
       ai.chats.push(body);
       w.wake();
-      return Response.json({
-        id: `chatcmpl-${ai.chats.length}`,
-        object: "chat.completion",
-        created: 1,
-        model: body.model,
-        choices: [{ index: 0, message: { role: "assistant", content: answer(body) }, finish_reason: "stop" }],
-        usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      return chatCompletion(body, ai.chats.length, {
+        content: answer(body),
+        usage: { prompt_tokens: 10, completion_tokens: 5 },
       });
     }
     return new Response("not found", { status: 404 });

@@ -89,20 +89,29 @@ const SNAPSHOT_TABLES = [
   "PendingApproval",
 ];
 
+/** Of a snapshot taken with `more` tables, what `snapshot(app)` alone reads. */
+export function restTablesOf(snapshot: string): string {
+  const end = snapshot.indexOf("\n");
+  return end < 0 ? snapshot : snapshot.slice(0, end);
+}
+
 /**
  * Every row of every table the REST API writes, as JSON (lastUsedAt left out: token use updates it
- * in the background). Two equal snapshots mean nothing changed. `more` tables follow, by id.
+ * in the background). Two equal snapshots mean nothing changed. `more` tables follow, by id, on a
+ * line of their own (JSON text has no raw newline), so restTablesOf() finds the REST tables' part.
  * One statement, so one consistent read and one round trip: the fuzz and role tests take over a
  * thousand of these.
  */
 export async function snapshot(app: App, more: string[] = []): Promise<string> {
-  const tables = [...SNAPSHOT_TABLES, ...more].map((table) => {
-    const row = table === "ApiToken" ? `to_jsonb(t) - 'lastUsedAt'` : "to_jsonb(t)";
-    const order = table === "SupervisorCreditDay" ? `t."workspaceId", t."day"` : "t.id";
-    return `(SELECT coalesce(jsonb_agg(${row} ORDER BY ${order}), '[]') FROM "${table}" t)`;
-  });
+  const tables = (names: string[]) =>
+    names.map((table) => {
+      const row = table === "ApiToken" ? `to_jsonb(t) - 'lastUsedAt'` : "to_jsonb(t)";
+      const order = table === "SupervisorCreditDay" ? `t."workspaceId", t."day"` : "t.id";
+      return `(SELECT coalesce(jsonb_agg(${row} ORDER BY ${order}), '[]') FROM "${table}" t)`;
+    }).join(", ");
+  const extra = more.length ? ` || E'\\n' || json_build_array(${tables(more)})::text` : "";
   const [{ json }] = await app.deps.db.$queryRawUnsafe<Array<{ json: string }>>(
-    `SELECT json_build_array(${tables.join(", ")})::text AS json`,
+    `SELECT json_build_array(${tables(SNAPSHOT_TABLES)})::text${extra} AS json`,
   );
   return json;
 }

@@ -1,5 +1,5 @@
 /**
- * Callers of the role matrices (tests/roles_test.ts, tests/roles_graphql_test.ts) and the allow-lists
+ * Callers of the role matrix (tests/roles_test.ts, GraphQL and REST) and the allow-lists
  * of the role table, shared so that REST and GraphQL are held to the same lists.
  */
 import assert from "node:assert/strict";

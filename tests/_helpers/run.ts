@@ -54,10 +54,14 @@ async function slowestFiles(path: string, count: number): Promise<string | null>
   } catch {
     return null;
   }
+  const cases = [...xml.matchAll(/<testcase name="([^"]*)" classname="([^"]+)" time="([\d.]+)"/g)]
+    .map(([, name, file, time]) => ({ name, file, time: Number(time) }));
+  // A step is listed too, as "<test> &gt; <step>", its time inside its test's: counted once.
+  const names = new Set(cases.map((c) => `${c.file}\n${c.name}`));
+  const isStep = (c: { name: string; file: string }) =>
+    [...c.name.matchAll(/ &gt; /g)].some((m) => names.has(`${c.file}\n${c.name.slice(0, m.index)}`));
   const seconds = new Map<string, number>();
-  for (const [, file, time] of xml.matchAll(/<testcase [^>]*classname="([^"]+)" time="([\d.]+)"/g)) {
-    seconds.set(file, (seconds.get(file) ?? 0) + Number(time));
-  }
+  for (const c of cases) if (!isStep(c)) seconds.set(c.file, (seconds.get(c.file) ?? 0) + c.time);
   const total = [...seconds.values()].reduce((a, b) => a + b, 0);
   const rows = [...seconds].sort((a, b) => b[1] - a[1]).slice(0, count)
     .map(([file, s]) => `  ${s.toFixed(1).padStart(7)} s  ${file}`);

@@ -1,11 +1,13 @@
 /**
  * Periodic upkeep on pg-boss schedules (cron, one-minute resolution; the instance runs with
- * `schedule: true`): retention removes events and their deliveries older than RETENTION_DAYS, and
- * image bytes kept for a reply that never handled them (MEDIA_BYTES_MAX_AGE_MS), the stale sweep ends deliveries whose job was lost (webhooks/abandon.ts), and the stale-send sweep
- * queues outgoing messages whose sender died before settling them (conversations/outbound.ts). pg-boss files each
- * occurrence under a singleton slot, so several processes make one job per slot; both jobs are
- * idempotent besides (a second run finds nothing to do), and batched with SKIP LOCKED so that two
- * runs at once neither wait on each other nor hold many row locks.
+ * `schedule: true`), three jobs: retention removes events and their deliveries older than
+ * RETENTION_DAYS, and image bytes kept for a reply that never handled them
+ * (MEDIA_BYTES_MAX_AGE_MS); the stale sweep ends deliveries whose job was lost
+ * (webhooks/abandon.ts); the stale-send sweep queues outgoing messages left claimed by a sender
+ * that did not settle them (conversations/outbound.ts). pg-boss files each occurrence under a
+ * singleton slot, so several processes make one job per slot; each job is idempotent besides (a
+ * second run finds nothing to do), and batched with SKIP LOCKED so that two runs at once neither
+ * wait on each other nor hold many row locks.
  */
 import type { Db } from "../../db/client.ts";
 import type { Logger } from "../../shared/logger.ts";
