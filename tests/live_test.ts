@@ -554,8 +554,6 @@ Deno.test("live feeds", async (t) => {
       },
     );
 
-    // Last, and the app is not waited quiet after it: the subscription refused over plain JSON HTTP
-    // (406) leaves its live stream and its credential tracked until the app stops.
     await t.step(
       "queries also run over graphql-ws; a subscription over plain JSON HTTP is a 4xx",
       async () => {
@@ -575,6 +573,9 @@ Deno.test("live feeds", async (t) => {
           { accept: "application/json" },
         );
         assert.equal(res.status, 406, JSON.stringify(res.body));
+        // Its live stream, opened by the execution, is closed with the refusal: nothing stays.
+        await unsubscribed(ta.app);
+        assert.equal(ta.app.deps.live.credentials.size, 0);
       },
     );
   } finally {

@@ -5,7 +5,7 @@ import { execute } from "graphql";
 import type { Deps } from "../context.ts";
 import { buildContext } from "./context.ts";
 import { createMaskError, useRequestErrorStatus } from "./errors.ts";
-import { parseJsonWith } from "./yoga_internals.ts";
+import { closeUnanswered, parseJsonWith } from "./yoga_internals.ts";
 import { useDocumentLimits } from "./limits.ts";
 import { buildSchema } from "./schema.ts";
 import { useReadPlanner } from "../reads/graphql.ts";
@@ -119,6 +119,8 @@ export function createGraphQLHandler(deps: Deps): GraphQLHandler {
       // After the limits (they check variables first): read-only queries in one SQL statement.
       useReadPlanner(maskError),
       useRequestErrorStatus,
+      // A subscription refused with 406 (asked for over plain JSON) lets its live stream go.
+      { onResultProcess: closeUnanswered },
     ],
     // The 1 MiB body limit is applied before Yoga (413 as over REST). Yoga's own limit
     // pipes every body through a TransformStream, a large share of a small query's cost.

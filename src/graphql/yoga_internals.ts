@@ -16,6 +16,8 @@
  *   result serialized as the body (sendJsonBytes answers the same with bytes given beforehand).
  * - Its JSON body parser (plugins/request-parser/post-json.js) reads the request through `json()`
  *   alone (parseJsonWith).
+ * - A result no processor takes (a subscription asked for over plain JSON) is answered 406 and
+ *   dropped, its stream never closed (process-request.js processResult; closeUnanswered).
  *
  * The bytes themselves reach Yoga through its public `onResultProcess` hook and `setResultProcessor`.
  */
@@ -86,6 +88,16 @@ export const sendJsonBytes: OnResultProcess = ({ request, result, resultProcesso
   if (resultProcessor !== processRegularResult || !bytesOf.has(result)) return;
   const mediaType = jsonMediaTypeOf(request);
   if (mediaType) setResultProcessor(jsonBytesProcessor, mediaType);
+};
+
+/**
+ * An onResultProcess hook (after Yoga's own): a subscription's stream that no processor answers
+ * (Yoga's 406) is closed, so its live subscription and credential are let go at once.
+ */
+export const closeUnanswered: OnResultProcess = ({ result, resultProcessor }) => {
+  if (resultProcessor || !(Symbol.asyncIterator in result)) return;
+  // The execution's stream is its own iterator (an async generator): return() ends it.
+  void result[Symbol.asyncIterator]().return?.();
 };
 
 /** What Yoga's JSON body parser (`parser`) makes of a body that has been read already, as `text`. */
