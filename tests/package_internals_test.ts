@@ -58,6 +58,36 @@ for (const { name, verified, module } of FENCED) {
   });
 }
 
+/** Imports of a fenced package's insides, and the one module each may appear in. */
+const DEEP_IMPORTS = [
+  { pattern: /^pg-protocol\//, module: "src/db/pg_internals.ts" },
+  { pattern: /^pg\/lib/, module: "src/db/pg_internals.ts" },
+  { pattern: /^pg-boss\/dist/, module: "src/jobs/pgboss_internals.ts" },
+  {
+    pattern: /^(graphql-yoga\/|@graphql-yoga\/(?!render-graphiql)|@whatwg-node\/)/,
+    module: "src/graphql/yoga_internals.ts",
+  },
+];
+
+Deno.test("the packages' insides are imported by their fenced modules only", async () => {
+  const found: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(new URL(`../${dir}`, import.meta.url))) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory && entry.name !== "generated") await walk(path);
+      else if (entry.isFile && path.endsWith(".ts")) {
+        const text = await Deno.readTextFile(new URL(`../${path}`, import.meta.url));
+        for (const [, specifier] of text.matchAll(/(?:from|import)\s*\(?\s*"([^"]+)"/g)) {
+          const rule = DEEP_IMPORTS.find((r) => r.pattern.test(specifier));
+          if (rule && rule.module !== path) found.push(`${path}: ${specifier} (belongs in ${rule.module})`);
+        }
+      }
+    }
+  };
+  await walk("src");
+  assert.deepEqual(found, []);
+});
+
 Deno.test("pg's private members are where pg_internals reads them", () => {
   const client = new pg.Client({ host: "127.0.0.1", port: 5432 });
   const own = client as unknown as Record<string, unknown>;

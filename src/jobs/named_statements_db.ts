@@ -5,7 +5,7 @@
  * inbound`). Named, each statement text is prepared once per connection, as the app's own are
  * (db/statement_names.ts). Everything else (the pool, LISTEN, transactions) is pg-boss's adapter unchanged.
  */
-import { Db } from "./pgboss_internals.ts";
+import { Db, poolOf } from "./pgboss_internals.ts";
 import type pg from "pg";
 import { statementNames } from "../db/statement_names.ts";
 
@@ -14,8 +14,7 @@ export class NamedStatementsDb extends Db {
 
   override executeSql(text: string, values?: unknown[]): Promise<pg.QueryResult> {
     if (!this.opened) throw new Error("Database not opened. Call open() before executing SQL.");
-    // The pool is pg-boss's (private in its types, created by open()).
-    const pool = (this as unknown as { pool: pg.Pool }).pool;
+    const pool = poolOf(this);
     // A statement without parameters may hold several commands (the schema's migrations), which
     // PostgreSQL refuses to prepare: it goes as pg-boss sends it. Every hot statement has values.
     if (values === undefined || values.length === 0) return pool.query(text);

@@ -19,6 +19,7 @@
  */
 import { insertJobs } from "pg-boss/dist/plans.js";
 import Db from "pg-boss/dist/db.js";
+import type pg from "pg";
 
 export { Db, insertJobs };
 
@@ -79,3 +80,6 @@ export function markStartedSql(schema: string): string {
   return `UPDATE ${schema}.job SET started_on = ${schema}.job_now()
    WHERE name = $1 AND id = ANY($2::uuid[]) AND state = 'created' AND started_on IS NULL`;
 }
+
+/** The pg pool of pg-boss' adapter (`pool`, private in its types, made by its open()). */
+export const poolOf = (db: Db): pg.Pool => (db as unknown as { pool: pg.Pool }).pool;
