@@ -9,7 +9,7 @@
  *   paced: 50 events/s for a while: time from commit to first attempt.
  * Writes bench/results/webhooks.md. Not part of the tests.
  */
-import { ensureDatabase } from "../src/db/embedded.ts";
+import { ensureDatabase, startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { applyMigrations } from "../src/db/migrate.ts";
 import { buildApp } from "../src/app.ts";
 import { loadConfig } from "../src/config.ts";
@@ -261,8 +261,11 @@ const loadAverage = () =>
 export async function runWebhooksBench(): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "switchboard-bench-webhooks-" });
   await Deno.chmod(dir, 0o755);
-  // With pg_stat_statements: BENCH_STATEMENTS=1 prints each burst's statements per event.
-  const pg = await startStatsPostgres(`${dir}/data`);
+  // BENCH_STATEMENTS=1 prints each burst's statements per event: with pg_stat_statements, whose
+  // bookkeeping costs PostgreSQL CPU per statement (so not in the measured runs).
+  const pg = Deno.env.get("BENCH_STATEMENTS")
+    ? await startStatsPostgres(`${dir}/data`)
+    : await startEmbeddedPostgres({ dir: `${dir}/data`, database: "postgres", persistent: false });
   const loadStart = await loadAverage();
   const receiver = await startReceiver();
   const sampleCpu: CpuSampler = () => ({
