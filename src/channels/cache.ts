@@ -117,6 +117,15 @@ export class ChannelCache {
     return await this.fresh(id);
   }
 
+  /** The WhatsApp channel of Meta's phone number id `phoneNumberId` (unique), or null. */
+  async whatsappByNumber(phoneNumberId: string): Promise<InboundChannel | null> {
+    const row = await this.db.channel.findFirst({
+      where: { phoneNumberId, type: "WHATSAPP" },
+      select: { id: true },
+    });
+    return row ? await this.whatsapp(row.id) : null;
+  }
+
   /** Reads the WhatsApp channel `id` now (whatever is remembered), and remembers it. */
   async fresh(id: string): Promise<InboundChannel | null> {
     const generation = this.#generation;

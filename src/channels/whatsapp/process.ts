@@ -76,7 +76,7 @@ export async function processInbound(deps: Deps, job: InboundJob): Promise<void>
 
 async function store(deps: Deps, channel: InboundChannel, parsed: InboundParse): Promise<void> {
   // Records whose number is unreadable are the channel's; another number's (one Meta app serving
-  // several) are not.
+  // several) are stored by that number's own job (the route queues one per channel).
   const mine = (r: { phoneNumberId: string | null }) =>
     r.phoneNumberId === null || r.phoneNumberId === channel.phoneNumberId;
   let failure: unknown = null;

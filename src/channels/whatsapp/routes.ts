@@ -1,8 +1,10 @@
 /**
  * Meta's calls: the verify handshake and the signed inbound posts
  * of `/webhooks/whatsapp/{channelId}`. A post is checked (the signature over the raw bytes; its
- * content is never a reason to refuse it) and queued as one pg-boss job in one INSERT; it is
- * answered 200 before anything is stored, so no model or network work happens inside Meta's request.
+ * content is never a reason to refuse it) and queued as one pg-boss job per channel it carries
+ * records of, in one INSERT; it is answered 200 before anything is stored, so no model or network
+ * work happens inside Meta's request. One Meta app may serve several numbers through one callback
+ * URL: another number's records go to that number's channel when its app secret signs the post too.
  */
 import { Hono } from "hono";
 import type { Deps } from "../../context.ts";
@@ -42,6 +44,15 @@ async function channelOr404(
   return { channel, passed: passes(channel) };
 }
 
+/** The phone number ids of a post's records other than `channel`'s (each once). */
+function otherNumbers(parsed: ReturnType<typeof parseWebhookBody>, channel: InboundChannel): Set<string> {
+  const numbers = new Set<string>();
+  for (const r of [...parsed.messages, ...parsed.statuses]) {
+    if (r.phoneNumberId !== null && r.phoneNumberId !== channel.phoneNumberId) numbers.add(r.phoneNumberId);
+  }
+  return numbers;
+}
+
 export function whatsappRoutes(deps: Deps): Hono {
   const r = new Hono();
 
@@ -79,12 +90,19 @@ export function whatsappRoutes(deps: Deps): Hono {
     if (!anyMine(channel)) {
       ({ channel, passed } = await channelOr404(deps, channelId, (ch) => signed(ch) && anyMine(ch)));
     }
-    if (passed) {
-      const job: InboundJob = { channelId: channel.id, body: text };
+    const jobs: InboundJob[] = passed ? [{ channelId: channel.id, body: text }] : [];
+    for (const number of otherNumbers(parsed, channel)) {
+      const other = await deps.channels.whatsappByNumber(number);
+      if (other && other.id !== channel.id && signed(other)) jobs.push({ channelId: other.id, body: text });
+      else {deps.logger.debug("whatsapp post: records of a number without a channel of this app", {
+          channelId,
+        });}
+    }
+    if (jobs.length) {
       // One INSERT in its own (implicit) transaction: durable once this answers 200. Then stored by
-      // this process at once (no fetch; the queue runs here), the job kept as the backstop; see
-      // whatsapp_inbound.ts.
-      await deps.jobs.send(deps.db, WHATSAPP_INBOUND_QUEUE, [{ data: job }]);
+      // this process at once (no fetch; the queue runs here), the jobs kept as the backstop; see
+      // whatsapp_inbound.ts. Each job stores only its channel's records.
+      await deps.jobs.send(deps.db, WHATSAPP_INBOUND_QUEUE, jobs.map((data) => ({ data })));
     } else {
       // Nothing of this channel's to store: what could not be read is logged here, not by the worker.
       logUnstored(deps.logger, channelId, parsed);
