@@ -95,3 +95,88 @@ Deno.test("a Graph stand-in that keeps failing retryably: three attempts, then F
     await graph.close();
   }
 });
+
+/** Meta's pacing refusals, as its error reference shows them. */
+const THROUGHPUT = () =>
+  Response.json({
+    error: {
+      message: "(#130429) Rate limit hit",
+      type: "OAuthException",
+      code: 130429,
+      error_data: {
+        messaging_product: "whatsapp",
+        details: "Cloud API message throughput has been reached.",
+      },
+      fbtrace_id: "AazC8lLqbTKDGWMSdDEyDvf",
+    },
+  }, { status: 400 });
+const PAIR_RATE = () =>
+  Response.json({
+    error: {
+      message: "(#131056) (Business Account, Consumer Account) pair rate limit hit",
+      type: "OAuthException",
+      code: 131056,
+      error_data: {
+        messaging_product: "whatsapp",
+        details:
+          "Too many messages sent from the sender phone number to the same recipient phone number in a short period of time.",
+      },
+      fbtrace_id: "A7ka2pRWnURD2aBLfd2Ewgl",
+    },
+  }, { status: 400 });
+
+/** The delay (ms) of the queued send job of `attempt` for the message. */
+async function retryDelayOf(
+  t: Awaited<ReturnType<typeof humanSends>>["t"],
+  attempt: number,
+): Promise<number> {
+  const rows = await t.app.deps.db.$queryRawUnsafe<Array<{ ms: number }>>(
+    `SELECT (extract(epoch FROM start_after - created_on) * 1000)::int AS ms
+       FROM pgboss.job WHERE name = 'message-send' AND (data->>'attempt')::int = $1`,
+    attempt,
+  );
+  assert.equal(rows.length, 1, `one send job of attempt ${attempt}`);
+  return rows[0].ms;
+}
+
+Deno.test("Meta's throughput refusal (130429): PENDING, retried about 6 s later, one message at the customer", async () => {
+  const graph = startGraph((i) =>
+    i === 0
+      ? THROUGHPUT()
+      : Response.json({ messaging_product: "whatsapp", messages: [{ id: "wamid.PACED" }] })
+  );
+  const { t, row } = await humanSends(graph, "Olá, sem pressa");
+  try {
+    const paced = await waitUntil(row, (m) => (m.error as { code?: number } | null)?.code === 130429);
+    assert.equal(paced.status, "PENDING");
+    assert.equal((paced.error as { willRetry: boolean }).willRetry, true);
+    const delay = await retryDelayOf(t, 2);
+    assert.ok(delay >= 5_900 && delay <= 6_300, `retried after ${delay} ms`);
+    const sent = await waitUntil(row, (m) => m.status === "SENT");
+    assert.equal(sent.externalId, "wamid.PACED");
+    assert.equal(sent.error, null);
+    // The refused call delivered nothing: the customer has the one accepted message.
+    assert.equal(graph.calls.length, 2);
+    assert.equal(JSON.parse(graph.calls[1].body).text.body, "Olá, sem pressa");
+  } finally {
+    await t.close();
+    await graph.close();
+  }
+});
+
+Deno.test("Meta's pair rate refusal (131056) twice: PENDING, the next try 30 s after the second", async () => {
+  const graph = startGraph(() => PAIR_RATE());
+  const { t, row } = await humanSends(graph, "Olá outra vez");
+  try {
+    await graph.waitForCalls(2, 20_000);
+    const paced = await waitUntil(row, (m) => (m.error as { attempt?: number } | null)?.attempt === 2);
+    assert.equal(paced.status, "PENDING");
+    assert.equal((paced.error as { code: number }).code, 131056);
+    const delay = await retryDelayOf(t, 3);
+    assert.ok(delay >= 29_900 && delay <= 30_300, `retried after ${delay} ms`);
+    assert.equal(graph.calls.length, 2);
+  } finally {
+    await t.close();
+    await graph.close();
+  }
+});

@@ -22,6 +22,7 @@ import {
   insertOutgoing,
   insertOutgoingGuarded,
   markFailed,
+  markPaced,
   markSent,
   markSentWithoutId,
   type OutgoingColumns,
@@ -34,6 +35,13 @@ export const MESSAGE_SEND_QUEUE = "message-send";
 export const SEND_ATTEMPTS = 3;
 /** Wait before attempt n+1: 1 s, 4 s (as event deliveries). */
 const retryDelayMs = (attempt: number) => 1000 * 4 ** (attempt - 1);
+/**
+ * Meta's pacing refusals, which say the message was not delivered: 130429 (the number's throughput)
+ * and 131056 (too many messages to one customer). Waited out, the message PENDING meanwhile.
+ */
+const PACING_CODES: ReadonlySet<number> = new Set([130429, 131056]);
+/** Wait before attempt n+1 after a pacing refusal: about 6 s, then 30 s. */
+const pacingDelayMs = (attempt: number) => attempt === 1 ? 6_000 : 30_000;
 /**
  * A claim older than this is a crashed sender's: another may take the message over. Far above the
  * longest attempt (the Graph call times out after 10 s).
@@ -326,10 +334,11 @@ async function attempt(
   }
   const retry = result.error.retryable && job.attempt < SEND_ATTEMPTS;
   const error = { ...result.error, attempt: job.attempt, willRetry: retry };
-  const failed = markFailed.sql({ id: message.id, now, error: JSON.stringify(error) });
+  const paced = retry && result.error.code !== null && PACING_CODES.has(result.error.code);
+  const update = (paced ? markPaced : markFailed).sql({ id: message.id, now, error: JSON.stringify(error) });
   return {
-    update: failed,
-    fallback: failed,
+    update,
+    fallback: update,
     async after() {
       deps.logger.warn("message send failed", {
         messageId: message.id,
@@ -341,7 +350,7 @@ async function attempt(
       if (retry) {
         await deps.jobs.send(deps.db, MESSAGE_SEND_QUEUE, [{
           data: { messageId: message.id, attempt: job.attempt + 1 } satisfies SendJob,
-          startAfterMs: retryDelayMs(job.attempt),
+          startAfterMs: (paced ? pacingDelayMs : retryDelayMs)(job.attempt),
         }]);
       }
     },

@@ -555,6 +555,19 @@ export const markSentWithoutId = command(
 );
 
 /** A send failed: FAILED with the error (JSON), the claim cleared. */
+/**
+ * A send Meta refused for pacing (not delivered): the message stays PENDING, unclaimed, with the
+ * refusal in `error`, for its retry job.
+ */
+export const markPaced = command(
+  ({ id, now, error }: { id: string; now: Date; error: string }) =>
+    Prisma.sql`
+      UPDATE "Message" SET error = ${error}::jsonb,
+             "sendClaimedAt" = NULL, "sendStartedAt" = NULL, "updatedAt" = ${now}
+       WHERE id = ${id} AND status = 'PENDING'`,
+  [{ id: "m", now: at0, error: "{}" }],
+);
+
 export const markFailed = command(
   ({ id, now, error }: { id: string; now: Date; error: string }) =>
     Prisma.sql`
