@@ -4,6 +4,7 @@
  * a Prisma row resolved by the declared type's own resolvers (plugin-prisma's path), which shows
  * what REST shows to each role.
  */
+import { sql } from "../src/shared/sql_fragment.ts";
 import assert from "node:assert/strict";
 import type { GraphQLObjectType, GraphQLResolveInfo } from "graphql";
 import { startTestApp, type TestApp } from "./_helpers/app.ts";
@@ -135,7 +136,7 @@ Deno.test("the planner presents only the URLs a presenter could change, and answ
           const value = stored(url);
           if (presentUrl.apply(actor, value) === value) continue;
           const [row] = await db.$queryRawUnsafe<{ may: boolean }[]>(
-            `SELECT ${presentUrl.mayChange!(actor, "$1::text")} AS may`,
+            `SELECT ${presentUrl.mayChange!(actor, sql`$1::text`).text} AS may`,
             value,
           );
           assert.equal(row.may, true, `${actor.actor.role}: ${value}`);

@@ -4,7 +4,7 @@
  * names, and anything else refused at run time too (for a caller that casts its way past the types).
  */
 import assert from "node:assert/strict";
-import { cat, ident, int, join, nameText, placeholder, Sql, sql } from "../src/reads/sql_fragment.ts";
+import { cat, ident, int, join, nameText, placeholder, Sql, sql } from "../src/shared/sql_fragment.ts";
 
 /** What a caller could pass by casting (a string from a request, a number, a look-alike object). */
 const smuggled = (value: unknown) => value as Sql;

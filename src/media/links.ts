@@ -14,6 +14,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { JwtKeys } from "../auth/jwt.ts";
 import { base64url } from "../shared/crypto.ts";
+import { int, type Sql, sql } from "../shared/sql_fragment.ts";
 
 /** A link's lifetime is counted in slots of this many seconds (see the module comment). */
 export const LINK_SLOT_SECONDS = 300;
@@ -27,11 +28,12 @@ export function linkExpiry(nowMs: number): number {
  * linkExpiry in SQL, from the statement's time, and what a read stores for a message aliased `t`
  * (`<message id> <workspace id> <expiry>`, null without media): the presenter signs it.
  */
-export function linkSourceSql(t: string): string {
-  const expiry = `((floor(extract(epoch FROM statement_timestamp()) / ${LINK_SLOT_SECONDS})::bigint + 2) * ` +
-    `${LINK_SLOT_SECONDS})::text`;
-  return `CASE WHEN ${t}."mediaId" IS NULL THEN NULL ELSE ${t}.id || ' ' || ` +
-    `(SELECT c."workspaceId" FROM "Conversation" c WHERE c.id = ${t}."conversationId") || ' ' || ${expiry} END`;
+export function linkSourceSql(t: Sql): Sql {
+  const slot = int(LINK_SLOT_SECONDS);
+  const expiry =
+    sql`((floor(extract(epoch FROM statement_timestamp()) / ${slot})::bigint + 2) * ${slot})::text`;
+  const workspace = sql`(SELECT c."workspaceId" FROM "Conversation" c WHERE c.id = ${t}."conversationId")`;
+  return sql`CASE WHEN ${t}."mediaId" IS NULL THEN NULL ELSE ${t}.id || ' ' || ${workspace} || ' ' || ${expiry} END`;
 }
 
 /** The key of media links, derived from the JWT key once per app. */

@@ -14,7 +14,7 @@ import type { AppError } from "../shared/errors.ts";
 import { concatBytes } from "../shared/bytes.ts";
 import type { Root } from "./selection.ts";
 import { notFoundAt } from "./read_path.ts";
-import { int, type Sql, sql } from "./sql_fragment.ts";
+import { int, type Sql, sql } from "../shared/sql_fragment.ts";
 
 export interface Answer {
   /** The JSON of `{ [root key]: value }` as UTF-8, in the roots' order, between runReads' `around`. */

@@ -11,7 +11,7 @@
  * - Parameters: `$1` is the workspace, then the values in the order the compiler takes them, which
  *   ./bind.ts takes in the same order without compiling; the cut-off and the round trip's byte
  *   budget come last (bound by ./budget.ts fetchBounded). Everything else in the text is the
- *   shape: identifiers from the views, response keys, type names (./sql_fragment.ts).
+ *   shape: identifiers from the views, response keys, type names (../shared/sql_fragment.ts).
  */
 import type { ActorContext } from "../context.ts";
 import type { View } from "../shared/view.ts";
@@ -26,7 +26,6 @@ import { presenterMark } from "./answer.ts";
 import { page } from "./compile_page.ts";
 import {
   cat,
-  declared,
   ident,
   int,
   join,
@@ -35,7 +34,7 @@ import {
   placeholder,
   type Sql,
   sql,
-} from "./sql_fragment.ts";
+} from "../shared/sql_fragment.ts";
 
 const utf8 = new TextEncoder();
 
@@ -64,7 +63,7 @@ export class Compiler extends Records {
   field(view: View, a: Sql, name: string, of?: readonly JsonPart[]): Sql {
     const spec = view.fields[name];
     if (!spec) throw new Error(`${view.name} has no field ${name}`);
-    let value = spec.sql ? declared(spec.sql(a.text)) : sql`${a}.${ident(spec.column ?? name)}`;
+    let value = spec.sql ? spec.sql(a) : sql`${a}.${ident(spec.column ?? name)}`;
     if (!spec.sql && !spec.list && !of && (spec.type === "String" || spec.type === "ID")) {
       this.bytes.count(a, storedTextBytes(value));
     }
@@ -76,7 +75,7 @@ export class Compiler extends Records {
     if (p && !(p.unless && can(this.ctx.actor, p.unless))) {
       const marked = presenterMark(p, value);
       if (!p.mayChange) return marked;
-      const mayChange = declared(p.mayChange(this.ctx, value.text));
+      const mayChange = p.mayChange(this.ctx, value);
       value = sql`CASE WHEN ${mayChange} THEN ${marked} ELSE to_json(${value}) END`;
     }
     return value;

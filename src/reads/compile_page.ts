@@ -9,7 +9,7 @@ import { afterCommas, type Obj, type Records, type Value } from "./records.ts";
 import type { RowBytes } from "./row_bytes.ts";
 import { isCounted, maxPageOf, pageWindow } from "./page_window.ts";
 import { cursorSql, idColumn, type Sort, sortColumn, tableOf } from "./view_columns.ts";
-import { cat, ident, int, nameText, type ParamType, type Sql, sql } from "./sql_fragment.ts";
+import { cat, ident, int, nameText, type ParamType, type Sql, sql } from "../shared/sql_fragment.ts";
 
 const utf8 = new TextEncoder();
 

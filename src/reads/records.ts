@@ -5,7 +5,7 @@
  * record and array straight into one buffer, where JSON built level by level (json_build_object,
  * json_agg) is copied again into each parent (about a sixth of the nested bench's statement).
  */
-import { cat, ident, int, join, nameText, Sql, sql } from "./sql_fragment.ts";
+import { cat, ident, int, join, nameText, Sql, sql } from "../shared/sql_fragment.ts";
 
 export type Value = Sql | Obj;
 export interface Obj {

@@ -4,7 +4,7 @@
  * allowance (the cut-off parameter), so a refused read costs PostgreSQL about the budget in rows
  * read and built, not the whole answer, and never builds the JSON (./budget.ts then answers 400).
  */
-import { cat, int, join, type Sql, sql } from "./sql_fragment.ts";
+import { cat, int, join, type Sql, sql } from "../shared/sql_fragment.ts";
 
 /** The transaction-local setting in which a read statement adds up what its rows count. */
 const SPENT = sql`'switchboard.read_bytes'`;

@@ -3,7 +3,7 @@
  * of a row. Identifiers come only from the views (src/shared/view.ts), quoted by `ident`.
  */
 import type { Order, View } from "../shared/view.ts";
-import { ident, type Sql, sql } from "./sql_fragment.ts";
+import { ident, type Sql, sql } from "../shared/sql_fragment.ts";
 
 export const idColumn = (view: View): Sql => ident(view.fields.id?.column ?? "id");
 

@@ -7,6 +7,7 @@
  * `declaredType("Agent")` and keep here what a declaration refers to: enums (`enumType`), JSON
  * object shapes, and how an actor sees a stored value (`present`).
  */
+import type { Sql } from "./sql_fragment.ts";
 import { z } from "zod";
 import { type Action, can } from "../auth/permissions.ts";
 import type { ActorContext } from "../context.ts";
@@ -47,7 +48,7 @@ export interface FieldSpec {
   /** The column read, when it is not the field's name. */
   column?: string;
   /** Computed fields: the SQL expression for the row aliased `t` (a correlated subquery, say). */
-  sql?: (t: string) => string;
+  sql?: (t: Sql) => Sql;
   /**
    * Computed fields: the value `sql` reads, taken from a stored (Prisma) row that holds what the
    * field's resolver selects (a member's user, a delivery's event). A transport presents a row a
@@ -65,7 +66,7 @@ export interface FieldSpec {
   present?: {
     unless?: Action;
     apply: (ctx: ActorContext, stored: unknown) => unknown;
-    mayChange?: (ctx: ActorContext, value: string) => string;
+    mayChange?: (ctx: ActorContext, value: Sql) => Sql;
   };
 }
 

@@ -7,6 +7,10 @@ import { declaredType, type Presenter } from "../shared/view.ts";
 import { MASK, maskUrlSecrets, openUrlSecrets } from "../shared/url_secrets.ts";
 import { can } from "../auth/permissions.ts";
 import { SEALED_PREFIX } from "../shared/secret_box.ts";
+import { sql } from "../shared/sql_fragment.ts";
+
+// presentUrl's SQL names the sealed values' prefix as written text.
+if (SEALED_PREFIX !== "sb1:") throw new Error("presentUrl.mayChange names another sealed prefix");
 
 /**
  * URLs (webhook and intent) are stored with credential-like query values sealed: opened for roles
@@ -20,8 +24,8 @@ export const presentUrl: Presenter = {
   // Opening changes only a URL with a sealed value; masking only one with a query or a user name.
   mayChange: (ctx, url) =>
     can(ctx.actor, "webhook:secrets")
-      ? `strpos(${url}, '${SEALED_PREFIX}') > 0`
-      : `(strpos(${url}, '?') > 0 OR strpos(${url}, '@') > 0)`,
+      ? sql`strpos(${url}, 'sb1:') > 0`
+      : sql`(strpos(${url}, '?') > 0 OR strpos(${url}, '@') > 0)`,
 };
 
 /** Stored header values are sealed: opened for roles with webhook:secrets, masked for the others. */

@@ -3,6 +3,7 @@
  * and OpenAPI read them from here (../declared.ts).
  */
 import { builder } from "../builder.ts";
+import { ident, sql } from "../../shared/sql_fragment.ts";
 import { fieldPlan, typePlan } from "../declared.ts";
 import { connectionOf, enumOf } from "../common_types.ts";
 import { AgentStatus, AgentTemplate, MessageGroupingTime } from "../../agents/schemas.ts";
@@ -13,7 +14,7 @@ import { Conversation } from "./conversations.ts";
 
 /** The agent's rows of `table`, counted in SQL (`t` aliases the agent's row). */
 const counted = (table: string) =>
-  fieldPlan({ sql: (t) => `(SELECT count(*)::int FROM "${table}" c WHERE c."agentId" = ${t}.id)` });
+  fieldPlan({ sql: (t) => sql`(SELECT count(*)::int FROM ${ident(table)} c WHERE c."agentId" = ${t}.id)` });
 
 export const PromptVersion = builder.prismaObject("PromptVersion", {
   extensions: typePlan({ label: "Prompt version" }),

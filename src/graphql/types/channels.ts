@@ -1,5 +1,6 @@
 /** The declared type of src/channels: a channel (credentials are never a field). */
 import { builder } from "../builder.ts";
+import { sql } from "../../shared/sql_fragment.ts";
 import { computedField, typePlan } from "../declared.ts";
 import { enumOf } from "../common_types.ts";
 import { channelPrivate, ChannelType, inboundUrl } from "../../channels/views.ts";
@@ -19,7 +20,7 @@ export const Channel = builder.prismaObject("Channel", {
       description: "Where the channel's messages arrive (configure it as the WhatsApp webhook).",
       // Both read `<type>:<id>`; the app's public URL makes it a URL.
       ...computedField({
-        sql: (c) => `(${c}.type::text || ':' || ${c}.id)`,
+        sql: (c) => sql`(${c}.type::text || ':' || ${c}.id)`,
         row: (channel: { type: string; id: string }) => `${channel.type}:${channel.id}`,
         present: { apply: (ctx, stored) => inboundUrl(ctx.config.publicUrl, String(stored)) },
       }),

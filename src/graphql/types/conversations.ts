@@ -1,6 +1,7 @@
 /** The declared types of src/conversations: conversations, their contacts and messages. */
 import type { Message as StoredMessage } from "../../generated/prisma/client.ts";
 import { builder } from "../builder.ts";
+import { ident, type Sql, sql } from "../../shared/sql_fragment.ts";
 import { computedField, typePlan } from "../declared.ts";
 import { connectionOf, enumOf, jsonObjectRef } from "../common_types.ts";
 import {
@@ -25,11 +26,11 @@ export const Contact = builder.prismaObject("Contact", {
 });
 
 /** A media message's file, built in SQL from the message's media columns (`t` aliases the message). */
-const mediaSql = (t: string) =>
-  `CASE WHEN ${t}."mediaId" IS NULL THEN NULL ELSE jsonb_build_object('id', ${t}."mediaId", ` +
-  `'url', '/api/messages/' || ${t}.id || '/media', ` +
-  `'mimeType', ${t}."mediaMimeType", 'size', ${t}."mediaSize", 'fileName', ${t}."mediaFileName", ` +
-  `'error', ${t}."mediaError") END`;
+const mediaSql = (t: Sql) =>
+  sql`CASE WHEN ${t}."mediaId" IS NULL THEN NULL ELSE jsonb_build_object('id', ${t}."mediaId",
+    'url', '/api/messages/' || ${t}.id || '/media',
+    'mimeType', ${t}."mediaMimeType", 'size', ${t}."mediaSize", 'fileName', ${t}."mediaFileName",
+    'error', ${t}."mediaError") END`;
 
 /** The columns a message's `media` gathers. */
 type MediaColumns = Pick<
@@ -82,7 +83,7 @@ export const Message = builder.prismaObject("Message", {
           m.mediaId === null ? null : `${m.id} ${ctx.actor.workspaceId} ${linkExpiry(Date.now())}`,
         present: {
           apply: (ctx, stored) => signedMediaPathOf(ctx.jwt, stored),
-          mayChange: (_ctx, value) => `${value} IS NOT NULL`,
+          mayChange: (_ctx, value) => sql`${value} IS NOT NULL`,
         },
       }),
     }),
@@ -109,7 +110,7 @@ export const Message = builder.prismaObject("Message", {
 /** The conversation's contact's `column`: in SQL (`t` aliases the conversation), or from its contact. */
 const contactColumn = <C extends "externalId" | "name">(column: C) =>
   computedField({
-    sql: (t) => `(SELECT c."${column}" FROM "Contact" c WHERE c.id = ${t}."contactId")`,
+    sql: (t) => sql`(SELECT c.${ident(column)} FROM "Contact" c WHERE c.id = ${t}."contactId")`,
     row: (conversation: { contact: Record<C, string> }) => conversation.contact[column],
   });
 

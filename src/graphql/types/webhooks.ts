@@ -1,5 +1,6 @@
 /** The declared types of src/webhooks: registrations, their delivery log and each delivery's attempts. */
 import { builder } from "../builder.ts";
+import { sql } from "../../shared/sql_fragment.ts";
 import { computedField, presentedField, typePlan } from "../declared.ts";
 import { connectionOf, enumOf } from "../common_types.ts";
 import { DeliveryStatus, HttpMethod, WEBHOOK_EVENTS } from "../../webhooks/schemas.ts";
@@ -29,7 +30,7 @@ export const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
     event: t.string({
       description: "The event's type (message.sent, webhook.test, ...).",
       ...computedField({
-        sql: (d) => `(SELECT e.type FROM "DomainEvent" e WHERE e.id = ${d}."eventId")`,
+        sql: (d) => sql`(SELECT e.type FROM "DomainEvent" e WHERE e.id = ${d}."eventId")`,
         row: (delivery: { event: { type: string } }) => delivery.event.type,
       }),
       select: { event: { select: { type: true } } },

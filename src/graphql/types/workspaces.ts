@@ -1,5 +1,6 @@
 /** The declared types of src/workspaces: users, members, invites and API tokens. */
 import { builder } from "../builder.ts";
+import { ident, sql } from "../../shared/sql_fragment.ts";
 import { computedField, typePlan } from "../declared.ts";
 import { enumOf } from "../common_types.ts";
 import { Role } from "../../workspaces/schemas.ts";
@@ -18,7 +19,7 @@ export const User = builder.prismaObject("User", {
 /** The member's user's `column`: in SQL (`t` aliases the membership), or from the membership's user. */
 const userColumn = <C extends "name" | "email">(column: C) =>
   computedField({
-    sql: (t) => `(SELECT u.${column} FROM "User" u WHERE u.id = ${t}."userId")`,
+    sql: (t) => sql`(SELECT u.${ident(column)} FROM "User" u WHERE u.id = ${t}."userId")`,
     row: (member: { user: Record<C, string> }) => member.user[column],
   });
 

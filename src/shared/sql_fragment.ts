@@ -1,6 +1,7 @@
 /**
- * The read planner's SQL fragments. A fragment's text comes only from template literals in the
- * planner (the `sql` tag, which takes fragments and nothing else between them), identifiers quoted
+ * The read planner's SQL fragments, and the SQL that type declarations give it (FieldSpec.sql and
+ * present.mayChange in ./view.ts). A fragment's text comes only from template literals (the `sql`
+ * tag, which takes fragments and nothing else between them), identifiers quoted
  * by `ident` (the one function for them), integers, GraphQL names as string constants, and
  * placeholders of bind parameters: ids, cursors, sizes and filters reach PostgreSQL only as
  * parameters. So no string from a request or a row can become SQL text, by type and at run time.
@@ -92,12 +93,3 @@ const EMPTY = fragment("");
 
 /** `parts` one after another (a statement too long for one line of a template). */
 export const cat = (...parts: readonly Sql[]): Sql => join(parts, EMPTY);
-
-/**
- * SQL written in a type's declaration (FieldSpec.sql, FieldSpec.present.mayChange in
- * src/shared/view.ts): source code of this repository, given the SQL of the row or value it reads.
- * Those declarations return strings today; this is the one place a string becomes SQL unchecked.
- */
-export function declared(text: string): Sql {
-  return fragment(text);
-}
