@@ -11,6 +11,7 @@ import { AppError } from "../shared/errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { channelPrivate } from "../channels/views.ts";
 import { storeOutgoing } from "./outbound.ts";
+import { windowOf } from "./views.ts";
 import { rescheduleTimers } from "./timers.ts";
 import { closeConversation, transferToHuman } from "./transitions.ts";
 
@@ -34,6 +35,8 @@ async function load(ctx: ActorContext, id: string) {
       agentId: true,
       status: true,
       channelId: true,
+      lastContactMessageAt: true,
+      windowClosedAt: true,
       channel: { select: { type: true } },
     },
   });
@@ -92,6 +95,20 @@ export async function humanReply(
 ): Promise<ConversationRow> {
   const conv = await load(ctx, id);
   const now = ctx.clock.now();
+  // Nothing free-form reaches a WhatsApp customer outside the window: refused, nothing stored.
+  const window = windowOf(conv, now);
+  if (conv.status === "HUMAN" && !window.open) {
+    throw new AppError(
+      "WINDOW_CLOSED",
+      409,
+      conv.windowClosedAt && conv.lastContactMessageAt && conv.windowClosedAt >= conv.lastContactMessageAt
+        ? "WhatsApp refused a message outside the customer's window (131047); it opens again when the " +
+          `customer writes (closesAt ${window.closesAt}). Only a template reaches them now.`
+        : window.closesAt
+        ? `The customer's 24-hour window closed at ${window.closesAt} (closesAt); only a template reaches them now.`
+        : "The customer has no open 24-hour window on this channel; only a template reaches them now.",
+    );
+  }
   await ctx.db.$transaction(async (tx) => {
     // Locks the row, so a concurrent release or close cannot slip in between check and insert.
     const touched = await tx.conversation.updateMany({

@@ -19,6 +19,7 @@ import { newId } from "../shared/ids.ts";
 import { dbAppError } from "../shared/db_errors.ts";
 import {
   claimSend,
+  closeWindow,
   insertOutgoing,
   insertOutgoingGuarded,
   markFailed,
@@ -40,6 +41,8 @@ const retryDelayMs = (attempt: number) => 1000 * 4 ** (attempt - 1);
  * and 131056 (too many messages to one customer). Waited out, the message PENDING meanwhile.
  */
 const PACING_CODES: ReadonlySet<number> = new Set([130429, 131056]);
+/** Meta's refusal of a free-form message outside the customer's 24-hour window. */
+export const REENGAGEMENT_CODE = 131047;
 /** Wait before attempt n+1 after a pacing refusal: about 6 s, then 30 s. */
 const pacingDelayMs = (attempt: number) => attempt === 1 ? 6_000 : 30_000;
 /**
@@ -335,6 +338,8 @@ async function attempt(
   const retry = result.error.retryable && job.attempt < SEND_ATTEMPTS;
   const error = { ...result.error, attempt: job.attempt, willRetry: retry };
   const paced = retry && result.error.code !== null && PACING_CODES.has(result.error.code);
+  // Meta's 131047: the customer's window has closed (it opens again when they write).
+  const outsideWindow = result.error.code === REENGAGEMENT_CODE;
   const update = (paced ? markPaced : markFailed).sql({ id: message.id, now, error: JSON.stringify(error) });
   return {
     update,
@@ -347,6 +352,9 @@ async function attempt(
         code: result.error.code,
         retry,
       });
+      if (outsideWindow) {
+        await closeWindow.run(deps.db, { now, messageId: message.id, channelId: null, externalId: null });
+      }
       if (retry) {
         await deps.jobs.send(deps.db, MESSAGE_SEND_QUEUE, [{
           data: { messageId: message.id, attempt: job.attempt + 1 } satisfies SendJob,

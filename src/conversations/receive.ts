@@ -20,7 +20,7 @@ import type { MessageStatus, MessageType } from "../generated/prisma/enums.ts";
 import { notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
 import type { apiMessageSchema } from "../channels/schemas.ts";
-import { storeCustomerMessage, upsertContact } from "./sql.ts";
+import { closeWindow, storeCustomerMessage, upsertContact } from "./sql.ts";
 import type { RowOf } from "../db/statement.ts";
 
 /**
@@ -177,6 +177,11 @@ const FORWARD = ["PENDING", "SENT", "DELIVERED", "READ"] as const;
  * A status callback: the outbound message of the channel with this externalId takes the new status
  * (and the channel's errors on FAILED). Returns whether a message was changed.
  */
+/** Meta refused the channel's message `externalId` with 131047: its conversation's window closes. */
+export async function closeWindowOf(deps: Pick<Deps, "db" | "clock">, channelId: string, externalId: string) {
+  await closeWindow.run(deps.db, { now: deps.clock.now(), messageId: null, channelId, externalId });
+}
+
 export async function applyStatus(
   deps: Deps,
   channelId: string,

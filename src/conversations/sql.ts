@@ -568,6 +568,25 @@ export const markPaced = command(
   [{ id: "m", now: at0, error: "{}" }],
 );
 
+/**
+ * Meta refused a message of the conversation with 131047 (re-engagement): its window is closed until
+ * the customer writes again. The message by its id, or by its WhatsApp id on a channel.
+ */
+export const closeWindow = command(
+  ({ now, messageId, channelId, externalId }: {
+    now: Date;
+    messageId: string | null;
+    channelId: string | null;
+    externalId: string | null;
+  }) =>
+    Prisma.sql`
+      UPDATE "Conversation" c SET "windowClosedAt" = ${now}
+        FROM "Message" m
+       WHERE c.id = m."conversationId"
+         AND (m.id = ${messageId} OR (m."channelId" = ${channelId} AND m."externalId" = ${externalId}))`,
+  [{ now: at0, messageId: "m", channelId: null, externalId: null }],
+);
+
 export const markFailed = command(
   ({ id, now, error }: { id: string; now: Date; error: string }) =>
     Prisma.sql`

@@ -50,3 +50,38 @@ export const messageView = declaredType("Message");
 
 /** A conversation: declared with Pothos (src/graphql/types/conversations.ts). */
 export const conversationView = declaredType("Conversation");
+
+/**
+ * WhatsApp's customer service window of a conversation: free-form messages reach the customer only
+ * for 24 hours after the customer's latest message, and not after Meta refused one with 131047
+ * (until the customer writes again). Always open on API channels.
+ */
+export const ConversationWindowType: JsonObjectType = {
+  name: "ConversationWindow",
+  description: "WhatsApp's customer service window: free-form messages go out only while it is open " +
+    "(24 hours after the customer's latest message). Always open on API channels.",
+  fields: {
+    open: { type: "Boolean" },
+    closesAt: {
+      type: "DateTime",
+      nullable: true,
+      description: "The customer's latest message + 24 h; null on API channels.",
+    },
+  },
+};
+
+/** How long WhatsApp's window stays open after the customer's latest message. */
+export const WINDOW_MS = 24 * 3600_000;
+
+/** The window of a conversation row (with its channel's type), at `now`. */
+export function windowOf(
+  c: { lastContactMessageAt: Date | null; windowClosedAt: Date | null; channel: { type: string } },
+  now: Date,
+): { open: boolean; closesAt: string | null } {
+  if (c.channel.type !== "WHATSAPP") return { open: true, closesAt: null };
+  const last = c.lastContactMessageAt;
+  if (!last) return { open: false, closesAt: null };
+  const closesAt = new Date(last.getTime() + WINDOW_MS);
+  const refused = c.windowClosedAt !== null && c.windowClosedAt >= last;
+  return { open: closesAt > now && !refused, closesAt: closesAt.toISOString() };
+}

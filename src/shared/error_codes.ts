@@ -70,6 +70,11 @@ export const ERROR_CODES = {
     status: 409,
     meaning: "The conversation is CLOSED; a new customer message opens a new one.",
   },
+  WINDOW_CLOSED: {
+    status: 409,
+    meaning: "WhatsApp's 24-hour customer service window is closed (the customer's latest message is " +
+      "older, or Meta refused a message with 131047): a free-form message cannot reach the customer.",
+  },
   CONVERSATION_NOT_HUMAN: {
     status: 409,
     meaning: "A human reply or a release needs a conversation in HUMAN state (take it over first).",

@@ -8,7 +8,8 @@
 import type { Deps } from "../../context.ts";
 import type { MessageStatus } from "../../generated/prisma/enums.ts";
 import type { Logger } from "../../shared/logger.ts";
-import { applyStatus, receiveCustomerMessage } from "../../conversations/receive.ts";
+import { applyStatus, closeWindowOf, receiveCustomerMessage } from "../../conversations/receive.ts";
+import { REENGAGEMENT_CODE } from "../../conversations/outbound.ts";
 import { type InboundMessage, type InboundParse, parseWebhookBody } from "./inbound.ts";
 import type { InboundChannel } from "../cache.ts";
 
@@ -121,6 +122,10 @@ async function store(deps: Deps, channel: InboundChannel, parsed: InboundParse):
       status: STATUS[s.status],
       error: s.errors.length ? { errors: s.errors.map((e) => ({ ...e })) } : null,
     });
+    // A message refused later, in a `failed` status, for being outside the window: it closes.
+    if (s.status === "failed" && s.errors.some((e) => e.code === REENGAGEMENT_CODE)) {
+      await closeWindowOf(deps, channel.id, s.waMessageId);
+    }
   }
   if (failure) throw failure;
 }

@@ -6,10 +6,12 @@ import { computedField, typePlan } from "../declared.ts";
 import { connectionOf, enumOf, jsonObjectRef } from "../common_types.ts";
 import {
   ConversationStatus,
+  ConversationWindowType,
   MessageContentType,
   MessageMediaType,
   MessageStatus,
   Sender,
+  windowOf,
 } from "../../conversations/views.ts";
 import { linkExpiry, linkSourceSql, signedMediaPathOf } from "../../media/links.ts";
 
@@ -107,6 +109,19 @@ export const Message = builder.prismaObject("Message", {
   }),
 });
 
+/**
+ * The conversation's window (conversations/views.ts windowOf, whose 24 hours this repeats): in SQL
+ * (`t` aliases the conversation), or from a row with its channel.
+ */
+const windowSql = (t: Sql) =>
+  sql`(SELECT CASE WHEN ch.type <> 'WHATSAPP' THEN jsonb_build_object('open', true, 'closesAt', NULL)
+    ELSE jsonb_build_object(
+      'open', COALESCE(${t}."lastContactMessageAt" + interval '24 hours' > now()
+        AND (${t}."windowClosedAt" IS NULL OR ${t}."windowClosedAt" < ${t}."lastContactMessageAt"), false),
+      'closesAt', to_char((${t}."lastContactMessageAt" + interval '24 hours') AT TIME ZONE 'UTC',
+        'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) END
+    FROM "Channel" ch WHERE ch.id = ${t}."channelId")`;
+
 /** The conversation's contact's `column`: in SQL (`t` aliases the conversation), or from its contact. */
 const contactColumn = <C extends "externalId" | "name">(column: C) =>
   computedField({
@@ -142,6 +157,14 @@ export const Conversation = builder.prismaObject("Conversation", {
       description: "The last message of either side.",
     }),
     closedAt: t.expose("closedAt", { type: "DateTime", nullable: true }),
+    window: t.field({
+      type: jsonObjectRef(ConversationWindowType),
+      ...computedField({
+        sql: windowSql,
+        row: (c: Parameters<typeof windowOf>[0]) => windowOf(c, new Date()),
+      }),
+      select: { lastContactMessageAt: true, windowClosedAt: true, channel: { select: { type: true } } },
+    }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),
     contact: t.relation("contact"),

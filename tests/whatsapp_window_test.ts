@@ -1,0 +1,164 @@
+/**
+ * WhatsApp's 24-hour customer service window (docs/behaviour.md "Channels and conversations"): a
+ * conversation's reads carry `window { open closesAt }` (the customer's latest message + 24 h; always
+ * open on API channels); outside it a human reply is 409 WINDOW_CLOSED and stores nothing; Meta's
+ * 131047, in the send's answer or later in a `failed` status, closes it until the customer writes
+ * again. Meta-shaped answers and posts (its error reference and status webhook examples).
+ */
+import assert from "node:assert/strict";
+import { startTestApp } from "./_helpers/app.ts";
+import { eventually } from "./_helpers/receiver.ts";
+import { startGraph } from "./_helpers/conversations.ts";
+import { createWhatsAppChannel, envelope, postSigned, textMessage } from "./_helpers/whatsapp.ts";
+
+/** Meta's answer to a free-form message outside the window. */
+const REENGAGEMENT = () =>
+  Response.json({
+    error: {
+      message: "(#131047) Re-engagement message",
+      type: "OAuthException",
+      code: 131047,
+      error_data: {
+        messaging_product: "whatsapp",
+        details: "Message failed to send because more than 24 hours have passed since the customer last " +
+          "replied to this number.",
+      },
+      fbtrace_id: "AGRkl4TPWrzhB4ss4BZCDrn",
+    },
+  }, { status: 400 });
+
+const WINDOW = `query ($id: ID!) { conversation(id: $id) { window { open closesAt } } }`;
+
+Deno.test("the 24-hour window: read, refused human replies, and Meta's 131047 closing it", async (t) => {
+  // Call 1 is refused with 131047; the others are accepted.
+  const graph = startGraph((i) =>
+    i === 1
+      ? REENGAGEMENT()
+      : Response.json({ messaging_product: "whatsapp", messages: [{ id: `wamid.OUT${i}` }] })
+  );
+  // The agent does not answer (a long grouping window): only people write here.
+  const ta = await startTestApp({ WHATSAPP_GRAPH_URL: graph.url(""), GROUPING_MEDIUM_MS: "600000" });
+  const db = ta.app.deps.db;
+  try {
+    const { owner } = await ta.seed.workspace();
+    const agent = await ta.seed.agent(owner.client);
+    const channel = await createWhatsAppChannel(owner.client, agent.id);
+    const customerWrites = async (wamid: string) => {
+      assert.equal(
+        (await postSigned(ta.anon, channel.id, textMessage(channel.phoneNumberId, wamid, "oi"))).status,
+        200,
+      );
+      return await eventually(() =>
+        db.message.findFirst({ where: { externalId: wamid } }).then((m) => m ?? undefined)
+      );
+    };
+    const first = await customerWrites("wamid.IN1");
+    const path = `/api/conversations/${first.conversationId}`;
+    const windowOf = async () => {
+      const rest = (await owner.client.get(path)).body.window;
+      const graphql = await owner.client.post("/graphql", {
+        query: WINDOW,
+        variables: { id: first.conversationId },
+      });
+      assert.deepEqual(graphql.body.data.conversation.window, rest, "GraphQL shows what REST shows");
+      return rest as { open: boolean; closesAt: string | null };
+    };
+    const humans = () =>
+      db.message.count({ where: { conversationId: first.conversationId, senderKind: "HUMAN" } });
+    assert.equal((await owner.client.post(`${path}/takeover`)).status, 200);
+
+    await t.step("open for 24 hours after the customer's latest message", async () => {
+      const conversation = await db.conversation.findUniqueOrThrow({ where: { id: first.conversationId } });
+      const closesAt = new Date(conversation.lastContactMessageAt!.getTime() + 24 * 3600_000).toISOString();
+      assert.deepEqual(await windowOf(), { open: true, closesAt });
+      const sent = await owner.client.post(`${path}/messages`, { content: "Bom dia" });
+      assert.equal(sent.status, 200);
+      await eventually(() => Promise.resolve(graph.calls.length === 1 || undefined));
+    });
+
+    await t.step(
+      "131047 in the send's answer: the message FAILED, the window closed, the next reply 409",
+      async () => {
+        assert.equal((await owner.client.post(`${path}/messages`, { content: "Ainda aí?" })).status, 200);
+        const failed = await eventually(() =>
+          db.message.findFirst({
+            where: { conversationId: first.conversationId, content: "Ainda aí?", status: "FAILED" },
+          })
+            .then((m) => m ?? undefined)
+        );
+        assert.equal((failed.error as { code: number }).code, 131047);
+        assert.equal((await windowOf()).open, false);
+        const before = await humans();
+        const refused = await owner.client.post(`${path}/messages`, { content: "Olá?" });
+        assert.equal(refused.status, 409);
+        assert.equal(refused.body.code, "WINDOW_CLOSED");
+        assert.match(refused.body.detail, /131047/);
+        assert.equal(await humans(), before, "nothing stored");
+        assert.equal(graph.calls.length, 2, "nothing sent");
+      },
+    );
+
+    await t.step("the customer writes again: open again", async () => {
+      await customerWrites("wamid.IN2");
+      assert.equal((await windowOf()).open, true);
+      assert.equal((await owner.client.post(`${path}/messages`, { content: "Voltou!" })).status, 200);
+      await eventually(() => Promise.resolve(graph.calls.length === 3 || undefined));
+    });
+
+    await t.step("131047 later, in a failed status: the window closes", async () => {
+      const sent = await eventually(() =>
+        db.message.findFirst({ where: { content: "Voltou!", status: "SENT" } }).then((m) => m ?? undefined)
+      );
+      const status = envelope(channel.phoneNumberId, {
+        statuses: [{
+          id: sent.externalId,
+          status: "failed",
+          timestamp: "1749416383",
+          recipient_id: "16505551234",
+          errors: [{
+            code: 131047,
+            title: "Re-engagement message",
+            message: "Re-engagement message",
+            error_data: { details: "Message failed to send because more than 24 hours have passed." },
+          }],
+        }],
+      });
+      assert.equal((await postSigned(ta.anon, channel.id, status)).status, 200);
+      await eventually(async () => (await windowOf()).open === false || undefined);
+      assert.equal((await owner.client.post(`${path}/messages`, { content: "Oi?" })).status, 409);
+    });
+
+    await t.step(
+      "24 hours after the customer's latest message: closed, the reply refused with closesAt",
+      async () => {
+        await customerWrites("wamid.IN3");
+        assert.equal((await windowOf()).open, true);
+        const old = new Date(Date.now() - 25 * 3600_000);
+        await db.conversation.update({
+          where: { id: first.conversationId },
+          data: { lastContactMessageAt: old },
+        });
+        const closesAt = new Date(old.getTime() + 24 * 3600_000).toISOString();
+        assert.deepEqual(await windowOf(), { open: false, closesAt });
+        const refused = await owner.client.post(`${path}/messages`, { content: "Desculpe a demora" });
+        assert.equal(refused.status, 409);
+        assert.equal(refused.body.code, "WINDOW_CLOSED");
+        assert.ok(refused.body.detail.includes(closesAt), refused.body.detail);
+      },
+    );
+
+    await t.step("an API channel's conversation is always open, with no closesAt", async () => {
+      const api = await owner.client.post(`/api/agents/${agent.id}/channels`, { type: "API", label: "App" });
+      const m = await owner.client.post(`/api/channels/${api.body.id}/messages`, {
+        contact: { externalId: "c-1", name: "Caio" },
+        type: "TEXT",
+        content: "Hello",
+      });
+      const read = await owner.client.get(`/api/conversations/${m.body.conversationId}`);
+      assert.deepEqual(read.body.window, { open: true, closesAt: null });
+    });
+  } finally {
+    await ta.close();
+    await graph.close();
+  }
+});
