@@ -138,3 +138,29 @@ Deno.test("the auto-close: after autoCloseMinutes of silence, CLOSED once with r
     await t.close();
   }
 });
+
+Deno.test("on WhatsApp, the reminder is skipped once the customer's 24-hour window has closed", async () => {
+  const clock = new ManualClock(new Date("2026-11-20T10:00:00.000Z"));
+  const t = await startTestApp({ GROUPING_MEDIUM_MS: "3600000" }, { clock });
+  try {
+    const { workspaceId, owner } = await t.seed.workspace();
+    // The reminder comes due at half of autoCloseMinutes: 2 000 minutes, past the window's 1 440.
+    const agent = await t.seed.agent(owner.client, { autoCloseMinutes: 4000 });
+    const channel = await seedChannel(t.app, workspaceId, agent.id);
+    const m = await customerMessage(t.app, {
+      workspaceId,
+      agentId: agent.id,
+      channelId: channel.id,
+      content: "oi",
+    });
+    clock.advance(1000);
+    await agentReplied(t, m.conversationId, clock);
+    clock.advance(2000 * MINUTE);
+    await runTimer(t.app.deps, { conversationId: m.conversationId, kind: "reminder" });
+    assert.equal((await reminders(t, m.conversationId)).length, 0, "no free-form message outside the window");
+    const conv = await t.app.deps.db.conversation.findUniqueOrThrow({ where: { id: m.conversationId } });
+    assert.equal(conv.reminderSentAt, null);
+  } finally {
+    await t.close();
+  }
+});

@@ -1,7 +1,8 @@
 /**
  * WhatsApp's 24-hour customer service window (docs/behaviour.md "Channels and conversations"): a
  * conversation's reads carry `window { open closesAt }` (the customer's latest message + 24 h; always
- * open on API channels); outside it a human reply is 409 WINDOW_CLOSED and stores nothing; Meta's
+ * open on API channels); outside it a human reply is 409 WINDOW_CLOSED and stores nothing, and any
+ * other message is FAILED WINDOW_CLOSED without reaching Meta; Meta's
  * 131047, in the send's answer or later in a `failed` status, closes it until the customer writes
  * again. Meta-shaped answers and posts (its error reference and status webhook examples).
  */
@@ -9,6 +10,7 @@ import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
 import { eventually } from "./_helpers/receiver.ts";
 import { startGraph } from "./_helpers/conversations.ts";
+import { MESSAGE_SEND_QUEUE } from "../src/conversations/outbound.ts";
 import { createWhatsAppChannel, envelope, postSigned, textMessage } from "./_helpers/whatsapp.ts";
 
 /** Meta's answer to a free-form message outside the window. */
@@ -124,7 +126,9 @@ Deno.test("the 24-hour window: read, refused human replies, and Meta's 131047 cl
         }],
       });
       assert.equal((await postSigned(ta.anon, channel.id, status)).status, 200);
-      await eventually(async () => (await windowOf()).open === false || undefined);
+      // Applied by the inbound job after the 200: waited for on REST, then both transports compared.
+      await eventually(async () => (await owner.client.get(path)).body.window.open === false || undefined);
+      assert.equal((await windowOf()).open, false);
       assert.equal((await owner.client.post(`${path}/messages`, { content: "Oi?" })).status, 409);
     });
 
@@ -144,6 +148,29 @@ Deno.test("the 24-hour window: read, refused human replies, and Meta's 131047 cl
         assert.equal(refused.status, 409);
         assert.equal(refused.body.code, "WINDOW_CLOSED");
         assert.ok(refused.body.detail.includes(closesAt), refused.body.detail);
+      },
+    );
+
+    await t.step(
+      "a message whose window closed before its send (an AI reply, a reminder): FAILED WINDOW_CLOSED, not sent",
+      async () => {
+        const calls = graph.calls.length;
+        const late = await db.message.create({
+          data: {
+            conversationId: first.conversationId,
+            channelId: channel.id,
+            direction: "OUTBOUND",
+            senderKind: "AI",
+            content: "Resposta tardia",
+            status: "PENDING",
+          },
+        });
+        await ta.app.deps.jobs.send(db, MESSAGE_SEND_QUEUE, [{ data: { messageId: late.id, attempt: 1 } }]);
+        const failed = await eventually(() =>
+          db.message.findFirst({ where: { id: late.id, status: "FAILED" } }).then((m) => m ?? undefined)
+        );
+        assert.equal((failed.error as { code: string }).code, "WINDOW_CLOSED");
+        assert.equal(graph.calls.length, calls, "nothing sent to Meta");
       },
     );
 

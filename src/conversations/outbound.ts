@@ -30,6 +30,7 @@ import {
   staleSends,
   startSend,
 } from "./sql.ts";
+import { windowOf } from "./views.ts";
 
 export const MESSAGE_SEND_QUEUE = "message-send";
 /** Sends of one message, the first included, when each failure is retryable. */
@@ -286,6 +287,20 @@ export async function sendMessage(deps: SendDeps, job: SendJob): Promise<void> {
       data: { status: "SENT", error: Prisma.DbNull, sendClaimedAt: null, sendStartedAt: null },
     });
     return;
+  }
+  // Nothing free-form goes to Meta outside the customer's window (an AI reply, a reminder, a
+  // person's reply whose window closed since it was accepted): FAILED with WINDOW_CLOSED.
+  if (!windowOf({ ...message, channel }, now).open) {
+    const error = {
+      status: 0,
+      code: "WINDOW_CLOSED",
+      message: "outside the customer's 24-hour window: not sent",
+      retryable: false,
+      attempt: job.attempt,
+      willRetry: false,
+    };
+    const failed = markFailed.sql({ id: message.id, now, error: JSON.stringify(error) });
+    return await recordOutcome(deps, { update: failed, fallback: failed, after: () => Promise.resolve() });
   }
   let secrets: ChannelSecrets = {};
   try {

@@ -503,6 +503,8 @@ export const claimSend = query(
     content: col.text,
     channel: col.json<{ type: string; phoneNumberId: string | null; credentials: string | null }>(),
     to: col.text,
+    lastContactMessageAt: col.timestamptz.null,
+    windowClosedAt: col.timestamptz.null,
   },
   ({ now, claimedBy, messageId, retry, stale }: {
     now: Date;
@@ -522,7 +524,7 @@ export const claimSend = query(
     RETURNING m.id, m.content,
            json_build_object('type', ch.type, 'phoneNumberId', ch."phoneNumberId", 'credentials', ch.credentials)
              AS channel,
-           ct."externalId" AS "to"`,
+           ct."externalId" AS "to", c."lastContactMessageAt", c."windowClosedAt"`,
   [{ now: at0, claimedBy: 1, messageId: "m", retry: false, stale: at0 }],
 );
 

@@ -13,6 +13,7 @@
 import type { Deps } from "../context.ts";
 import type { SqlTx, Tx } from "../db/client.ts";
 import { autoCloseDueAt, isDue, reminderDueAt } from "./timing.ts";
+import { windowOf } from "./views.ts";
 import { shapeReply } from "./shaping.ts";
 import { sendCommitted, storeOutgoing } from "./outbound.ts";
 import { closeConversation } from "./transitions.ts";
@@ -123,6 +124,7 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
       agentId: true,
       status: true,
       channelId: true,
+      windowClosedAt: true,
       channel: { select: { type: true } },
       contact: { select: { externalId: true } },
       agent: {
@@ -144,6 +146,8 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
   if (!isDue(due, now)) return await requeueIfLater(deps, { conversationId, kind: "reminder" }, due);
   // A PAUSED agent sends no reminder for this silence.
   if (conv.agent.status !== "ACTIVE") return;
+  // Outside WhatsApp's 24-hour window a free-form reminder cannot reach the customer: skipped.
+  if (!windowOf(conv, now).open) return;
   const sent = await deps.db.$transaction(async (tx): Promise<Array<{ id: string; content: string }>> => {
     // Claims this silence's reminder: the times must be those checked above, so only one process
     // (and no stale job) gets here.

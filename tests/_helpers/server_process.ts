@@ -26,14 +26,34 @@ export interface ServerProcess {
 
 /**
  * Starts `src/main.ts` with DATABASE_URL set and the test secrets, on a free port, and resolves once
- * `/healthz` answers 200. `env` adds or replaces variables (an OPENAI_BASE_URL, a role switch...).
+ * it listens (its own "listening" log line; with a LOG_LEVEL that hides it, once `/healthz` answers
+ * 200). `env` adds or replaces variables (an OPENAI_BASE_URL, a role switch...). A port another
+ * process took between its choice and the bind (files run in parallel) is chosen again.
  */
 export async function startServerProcess(
   databaseUrl: string,
   env: Record<string, string> = {},
   options: { readyTimeoutMs?: number } = {},
 ): Promise<ServerProcess> {
+  for (let tries = 1;; tries++) {
+    try {
+      return await startOnce(databaseUrl, env, options);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || tries === 3) throw error;
+    }
+  }
+}
+
+/** The chosen port was taken by another process before the server bound it. */
+class PortTaken extends Error {}
+
+async function startOnce(
+  databaseUrl: string,
+  env: Record<string, string>,
+  options: { readyTimeoutMs?: number },
+): Promise<ServerProcess> {
   const port = freePort();
+  const logLevel = env.LOG_LEVEL ?? "info";
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "--unstable-no-legacy-abort", new URL("../../src/main.ts", import.meta.url).pathname],
     env: {
@@ -44,8 +64,8 @@ export async function startServerProcess(
       SECRETS_KEY: TEST_SECRETS_KEY,
       OUTBOUND_ALLOWLIST: RECEIVER_ALLOWLIST,
       APP_ENV: "test",
-      LOG_LEVEL: "error",
       ...env,
+      LOG_LEVEL: logLevel,
     },
     stdin: "null",
     stdout: "null",
@@ -86,14 +106,25 @@ export async function startServerProcess(
       await reading;
     },
   };
+  // Its own line says it bound the port; a 200 from /healthz could be another process' on it.
+  const logsListening = logLevel === "debug" || logLevel === "info";
+  const listening = () => stderr.includes(`"msg":"listening","url":"${url}"`);
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
   while (true) {
-    if (exited) throw new Error(`the server exited before it was ready:\n${stderr}`);
-    try {
-      const res = await fetch(`${url}/healthz`);
-      await res.body?.cancel();
-      if (res.status === 200) return server;
-    } catch { /* not listening yet */ }
+    if (exited) {
+      await reading;
+      if (stderr.includes("is already in use")) throw new PortTaken(stderr);
+      throw new Error(`the server exited before it was ready:\n${stderr}`);
+    }
+    if (logsListening) {
+      if (listening()) return server;
+    } else {
+      try {
+        const res = await fetch(`${url}/healthz`);
+        await res.body?.cancel();
+        if (res.status === 200) return server;
+      } catch { /* not listening yet */ }
+    }
     if (Date.now() > deadline) {
       await server.kill();
       throw new Error(`the server was not ready in time:\n${stderr}`);
