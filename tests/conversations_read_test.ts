@@ -23,6 +23,7 @@ const MESSAGE_KEYS = [
   "mediaSignedUrl",
   "outputTokens",
   "payload",
+  "pricing",
   "sender",
   "senderUserId",
   "status",

@@ -189,8 +189,16 @@ export async function applyStatus(
     externalId: string;
     status: Exclude<MessageStatus, "RECEIVED">;
     error?: Prisma.InputJsonValue | null;
+    /** What Meta bills the message for: kept whatever the status (a late `delivered` carries it too). */
+    pricing?: { category: string; billable: boolean } | null;
   },
 ): Promise<boolean> {
+  if (update.pricing) {
+    await deps.db.message.updateMany({
+      where: { channelId, externalId: update.externalId, direction: "OUTBOUND" },
+      data: { pricing: update.pricing },
+    });
+  }
   const { status } = update;
   const failed = status === "FAILED";
   const from: MessageStatus[] = failed

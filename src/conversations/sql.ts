@@ -60,6 +60,7 @@ export const storeCustomerMessage = query(
     transcript: col.text.null,
     text: col.text.null,
     payload: col.jsonb<Prisma.JsonValue>().null,
+    pricing: col.jsonb<Prisma.JsonValue>().null,
     inputTokens: col.integer.null,
     outputTokens: col.integer.null,
     createdAt: col.timestamptz,
@@ -107,7 +108,7 @@ export const storeCustomerMessage = query(
         FROM found, (SELECT ${m.now}::timestamptz AS now) t WHERE NOT stored
       ON CONFLICT ("channelId", "externalId") DO NOTHING
       RETURNING id, "conversationId", "senderKind", "senderUserId", type, content, status, error, "mediaId",
-                "mediaMimeType", "mediaSize", "mediaFileName", "mediaError", transcript, text, payload,
+                "mediaMimeType", "mediaSize", "mediaFileName", "mediaError", transcript, text, payload, pricing,
                 "inputTokens", "outputTokens", "createdAt"
     ), touched AS (
       UPDATE "Conversation" SET "lastMessageAt" = ${m.now}, "lastContactMessageAt" = ${m.now}, "updatedAt" = ${m.now}

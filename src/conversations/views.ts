@@ -85,3 +85,16 @@ export function windowOf(
   const refused = c.windowClosedAt !== null && c.windowClosedAt >= last;
   return { open: closesAt > now && !refused, closesAt: closesAt.toISOString() };
 }
+
+/** What Meta bills a delivered WhatsApp message for (from its status webhooks). */
+export const MessagePricingType: JsonObjectType = {
+  name: "MessagePricing",
+  description: "What Meta bills the message for, from its status webhooks (null until one says).",
+  fields: {
+    category: {
+      type: "String",
+      description: "Meta's pricing.category, lowercased: marketing, utility, authentication, service...",
+    },
+    billable: { type: "Boolean" },
+  },
+};

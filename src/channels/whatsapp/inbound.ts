@@ -79,6 +79,8 @@ export interface StatusUpdate {
   status: DeliveryState;
   errors: WhatsAppError[];
   timestamp: Date | null;
+  /** Meta's `pricing` of the message (a `sent` or `delivered` status carries it), or null. */
+  pricing: { category: string; billable: boolean } | null;
 }
 
 /** Something of the post that cannot be stored at all: where, why, and a short excerpt to log. */
@@ -167,6 +169,14 @@ function toError(e: JsonObject): WhatsAppError {
     message: text(e.message),
     details: details ?? text(e.details),
   };
+}
+
+/** Meta's `pricing` object: its category (lowercased) and whether it is billable; null without one. */
+function pricingOf(v: unknown): { category: string; billable: boolean } | null {
+  if (!isObject(v)) return null;
+  const category = text(v.category);
+  if (category === null) return null;
+  return { category: category.toLowerCase(), billable: v.billable === true };
 }
 
 const errorsOf = (v: unknown) => list(v).filter(isObject).map(toError);
@@ -356,6 +366,7 @@ export function parseWebhookPayload(payload: unknown): InboundParse {
           status: status as DeliveryState,
           errors: errorsOf(s.errors),
           timestamp: timeOf(s.timestamp),
+          pricing: pricingOf(s.pricing),
         });
       }
       out.accountErrors.push(...errorsOf(value.errors));

@@ -121,6 +121,7 @@ async function store(deps: Deps, channel: InboundChannel, parsed: InboundParse):
       externalId: s.waMessageId,
       status: STATUS[s.status],
       error: s.errors.length ? { errors: s.errors.map((e) => ({ ...e })) } : null,
+      pricing: s.pricing,
     });
     // A message refused later, in a `failed` status, for being outside the window: it closes.
     if (s.status === "failed" && s.errors.some((e) => e.code === REENGAGEMENT_CODE)) {

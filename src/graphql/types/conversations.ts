@@ -9,6 +9,7 @@ import {
   ConversationWindowType,
   MessageContentType,
   MessageMediaType,
+  MessagePricingType,
   MessageStatus,
   Sender,
   windowOf,
@@ -102,6 +103,11 @@ export const Message = builder.prismaObject("Message", {
       nullable: true,
       description:
         "A location, the option a reply chose, or an OTHER message's raw JSON as the channel sent it.",
+    }),
+    pricing: t.field({
+      type: jsonObjectRef(MessagePricingType),
+      nullable: true,
+      resolve: (m) => m.pricing as { category: string; billable: boolean } | null,
     }),
     inputTokens: t.exposeInt("inputTokens", { nullable: true, description: "Model usage of an AI message." }),
     outputTokens: t.exposeInt("outputTokens", { nullable: true }),

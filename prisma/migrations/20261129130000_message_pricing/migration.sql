@@ -1,0 +1,2 @@
+-- What Meta bills a delivered message for, from its status webhooks: { category, billable }.
+ALTER TABLE "Message" ADD COLUMN "pricing" JSONB;
