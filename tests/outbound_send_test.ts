@@ -125,15 +125,19 @@ const PAIR_RATE = () =>
     },
   }, { status: 400 });
 
-/** The delay (ms) of the queued send job of `attempt` for the message. */
+/** The delay (ms) of the queued send job of `attempt` for the message (queued just after its update). */
 async function retryDelayOf(
   t: Awaited<ReturnType<typeof humanSends>>["t"],
   attempt: number,
 ): Promise<number> {
-  const rows = await t.app.deps.db.$queryRawUnsafe<Array<{ ms: number }>>(
-    `SELECT (extract(epoch FROM start_after - created_on) * 1000)::int AS ms
-       FROM pgboss.job WHERE name = 'message-send' AND (data->>'attempt')::int = $1`,
-    attempt,
+  const rows = await waitUntil(
+    () =>
+      t.app.deps.db.$queryRawUnsafe<Array<{ ms: number }>>(
+        `SELECT (extract(epoch FROM start_after - created_on) * 1000)::int AS ms
+           FROM pgboss.job WHERE name = 'message-send' AND (data->>'attempt')::int = $1`,
+        attempt,
+      ),
+    (found) => found.length > 0,
   );
   assert.equal(rows.length, 1, `one send job of attempt ${attempt}`);
   return rows[0].ms;

@@ -217,7 +217,7 @@ Deno.test("parseWebhookPayload() reads status callbacks: sent, delivered, read a
     statuses: [
       status("sent", {
         conversation: { id: "c1", origin: { type: "service" } },
-        pricing: { billable: true },
+        pricing: { billable: true, pricing_model: "PMP", category: "service", type: "regular" },
       }),
       status("delivered"),
       status("read"),
@@ -247,8 +247,10 @@ Deno.test("parseWebhookPayload() reads status callbacks: sent, delivered, read a
       details: "Message Undeliverable.",
     }],
     timestamp: new Date(1750263773 * 1000),
+    pricing: null,
   });
   assert.deepEqual(result.statuses[0].errors, []);
+  assert.deepEqual(result.statuses[0].pricing, { category: "service", billable: true });
   assert.deepEqual(result.skipped, ['status "deleted" of wamid.out-deleted is not tracked']);
 });
 
