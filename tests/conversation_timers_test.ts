@@ -12,12 +12,17 @@ import { REMINDER_TEXT, runTimer } from "../src/conversations/timers.ts";
 
 const MINUTE = 60_000;
 
-async function setup(clock: ManualClock, fields: Record<string, unknown> = {}) {
-  // API channel: reminders are SENT at once. A window far away keeps the reply pipeline out of it.
+async function setup(
+  clock: ManualClock,
+  fields: Record<string, unknown> = {},
+  channelType: "API" | "WHATSAPP" = "API",
+) {
+  // API channel by default: reminders are SENT at once. A window far away keeps the reply pipeline
+  // out of it.
   const t = await startTestApp({ GROUPING_MEDIUM_MS: "3600000" }, { clock });
   const { workspaceId, owner } = await t.seed.workspace();
   const agent = await t.seed.agent(owner.client, { autoCloseMinutes: 60, ...fields });
-  const channel = await seedChannel(t.app, workspaceId, agent.id, "API");
+  const channel = await seedChannel(t.app, workspaceId, agent.id, channelType);
   const write = (content: string) =>
     customerMessage(t.app, { workspaceId, agentId: agent.id, channelId: channel.id, content });
   return { t, write };
@@ -141,18 +146,10 @@ Deno.test("the auto-close: after autoCloseMinutes of silence, CLOSED once with r
 
 Deno.test("on WhatsApp, the reminder is skipped once the customer's 24-hour window has closed", async () => {
   const clock = new ManualClock(new Date("2026-11-20T10:00:00.000Z"));
-  const t = await startTestApp({ GROUPING_MEDIUM_MS: "3600000" }, { clock });
+  // The reminder comes due at half of autoCloseMinutes: 2 000 minutes, past the window's 1 440.
+  const { t, write } = await setup(clock, { autoCloseMinutes: 4000 }, "WHATSAPP");
   try {
-    const { workspaceId, owner } = await t.seed.workspace();
-    // The reminder comes due at half of autoCloseMinutes: 2 000 minutes, past the window's 1 440.
-    const agent = await t.seed.agent(owner.client, { autoCloseMinutes: 4000 });
-    const channel = await seedChannel(t.app, workspaceId, agent.id);
-    const m = await customerMessage(t.app, {
-      workspaceId,
-      agentId: agent.id,
-      channelId: channel.id,
-      content: "oi",
-    });
+    const m = await write("oi");
     clock.advance(1000);
     await agentReplied(t, m.conversationId, clock);
     clock.advance(2000 * MINUTE);

@@ -5,6 +5,7 @@
  * as retryable or not by Meta's error codes (rate limits, 5xx, timeouts, dropped connections yes;
  * expired token, invalid recipient, 24-hour window, parameters, refused URLs no). No database.
  */
+import { graphError } from "./_helpers/conversations.ts";
 import assert from "node:assert/strict";
 import { OutboundPolicy } from "../src/shared/outbound.ts";
 import {
@@ -26,18 +27,6 @@ const accepted = (wamid: string) =>
     contacts: [{ input: "5511999990000", wa_id: "5511999990000" }],
     messages: [{ id: wamid }],
   });
-
-/** Meta's error body (Cloud API error codes page): message, type, code, error_data.details, fbtrace_id. */
-const graphError = (status: number, code: number, message: string, details?: string) =>
-  Response.json({
-    error: {
-      message,
-      type: "OAuthException",
-      code,
-      ...(details ? { error_data: { messaging_product: "whatsapp", details } } : {}),
-      fbtrace_id: "Az8or2yhqkZfEZ-_4Qn_Bam",
-    },
-  }, { status });
 
 /** A Graph stand-in answering `answer`; the base URL mimics WHATSAPP_GRAPH_URL with its version. */
 async function withGraph(

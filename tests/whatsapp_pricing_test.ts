@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
 import { eventually } from "./_helpers/receiver.ts";
 import { startGraph } from "./_helpers/conversations.ts";
-import { createWhatsAppChannel, envelope, postSigned, textMessage } from "./_helpers/whatsapp.ts";
+import { createWhatsAppChannel, customerWrites, envelope, postSigned } from "./_helpers/whatsapp.ts";
 
 Deno.test("a status' pricing is kept on its message and read as { category, billable }", async () => {
   const graph = startGraph();
@@ -18,13 +18,7 @@ Deno.test("a status' pricing is kept on its message and read as { category, bill
     const { owner } = await ta.seed.workspace();
     const agent = await ta.seed.agent(owner.client);
     const channel = await createWhatsAppChannel(owner.client, agent.id);
-    assert.equal(
-      (await postSigned(ta.anon, channel.id, textMessage(channel.phoneNumberId, "wamid.P1", "oi"))).status,
-      200,
-    );
-    const inbound = await eventually(() =>
-      db.message.findFirst({ where: { externalId: "wamid.P1" } }).then((m) => m ?? undefined)
-    );
+    const inbound = await customerWrites(ta, channel, "wamid.P1");
     const path = `/api/conversations/${inbound.conversationId}`;
     assert.equal((await owner.client.post(`${path}/takeover`)).status, 200);
     assert.equal((await owner.client.post(`${path}/messages`, { content: "Olá" })).status, 200);

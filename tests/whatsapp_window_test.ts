@@ -9,25 +9,18 @@
 import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
 import { eventually } from "./_helpers/receiver.ts";
-import { startGraph } from "./_helpers/conversations.ts";
+import { graphError, startGraph } from "./_helpers/conversations.ts";
 import { MESSAGE_SEND_QUEUE } from "../src/conversations/outbound.ts";
-import { createWhatsAppChannel, envelope, postSigned, textMessage } from "./_helpers/whatsapp.ts";
+import { createWhatsAppChannel, customerWrites, envelope, postSigned } from "./_helpers/whatsapp.ts";
 
 /** Meta's answer to a free-form message outside the window. */
 const REENGAGEMENT = () =>
-  Response.json({
-    error: {
-      message: "(#131047) Re-engagement message",
-      type: "OAuthException",
-      code: 131047,
-      error_data: {
-        messaging_product: "whatsapp",
-        details: "Message failed to send because more than 24 hours have passed since the customer last " +
-          "replied to this number.",
-      },
-      fbtrace_id: "AGRkl4TPWrzhB4ss4BZCDrn",
-    },
-  }, { status: 400 });
+  graphError(
+    400,
+    131047,
+    "(#131047) Re-engagement message",
+    "Message failed to send because more than 24 hours have passed since the customer last replied to this number.",
+  );
 
 const WINDOW = `query ($id: ID!) { conversation(id: $id) { window { open closesAt } } }`;
 
@@ -45,16 +38,7 @@ Deno.test("the 24-hour window: read, refused human replies, and Meta's 131047 cl
     const { owner } = await ta.seed.workspace();
     const agent = await ta.seed.agent(owner.client);
     const channel = await createWhatsAppChannel(owner.client, agent.id);
-    const customerWrites = async (wamid: string) => {
-      assert.equal(
-        (await postSigned(ta.anon, channel.id, textMessage(channel.phoneNumberId, wamid, "oi"))).status,
-        200,
-      );
-      return await eventually(() =>
-        db.message.findFirst({ where: { externalId: wamid } }).then((m) => m ?? undefined)
-      );
-    };
-    const first = await customerWrites("wamid.IN1");
+    const first = await customerWrites(ta, channel, "wamid.IN1");
     const path = `/api/conversations/${first.conversationId}`;
     const windowOf = async () => {
       const rest = (await owner.client.get(path)).body.window;
@@ -101,7 +85,7 @@ Deno.test("the 24-hour window: read, refused human replies, and Meta's 131047 cl
     );
 
     await t.step("the customer writes again: open again", async () => {
-      await customerWrites("wamid.IN2");
+      await customerWrites(ta, channel, "wamid.IN2");
       assert.equal((await windowOf()).open, true);
       assert.equal((await owner.client.post(`${path}/messages`, { content: "Voltou!" })).status, 200);
       await eventually(() => Promise.resolve(graph.calls.length === 3 || undefined));
@@ -135,7 +119,7 @@ Deno.test("the 24-hour window: read, refused human replies, and Meta's 131047 cl
     await t.step(
       "24 hours after the customer's latest message: closed, the reply refused with closesAt",
       async () => {
-        await customerWrites("wamid.IN3");
+        await customerWrites(ta, channel, "wamid.IN3");
         assert.equal((await windowOf()).open, true);
         const old = new Date(Date.now() - 25 * 3600_000);
         await db.conversation.update({

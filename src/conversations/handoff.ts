@@ -11,7 +11,7 @@ import { AppError } from "../shared/errors.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { channelPrivate } from "../channels/views.ts";
 import { storeOutgoing } from "./outbound.ts";
-import { windowOf } from "./views.ts";
+import { refusedByMeta, windowOf } from "./views.ts";
 import { rescheduleTimers } from "./timers.ts";
 import { closeConversation, transferToHuman } from "./transitions.ts";
 
@@ -101,7 +101,7 @@ export async function humanReply(
     throw new AppError(
       "WINDOW_CLOSED",
       409,
-      conv.windowClosedAt && conv.lastContactMessageAt && conv.windowClosedAt >= conv.lastContactMessageAt
+      refusedByMeta(conv)
         ? "WhatsApp refused a message outside the customer's window (131047); it opens again when the " +
           `customer writes (closesAt ${window.closesAt}). Only a template reaches them now.`
         : window.closesAt

@@ -13,7 +13,7 @@
  */
 import type { Deps } from "../context.ts";
 import type { SqlTx } from "../db/client.ts";
-import { sendText } from "../channels/whatsapp/graph_api.ts";
+import { PACING_CODES, REENGAGEMENT_CODE, sendText } from "../channels/whatsapp/graph_api.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import { newId } from "../shared/ids.ts";
 import { dbAppError } from "../shared/db_errors.ts";
@@ -37,13 +37,6 @@ export const MESSAGE_SEND_QUEUE = "message-send";
 export const SEND_ATTEMPTS = 3;
 /** Wait before attempt n+1: 1 s, 4 s (as event deliveries). */
 const retryDelayMs = (attempt: number) => 1000 * 4 ** (attempt - 1);
-/**
- * Meta's pacing refusals, which say the message was not delivered: 130429 (the number's throughput)
- * and 131056 (too many messages to one customer). Waited out, the message PENDING meanwhile.
- */
-const PACING_CODES: ReadonlySet<number> = new Set([130429, 131056]);
-/** Meta's refusal of a free-form message outside the customer's 24-hour window. */
-export const REENGAGEMENT_CODE = 131047;
 /** Wait before attempt n+1 after a pacing refusal: about 6 s, then 30 s. */
 const pacingDelayMs = (attempt: number) => attempt === 1 ? 6_000 : 30_000;
 /**

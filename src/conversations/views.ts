@@ -73,6 +73,10 @@ export const ConversationWindowType: JsonObjectType = {
 /** How long WhatsApp's window stays open after the customer's latest message. */
 export const WINDOW_MS = 24 * 3600_000;
 
+/** Whether Meta refused a message with 131047 since the customer's latest message. */
+export const refusedByMeta = (c: { lastContactMessageAt: Date | null; windowClosedAt: Date | null }) =>
+  c.windowClosedAt !== null && c.lastContactMessageAt !== null && c.windowClosedAt >= c.lastContactMessageAt;
+
 /** The window of a conversation row (with its channel's type), at `now`. */
 export function windowOf(
   c: { lastContactMessageAt: Date | null; windowClosedAt: Date | null; channel: { type: string } },
@@ -82,8 +86,7 @@ export function windowOf(
   const last = c.lastContactMessageAt;
   if (!last) return { open: false, closesAt: null };
   const closesAt = new Date(last.getTime() + WINDOW_MS);
-  const refused = c.windowClosedAt !== null && c.windowClosedAt >= last;
-  return { open: closesAt > now && !refused, closesAt: closesAt.toISOString() };
+  return { open: closesAt > now && !refusedByMeta(c), closesAt: closesAt.toISOString() };
 }
 
 /** What Meta bills a delivered WhatsApp message for (from its status webhooks). */

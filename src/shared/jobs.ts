@@ -23,7 +23,8 @@ export interface InsertShareOptions {
   /** The name of the insert's CTE (and the prefix of any other it adds): the listener's prefix. */
   name: string;
   /**
-   * A SQL expression of type json over the listener's own CTEs: an array of `{ data }` objects, one
+   * A SQL expression of type json over the listener's own CTEs: an array of `{ data }` objects
+   * (with `id` and `startAfter` when the listener sets them, as pg-boss' insert reads them), one
    * job each (null or empty: none). Its text must not depend on the values, so that the statement
    * is prepared once.
    */

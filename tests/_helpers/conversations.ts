@@ -102,6 +102,18 @@ export function chatCompletion(body: any, index: number, answer: ScriptedMessage
   });
 }
 
+/** Meta's error body (Cloud API error codes page): message, type, code, error_data.details, fbtrace_id. */
+export const graphError = (status: number, code: number, message: string, details?: string) =>
+  Response.json({
+    error: {
+      message,
+      type: "OAuthException",
+      code,
+      ...(details ? { error_data: { messaging_product: "whatsapp", details } } : {}),
+      fbtrace_id: "Az8or2yhqkZfEZ-_4Qn_Bam",
+    },
+  }, { status });
+
 /** A Graph API stand-in: each send answered by `answer` (default: 200 with a new wamid). */
 export function startGraph(answer?: (index: number) => Response): Receiver {
   return startReceiver((_call, index) =>

@@ -1,5 +1,6 @@
 /** A WhatsApp channel and Meta-shaped signed posts to it, for the inbound tests. */
-import type { Client, Reply } from "./app.ts";
+import type { Client, Reply, TestApp } from "./app.ts";
+import { eventually } from "./receiver.ts";
 import { hubSignature } from "../../src/channels/whatsapp/signature.ts";
 
 export const APP_SECRET = "test-app-secret-0123456789";
@@ -77,4 +78,13 @@ export async function postSigned(
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (secret !== null) headers["x-hub-signature-256"] = hubSignature(raw, secret);
   return await c.post(`/webhooks/whatsapp/${channelId}`, raw, headers);
+}
+
+/** The customer's text `wamid` posted (signed) to `channel`, and the message once stored. */
+export async function customerWrites(ta: TestApp, channel: TestChannel, wamid: string, text = "oi") {
+  const res = await postSigned(ta.anon, channel.id, textMessage(channel.phoneNumberId, wamid, text));
+  if (res.status !== 200) throw new Error(`post ${wamid}: ${res.status}`);
+  return await eventually(() =>
+    ta.app.deps.db.message.findFirst({ where: { externalId: wamid } }).then((m) => m ?? undefined)
+  );
 }

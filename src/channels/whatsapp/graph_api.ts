@@ -32,6 +32,15 @@ export const GRAPH_TIMEOUT_MS = 10_000;
 const RETRYABLE_CODES = new Set([1, 2, 4, 80007, 130429, 131000, 131016, 131048, 131056, 133004]);
 
 /**
+ * Meta's pacing refusals, which say the message was not delivered: 130429 (the number's throughput)
+ * and 131056 (too many messages to one customer). Waited out (conversations/outbound.ts).
+ */
+export const PACING_CODES: ReadonlySet<number> = new Set([130429, 131056]);
+
+/** Meta's refusal of a free-form message outside the customer's 24-hour window. */
+export const REENGAGEMENT_CODE = 131047;
+
+/**
  * Codes that fail the same way on every try: authorization (0, 3, 10, 190 expired token, 200-299
  * permissions), parameters (100 invalid parameter, 131008 missing, 131009 invalid value, 131051
  * unsupported type), the recipient (131026 undeliverable, 131047 outside the 24-hour window, which

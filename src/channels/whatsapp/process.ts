@@ -9,7 +9,7 @@ import type { Deps } from "../../context.ts";
 import type { MessageStatus } from "../../generated/prisma/enums.ts";
 import type { Logger } from "../../shared/logger.ts";
 import { applyStatus, closeWindowOf, receiveCustomerMessage } from "../../conversations/receive.ts";
-import { REENGAGEMENT_CODE } from "../../conversations/outbound.ts";
+import { REENGAGEMENT_CODE } from "./graph_api.ts";
 import { type InboundMessage, type InboundParse, parseWebhookBody } from "./inbound.ts";
 import type { InboundChannel } from "../cache.ts";
 
