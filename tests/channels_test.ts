@@ -10,6 +10,7 @@ import { assertProblem, assertStatus } from "./_helpers/problem.ts";
 
 const CHANNEL_KEYS = [
   "agentId",
+  "businessAccountId",
   "createdAt",
   "id",
   "inboundUrl",
@@ -45,6 +46,7 @@ Deno.test("channels: CRUD, roles, isolation, write-only secrets", async (t) => {
       assert.deepEqual(Object.keys(res.body).sort(), CHANNEL_KEYS);
       assert.equal(res.body.type, "WHATSAPP");
       assert.equal(res.body.phoneNumberId, "1065403522");
+      assert.equal(res.body.businessAccountId, null);
       assert.equal(res.body.inboundUrl, `http://switchboard.test/webhooks/whatsapp/${res.body.id}`);
       for (const s of Object.values(SECRETS)) assert.ok(!JSON.stringify(res.body).includes(s));
       wa = res.body;

@@ -27,6 +27,7 @@ const MESSAGE_KEYS = [
   "sender",
   "senderUserId",
   "status",
+  "template",
   "text",
   "transcript",
   "type",

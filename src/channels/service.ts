@@ -56,6 +56,7 @@ export async function createChannel(
         type: data.type,
         label: data.label,
         phoneNumberId: data.config?.phoneNumberId ?? null,
+        businessAccountId: data.config?.businessAccountId ?? null,
         credentials: secrets && ctx.secrets.seal(JSON.stringify(secrets)),
       },
       omit: channelPrivate,
@@ -83,7 +84,7 @@ export async function updateChannel(
   data: z.output<typeof updateChannelSchema>,
 ): Promise<ChannelRow> {
   const current = await findChannelOr404(ctx, ids.agentId, ids.channelId);
-  const { phoneNumberId, ...changed } = data.config ?? {};
+  const { phoneNumberId, businessAccountId, ...changed } = data.config ?? {};
   if (current.type === "API" && data.config && Object.keys(data.config).length) {
     throw badRequest("Invalid input: config: an API channel has no config", [
       { path: "config", message: "an API channel has no config" },
@@ -103,7 +104,7 @@ export async function updateChannel(
       }
       await tx.channel.update({
         where: { id: current.id },
-        data: { label: data.label, phoneNumberId, credentials },
+        data: { label: data.label, phoneNumberId, businessAccountId, credentials },
       });
       // Every process' channel cache forgets it when this commits.
       await announceChannelChange(tx, current.id);

@@ -11,6 +11,8 @@ const secret = z.string().trim().min(1, "must not be empty").max(2048)
 /** WhatsApp Cloud API settings; every value but phoneNumberId is write-only. */
 export const whatsappConfigSchema = z.strictObject({
   phoneNumberId: z.string().trim().regex(/^\d{1,32}$/, "must be the numeric WhatsApp phone number id"),
+  businessAccountId: z.string().trim().regex(/^\d{1,32}$/, "must be the numeric WhatsApp Business Account id")
+    .nullable().optional().describe("The WABA id its templates are synced from (optional; null removes it)."),
   accessToken: secret.describe("Graph API token (write-only)."),
   appSecret: secret.describe("App secret that signs Meta's webhook calls (write-only)."),
   verifyToken: secret.describe("Token of the verify handshake (write-only)."),
@@ -19,4 +21,4 @@ export const whatsappConfigSchema = z.strictObject({
 /** A WhatsApp channel's settings, as given. */
 export type WhatsAppConfig = z.output<typeof whatsappConfigSchema>;
 /** The sealed part of a WhatsApp channel's config (Channel.credentials, one sealed JSON). */
-export type ChannelSecrets = Omit<WhatsAppConfig, "phoneNumberId">;
+export type ChannelSecrets = Omit<WhatsAppConfig, "phoneNumberId" | "businessAccountId">;

@@ -61,6 +61,7 @@ export const storeCustomerMessage = query(
     text: col.text.null,
     payload: col.jsonb<Prisma.JsonValue>().null,
     pricing: col.jsonb<Prisma.JsonValue>().null,
+    template: col.jsonb<Prisma.JsonValue>().null,
     inputTokens: col.integer.null,
     outputTokens: col.integer.null,
     createdAt: col.timestamptz,
@@ -108,7 +109,7 @@ export const storeCustomerMessage = query(
         FROM found, (SELECT ${m.now}::timestamptz AS now) t WHERE NOT stored
       ON CONFLICT ("channelId", "externalId") DO NOTHING
       RETURNING id, "conversationId", "senderKind", "senderUserId", type, content, status, error, "mediaId",
-                "mediaMimeType", "mediaSize", "mediaFileName", "mediaError", transcript, text, payload, pricing,
+                "mediaMimeType", "mediaSize", "mediaFileName", "mediaError", transcript, text, payload, pricing, template,
                 "inputTokens", "outputTokens", "createdAt"
     ), touched AS (
       UPDATE "Conversation" SET "lastMessageAt" = ${m.now}, "lastContactMessageAt" = ${m.now}, "updatedAt" = ${m.now}

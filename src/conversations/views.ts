@@ -14,8 +14,8 @@ export const MessageStatus = enumType(
 );
 export const MessageContentType = enumType(
   "MessageContentType",
-  ["TEXT", "AUDIO", "IMAGE", "DOCUMENT", "LOCATION", "OTHER"],
-  "What a message carries; a media message's file is described by `media`.",
+  ["TEXT", "AUDIO", "IMAGE", "DOCUMENT", "LOCATION", "OTHER", "TEMPLATE"],
+  "What a message carries; a media message's file is described by `media`; a TEMPLATE message is a WhatsApp template the business sent (`template`).",
 );
 
 /** A media message's file (docs/behaviour.md "Media"). */
@@ -99,5 +99,16 @@ export const MessagePricingType: JsonObjectType = {
       description: "Meta's pricing.category, lowercased: marketing, utility, authentication, service...",
     },
     billable: { type: "Boolean" },
+  },
+};
+
+/** The WhatsApp template a TEMPLATE message sent. */
+export const MessageTemplateType: JsonObjectType = {
+  name: "MessageTemplate",
+  description:
+    "The WhatsApp template a TEMPLATE message sent (its `content` is the body with the parameters filled in).",
+  fields: {
+    name: { type: "String" },
+    language: { type: "String" },
   },
 };

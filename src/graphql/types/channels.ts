@@ -16,6 +16,10 @@ export const Channel = builder.prismaObject("Channel", {
       nullable: true,
       description: "The WhatsApp phone number id (WHATSAPP).",
     }),
+    businessAccountId: t.exposeString("businessAccountId", {
+      nullable: true,
+      description: "The WhatsApp Business Account (WABA) id its templates are synced from (WHATSAPP).",
+    }),
     inboundUrl: t.string({
       description: "Where the channel's messages arrive (configure it as the WhatsApp webhook).",
       // Both read `<type>:<id>`; the app's public URL makes it a URL.

@@ -11,6 +11,7 @@ import {
   MessageMediaType,
   MessagePricingType,
   MessageStatus,
+  MessageTemplateType,
   Sender,
   windowOf,
 } from "../../conversations/views.ts";
@@ -108,6 +109,11 @@ export const Message = builder.prismaObject("Message", {
       type: jsonObjectRef(MessagePricingType),
       nullable: true,
       resolve: (m) => m.pricing as { category: string; billable: boolean } | null,
+    }),
+    template: t.field({
+      type: jsonObjectRef(MessageTemplateType),
+      nullable: true,
+      resolve: (m) => m.template as { name: string; language: string } | null,
     }),
     inputTokens: t.exposeInt("inputTokens", { nullable: true, description: "Model usage of an AI message." }),
     outputTokens: t.exposeInt("outputTokens", { nullable: true }),
