@@ -1,19 +1,24 @@
 /// <reference lib="dom" />
 /**
- * One conversation: its messages, live (`messageAdded`), media with their transcript or text,
- * and for those who attend chats "Take over", "Release", "Close" and, while a person has it
- * (HUMAN), a "Reply" box with "Send".
+ * One conversation: its messages, live (`messageAdded`), media with their transcript or text, each
+ * outgoing message's state (sending, sent, delivered, read, or failed with the channel's reason),
+ * WhatsApp's window (the time left, or "Window closed"), and for those who attend chats "Take
+ * over", "Release", "Close" and, while a person has it (HUMAN), a "Reply" box with "Send", disabled
+ * once the window has closed.
  */
 import { useMutation, useQuery, useSubscription } from "@urql/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { can, type Role } from "../session.ts";
 import { href } from "../router.ts";
+import { errorCode } from "../graphql.ts";
 import { graphql, type ResultOf } from "../schema.ts";
 import { Badge, ErrorNote, Time, useRereadOnConnect } from "../ui.tsx";
+import { timeLeft, useWindow, type WindowState } from "../window.ts";
 
 const MessageFields = graphql(`fragment ConsoleMessage on Message {
-  id sender type content text transcript status createdAt mediaSignedUrl
+  id sender type content text transcript status error createdAt mediaSignedUrl
   media { id mimeType size fileName error url }
+  template { name language }
 }`);
 
 /**
@@ -22,10 +27,22 @@ const MessageFields = graphql(`fragment ConsoleMessage on Message {
  */
 const MEDIA_LINK_REFRESH_MS = 4 * 60_000;
 
+/**
+ * No live feed says when an outgoing message's state changes (sent, delivered, read, failed):
+ * `messageAdded` carries new messages only. So a WhatsApp conversation reads its messages again
+ * this often while one is being sent (PENDING: the send's answer comes within seconds, a paced
+ * retry within a minute), and less often while one sent in the last day may still be delivered or
+ * read.
+ */
+const SENDING_REREAD_MS = 5_000;
+const SENT_REREAD_MS = 15_000;
+const STATES_FOLLOWED_MS = 24 * 3600_000;
+
 const CONVERSATION = graphql(`query ConsoleConversation($id: ID!) {
   conversation(id: $id) {
     id agentId status contactName contactId transferSummary humanReason closeReason assignedUserId
     channel { id label type }
+    window { open closesAt }
   }
 }`);
 
@@ -41,14 +58,17 @@ const MESSAGE_ADDED = graphql(
   [MessageFields],
 );
 
-// The status may change elsewhere (the agent hands over, another person takes over or closes).
+// The status may change elsewhere (the agent hands over, another person takes over or closes), and
+// the window with it (the customer writes again).
 const STATUS_EVENTS = graphql(`subscription ConsoleConversationStatus($agentId: ID!) {
-  conversationEvents(agentId: $agentId) { type conversation { id status transferSummary assignedUserId } }
+  conversationEvents(agentId: $agentId) {
+    type conversation { id status transferSummary assignedUserId window { open closesAt } }
+  }
 }`);
 
 /** What a conversation's actions answer. */
 const ConversationFields = graphql(`fragment ConsoleConversationState on Conversation {
-  id status transferSummary humanReason closeReason assignedUserId
+  id status transferSummary humanReason closeReason assignedUserId window { open closesAt }
 }`);
 const TAKEOVER = graphql(
   `mutation ConsoleTakeover($id: ID!) { takeoverConversation(id: $id) { ...ConsoleConversationState } }`,
@@ -74,7 +94,8 @@ type Conversation = ResultOf<typeof CONVERSATION>["conversation"];
 
 export function ConversationScreen({ id, role }: { id: string; role: Role }) {
   const [conv, reread] = useQuery({ query: CONVERSATION, variables: { id } });
-  useRereadOnConnect(() => reread({ requestPolicy: "network-only" }));
+  const rereadNow = () => reread({ requestPolicy: "network-only" });
+  useRereadOnConnect(rereadNow);
   const c = conv.data?.conversation;
   if (!c) {
     return (
@@ -84,6 +105,13 @@ export function ConversationScreen({ id, role }: { id: string; role: Role }) {
       </section>
     );
   }
+  return <ConversationView key={c.id} conversation={c} role={role} reread={rereadNow} />;
+}
+
+function ConversationView(
+  { conversation: c, role, reread }: { conversation: Conversation; role: Role; reread: () => void },
+) {
+  const windowState = useWindow(c.window);
   return (
     <section class="conversation">
       <p>
@@ -96,20 +124,38 @@ export function ConversationScreen({ id, role }: { id: string; role: Role }) {
         {c.contactId} · {c.channel.label}
         {c.status === "HUMAN" && c.transferSummary && <>· handed over: {c.transferSummary}</>}
       </p>
+      <WindowLine state={windowState} />
       <StatusFeed agentId={c.agentId} />
-      <Messages id={id} />
-      {can.attend(role) && <Actions conversation={c} />}
+      <Messages id={c.id} followStates={c.channel.type === "WHATSAPP"} onStatesChanged={reread} />
+      {can.attend(role) && <Actions conversation={c} window={windowState} onRefused={reread} />}
     </section>
   );
 }
 
-/** Keeps the status current: the events' conversations update the cached one. */
+/** WhatsApp's window: the time left, or closed. Nothing where there is none (API channels). */
+function WindowLine({ state }: { state: WindowState }) {
+  if (state.kind === "NONE") return null;
+  return (
+    <p class={`window window-${state.kind.toLowerCase()}`}>
+      {state.kind === "OPEN" ? `Window closes in ${timeLeft(state.leftMs)}` : "Window closed"}
+    </p>
+  );
+}
+
+/** Keeps the status and the window current: the events' conversations update the cached one. */
 function StatusFeed({ agentId }: { agentId: string }) {
   useSubscription({ query: STATUS_EVENTS, variables: { agentId } });
   return null;
 }
 
-function Messages({ id }: { id: string }) {
+/**
+ * The messages, live. `followStates`: outgoing messages change state without an event, so they
+ * are read again while one may still change (see SENDING_REREAD_MS); `onStatesChanged` runs when
+ * a read finds a message in a new state (a failure may have closed the window).
+ */
+function Messages(
+  { id, followStates, onStatesChanged }: { id: string; followStates: boolean; onStatesChanged: () => void },
+) {
   const [result, reread] = useQuery({ query: MESSAGES, variables: { id } });
   const [added] = useSubscription({ query: MESSAGE_ADDED, variables: { id } });
   useRereadOnConnect(() => reread({ requestPolicy: "network-only" }));
@@ -124,6 +170,20 @@ function Messages({ id }: { id: string }) {
     const timer = setInterval(() => reread({ requestPolicy: "network-only" }), MEDIA_LINK_REFRESH_MS);
     return () => clearInterval(timer);
   }, [hasMedia, id]);
+  const every = followStates ? rereadEvery(messages, Date.now()) : null;
+  useEffect(() => {
+    if (every === null) return;
+    const timer = setInterval(() => reread({ requestPolicy: "network-only" }), every);
+    return () => clearInterval(timer);
+  }, [every, id]);
+  // Each message's state, so a read that changed one is noticed (not on the first read).
+  const states = messages.map((m) => `${m.id}:${m.status}`).join(",");
+  const seen = useRef<string | null>(null);
+  useEffect(() => {
+    if (!result.data) return;
+    if (seen.current !== null && seen.current !== states) onStatesChanged();
+    seen.current = states;
+  }, [states, !!result.data]);
   useEffect(() => end.current?.scrollIntoView?.({ block: "nearest" }), [messages.length]);
   return (
     <>
@@ -136,17 +196,69 @@ function Messages({ id }: { id: string }) {
   );
 }
 
+/** How often to read the messages again for their states, or null when none may change. */
+function rereadEvery(messages: Message[], now: number): number | null {
+  if (messages.some((m) => m.status === "PENDING")) return SENDING_REREAD_MS;
+  const changing = messages.some((m) =>
+    (m.status === "SENT" || m.status === "DELIVERED") && now - Date.parse(m.createdAt) < STATES_FOLLOWED_MS
+  );
+  return changing ? SENT_REREAD_MS : null;
+}
+
+/** An outgoing message's state, in a word. */
+const STATES: Partial<Record<Message["status"], string>> = {
+  PENDING: "sending",
+  SENT: "sent",
+  DELIVERED: "delivered",
+  READ: "read",
+  FAILED: "failed",
+  UNCONFIRMED: "not confirmed",
+};
+
 function MessageItem({ message: m }: { message: Message }) {
+  const state = STATES[m.status];
   return (
-    <li class={`message from-${m.sender.toLowerCase()}`} data-sender={m.sender}>
+    <li class={`message from-${m.sender.toLowerCase()}`} data-sender={m.sender} data-status={m.status}>
       <div class="meta">
         {m.sender} · <Time value={m.createdAt} />
-        {m.status === "FAILED" && <>· not delivered</>}
+        {state && (
+          <>
+            {" · "}
+            <span class={`state state-${m.status.toLowerCase()}`}>{state}</span>
+          </>
+        )}
       </div>
+      {m.template && <p class="muted template-name">Template {m.template.name} ({m.template.language})</p>}
       {m.media ? <MediaView message={m} /> : <p class="text">{m.content}</p>}
+      {m.status === "FAILED" && <p class="error failure">Not delivered: {failureReason(m.error)}</p>}
+      {m.status === "UNCONFIRMED" && (
+        <p class="muted">The send stopped midway: it may have reached the customer, and is not sent again.</p>
+      )}
     </li>
   );
 }
+
+/**
+ * Why a message was not delivered, in one line: ours (WINDOW_CLOSED), the channel's answer to the
+ * send (`{ code, message }`), or a later failed status (`{ errors: [{ code, title, message, details }] }`).
+ */
+export function failureReason(error: unknown): string {
+  const e = isObject(error) ? error : {};
+  if (e.code === "WINDOW_CLOSED") {
+    return "the customer's 24-hour window had closed; only a template reaches them until they write again.";
+  }
+  if (typeof e.message === "string" && e.message) return e.message;
+  const errors = Array.isArray(e.errors) ? e.errors.filter(isObject) : [];
+  const lines = errors.map((x) =>
+    [text(x.message) ?? text(x.title), text(x.details)].filter((p) => p !== null).join(": ") ||
+    (x.code !== undefined ? `error ${x.code}` : "")
+  ).filter((l) => l !== "");
+  if (lines.length) return lines.join("; ");
+  return e.code !== undefined ? `error ${e.code}` : "no reason was given.";
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null;
+const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : null);
 
 /**
  * A media message: the file (image, audio, or a link), and what was understood of it. The file
@@ -194,18 +306,31 @@ function MediaView({ message: m }: { message: Message }) {
   );
 }
 
-function Actions({ conversation: c }: { conversation: Conversation }) {
+/** Why "Reply" is disabled outside the window. */
+const WINDOW_CLOSED_WHY =
+  "Window closed: WhatsApp takes only an approved template until the customer writes again.";
+
+function Actions(
+  { conversation: c, window, onRefused }: {
+    conversation: Conversation;
+    window: WindowState;
+    /** The server refused a reply (the window closed meanwhile): read the conversation again. */
+    onRefused: () => void;
+  },
+) {
   const [takeover, doTakeover] = useMutation(TAKEOVER);
   const [release, doRelease] = useMutation(RELEASE);
   const [close, doClose] = useMutation(CLOSE);
   const [reply, doReply] = useMutation(REPLY);
   const [text, setText] = useState("");
   const error = takeover.error ?? release.error ?? close.error ?? reply.error;
+  const closed = window.kind === "CLOSED";
 
   const send = async (e: Event) => {
     e.preventDefault();
     const r = await doReply({ id: c.id, input: { content: text } });
     if (!r.error) setText("");
+    else if (errorCode(r.error) === "WINDOW_CLOSED") onRefused();
   };
 
   return (
@@ -237,11 +362,14 @@ function Actions({ conversation: c }: { conversation: Conversation }) {
               onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
               rows={3}
               required
+              disabled={closed}
+              aria-describedby={closed ? "reply-why" : undefined}
             />
           </label>
-          <button type="submit" disabled={reply.fetching || !text.trim()}>Send</button>
+          <button type="submit" disabled={closed || reply.fetching || !text.trim()}>Send</button>
         </form>
       )}
+      {c.status === "HUMAN" && closed && <p class="muted" id="reply-why">{WINDOW_CLOSED_WHY}</p>}
     </div>
   );
 }
