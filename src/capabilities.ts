@@ -8,6 +8,7 @@ import * as agents from "./agents/capabilities.ts";
 import * as intents from "./intents/capabilities.ts";
 import * as webhooks from "./webhooks/capabilities.ts";
 import * as channels from "./channels/capabilities.ts";
+import * as templates from "./templates/capabilities.ts";
 import * as conversations from "./conversations/capabilities.ts";
 import * as handoff from "./conversations/handoff_capabilities.ts";
 import * as conversationSubscriptions from "./conversations/subscriptions.ts";
@@ -21,6 +22,7 @@ export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(intents),
   ...Object.values(webhooks),
   ...Object.values(channels),
+  ...Object.values(templates),
   ...Object.values(conversations),
   ...Object.values(handoff),
   ...Object.values(supervisor),
