@@ -14,6 +14,7 @@ import * as conversationSubscriptions from "./conversations/subscriptions.ts";
 import * as supervisor from "./supervisor/capabilities.ts";
 import * as approvals from "./approvals/capabilities.ts";
 import * as approvalSubscriptions from "./approvals/subscriptions.ts";
+import * as templateSends from "./templates/send_capabilities.ts";
 
 export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(workspaces),
@@ -23,6 +24,7 @@ export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(channels),
   ...Object.values(conversations),
   ...Object.values(handoff),
+  ...Object.values(templateSends),
   ...Object.values(supervisor),
   ...Object.values(approvals),
 ];
