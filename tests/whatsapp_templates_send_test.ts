@@ -276,6 +276,57 @@ Deno.test("WhatsApp templates: sent on a conversation and to a new number, check
       assert.deepEqual(row.template, { name: "order_shipped", language: "pt_BR" });
     });
 
+    await t.step("an agent's reminderTemplate: written and read over REST and GraphQL", async () => {
+      // PUT replaces the whole agent: it keeps not answering.
+      const kept = { name: "Ana", messageGroupingTime: "SLOW" };
+      const reminderTemplate = {
+        name: "seasonal_promotion_text_only",
+        language: "en_US",
+        parameters: { header: "Summer Sale", body: ["25OFF", "15%"] },
+      };
+      const put = await owner.client.put(`/api/agents/${agent.id}`, { ...kept, reminderTemplate });
+      assert.equal(put.status, 200, JSON.stringify(put.body));
+      assert.deepEqual(
+        (await owner.client.get(`/api/agents/${agent.id}`)).body.reminderTemplate,
+        reminderTemplate,
+      );
+      const read = `query ($id: ID!) { agent(id: $id) { reminderTemplate { name language parameters } } }`;
+      assert.deepEqual(
+        gqlOk(await owner.client.graphql(read, { id: agent.id })).agent.reminderTemplate,
+        reminderTemplate,
+      );
+      const replaced = gqlOk(
+        await owner.client.graphql(
+          `mutation ($id: ID!, $input: ReplaceAgentInput!) {
+            replaceAgent(id: $id, input: $input) { reminderTemplate { name language parameters } }
+          }`,
+          {
+            id: agent.id,
+            input: { ...kept, reminderTemplate: { name: "order_shipped", language: "pt_BR" } },
+          },
+        ),
+      );
+      assert.deepEqual(replaced.replaceAgent.reminderTemplate, {
+        name: "order_shipped",
+        language: "pt_BR",
+        parameters: {},
+      });
+      const bad = await owner.client.put(`/api/agents/${agent.id}`, {
+        ...kept,
+        reminderTemplate: { language: "en_US", parameters: { body: "x" } },
+      });
+      assert.equal(bad.status, 400);
+      assert.deepEqual(bad.body.errors.map((e: { path: string }) => e.path), [
+        "reminderTemplate.name",
+        "reminderTemplate.parameters.body",
+      ]);
+      const cleared = await owner.client.put(`/api/agents/${agent.id}`, {
+        ...kept,
+        reminderTemplate: null,
+      });
+      assert.equal(cleared.body.reminderTemplate, null);
+    });
+
     await t.step(
       "roles and workspaces: VIEWER 403, another workspace's ids 404, CLOSED and API 409",
       async () => {
