@@ -26,6 +26,7 @@ import { buildSchema } from "../src/graphql/schema.ts";
 import type { App } from "../src/app.ts";
 import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
 import { startModelServer } from "./_helpers/conversations.ts";
+import { HELLO_WORLD, storeTemplates } from "./_helpers/templates.ts";
 import { actorOf, APPROVAL_DECIDERS, APPROVAL_READERS, newApproval } from "./_helpers/approvals.ts";
 
 const { schema } = buildSchema();
@@ -139,6 +140,21 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
       });
       return { ...i, conversationId: conv.id };
     };
+    /** A conversation of the agent on its WhatsApp channel (fixture.channelId), written directly. */
+    const newWhatsAppConversation = async (i: Ids) => {
+      const contact = await db.contact.create({
+        data: { workspaceId: i.workspaceId, externalId: `1555${++n}`, name: "Maria" },
+      });
+      const conv = await db.conversation.create({
+        data: {
+          workspaceId: i.workspaceId,
+          agentId: i.agentId,
+          channelId: i.channelId,
+          contactId: contact.id,
+        },
+      });
+      return { ...i, conversationId: conv.id };
+    };
     const ATTENDANTS: Who[] = ["OWNER", "MANAGER", "AGENT", "TOKEN"];
     const newInvite = async (ids: Ids, role = "VIEWER") =>
       (await o.post(`/api/workspaces/${ids.workspaceId}/invites`, { email: `x${++n}@example.test`, role }))
@@ -165,6 +181,7 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
       type: "TEXT",
       content: "hi",
     })).body.conversationId;
+    await storeTemplates(app, { id: fixture.channelId, workspaceId }, [HELLO_WORLD]);
     const ownerCtx = await actorOf(app, owner.token, workspaceId);
     fixture.approvalId = await newApproval(ownerCtx, agentId);
     const a = (i: Ids) => `/api/agents/${i.agentId}`;
@@ -216,6 +233,44 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
         rest: {
           ok: 200,
           call: (c, i) => c.post(`/api/conversations/${i.conversationId}/messages`, { content: "Oi" }),
+        },
+      },
+      // WhatsApp templates (conversation:attend): on a WhatsApp conversation, and to a new number.
+      {
+        name: "sendTemplate",
+        field: "sendTemplate",
+        allowed: ATTENDANTS,
+        setup: newWhatsAppConversation,
+        gql: (i) => [
+          'mutation($id: ID!) { sendTemplate(id: $id, input: { name: "hello_world", language: "en_US" }) { id } }',
+          { id: i.conversationId },
+        ],
+        rest: {
+          ok: 200,
+          call: (c, i) =>
+            c.post(`/api/conversations/${i.conversationId}/template`, {
+              name: "hello_world",
+              language: "en_US",
+            }),
+        },
+      },
+      {
+        name: "startTemplateConversation",
+        field: "startTemplateConversation",
+        allowed: ATTENDANTS,
+        gql: (i) => [
+          `mutation($ch: ID!, $to: String!) { startTemplateConversation(channelId: $ch,
+            input: { to: $to, name: "hello_world", language: "en_US" }) { id } }`,
+          { ch: i.channelId, to: `1555000${++n}` },
+        ],
+        rest: {
+          ok: 201,
+          call: (c, i) =>
+            c.post(`/api/channels/${i.channelId}/templates/send`, {
+              to: `1555000${++n}`,
+              name: "hello_world",
+              language: "en_US",
+            }),
         },
       },
       // Queries: reads of everyone, except invites and API tokens (members:manage).

@@ -82,7 +82,8 @@ export interface Outgoing {
 export interface StoredOutgoing {
   id: string;
   content: string;
-  template?: TemplateObject | null;
+  /** A TEMPLATE message's Meta `template` object (its payload); absent or null: a text. */
+  send?: TemplateObject | null;
 }
 
 /**
@@ -164,7 +165,7 @@ export async function storeOutgoing<G = never>(
   }));
   if (!options.direct) await deps.jobs.send(tx, MESSAGE_SEND_QUEUE, jobs.map((data) => ({ data })));
   return {
-    stored: rows.map((r) => ({ id: r.id, content: r.content, template: r.template?.send ?? null })),
+    stored: rows.map((r) => ({ id: r.id, content: r.content, send: r.template?.send ?? null })),
     guarded,
   };
 }
@@ -317,8 +318,8 @@ export async function sendMessage(deps: SendDeps, job: SendJob): Promise<void> {
   // Nothing free-form goes to Meta outside the customer's window (an AI reply, a reminder, a
   // person's reply whose window closed since it was accepted): FAILED with WINDOW_CLOSED. A
   // template is what may go out then.
-  const template = message.type === "TEMPLATE" ? message.payload as unknown as TemplateObject : null;
-  if (!template && !windowOf({ ...message, channel }, now).open) {
+  const send = message.type === "TEMPLATE" ? message.payload as unknown as TemplateObject : null;
+  if (!send && !windowOf({ ...message, channel }, now).open) {
     const error = {
       status: 0,
       code: "WINDOW_CLOSED",
@@ -338,7 +339,7 @@ export async function sendMessage(deps: SendDeps, job: SendJob): Promise<void> {
   }
   await recordOutcome(
     deps,
-    await attempt(deps, { ...message, template }, { phoneNumberId: channel.phoneNumberId, secrets }, job),
+    await attempt(deps, { ...message, send }, { phoneNumberId: channel.phoneNumberId, secrets }, job),
   );
 }
 
@@ -353,13 +354,13 @@ async function attempt(
   const phoneNumberId = channel.phoneNumberId ?? secrets.phoneNumberId;
   const request: OutboundRequest = (url, init) => deps.outbound.request(url, init);
   const result = phoneNumberId && secrets.accessToken
-    ? message.template
+    ? message.send
       ? await sendTemplate(request, {
         graphUrl: deps.config.whatsappGraphUrl,
         phoneNumberId,
         accessToken: secrets.accessToken,
         to: message.to,
-        template: message.template,
+        template: message.send,
       })
       : await sendText(request, {
         graphUrl: deps.config.whatsappGraphUrl,
