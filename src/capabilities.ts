@@ -14,6 +14,7 @@ import * as conversationSubscriptions from "./conversations/subscriptions.ts";
 import * as supervisor from "./supervisor/capabilities.ts";
 import * as approvals from "./approvals/capabilities.ts";
 import * as approvalSubscriptions from "./approvals/subscriptions.ts";
+import * as usage from "./usage/capabilities.ts";
 
 export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(workspaces),
@@ -25,6 +26,7 @@ export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(handoff),
   ...Object.values(supervisor),
   ...Object.values(approvals),
+  ...Object.values(usage),
 ];
 
 /** Every live feed (GraphQL subscriptions, derived by src/graphql/derive.ts). */

@@ -19,6 +19,7 @@ import {
   PEOPLE,
   seedRoleCast,
   SUPERVISORS,
+  USAGE_READERS,
   type Who,
   WRITERS,
 } from "./_helpers/roles.ts";
@@ -837,6 +838,26 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
         read: true,
         gql: () => ["{ supervisorCredits(input: { days: 7 }) { day credits } }"],
         rest: { ok: 200, call: (c) => c.get("/api/supervisor/credits?days=7") },
+      },
+
+      // The acting workspace: every reader; what its messages cost (usage:read): OWNER and MANAGER.
+      {
+        name: "workspace",
+        field: "workspace",
+        allowed: EVERYONE,
+        read: true,
+        gql: () => ["{ workspace { id name role } }"],
+        rest: { ok: 200, call: (c, i) => c.get(ws(i)) },
+      },
+      {
+        name: "usage",
+        field: "workspace",
+        allowed: USAGE_READERS,
+        read: true,
+        gql: () => [
+          '{ workspace { usage(from: "2026-11-01", to: "2026-11-02") { from to data { channelId } } } }',
+        ],
+        rest: { ok: 200, call: (c) => c.get("/api/usage?from=2026-11-01&to=2026-11-02") },
       },
 
       // Workspaces: any person creates one (not a token); only the OWNER deletes.
