@@ -1,5 +1,5 @@
 /**
- * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals|documents|media|recovery]`: every benchmark, or the
+ * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals|documents|media|recovery|templates|grouping]`: every benchmark, or the
  * one named. Each starts its own throwaway PostgreSQL and writes its figures to bench/results/. Not part of the tests.
  */
 import { runAgentsBench } from "./agents.ts";
@@ -13,6 +13,8 @@ import { runApprovalsBench } from "./approvals.ts";
 import { runDocumentsBench } from "./documents.ts";
 import { runMediaBench } from "./media.ts";
 import { runRecoveryBench } from "./recovery.ts";
+import { runTemplatesBench } from "./templates.ts";
+import { runGroupingBench } from "./grouping.ts";
 
 const benches: Record<string, () => Promise<unknown>> = {
   agents: runAgentsBench,
@@ -26,6 +28,8 @@ const benches: Record<string, () => Promise<unknown>> = {
   documents: runDocumentsBench,
   media: runMediaBench,
   recovery: runRecoveryBench,
+  templates: runTemplatesBench,
+  grouping: runGroupingBench,
 };
 const only = Deno.args[0];
 if (only && !(only in benches)) {

@@ -9,9 +9,11 @@
  *   proposes a more formal prompt ("formal"), or lists its webhooks and proposes removing the first
  *   ("webhook"). `POST /v1/audio/transcriptions` hears every voice note as TRANSCRIPT and, like the
  *   real endpoint, refuses a file named `.oga`;
- * - :9101 the WhatsApp Graph API (`WHATSAPP_GRAPH_URL=http://127.0.0.1:9101`): sends, and the media
+ * - :9101 the WhatsApp Graph API (`WHATSAPP_GRAPH_URL=http://127.0.0.1:9101`): sends, the media
  *   of MEDIA (`GET /{mediaId}` describes one, its `url` serves the bytes; both need the tour
- *   channel's access token);
+ *   channel's access token) and the business account's TEMPLATES (`GET /{wabaId}/message_templates`,
+ *   one per page). It plays Meta refusing a free-form text sent outside the customer's 24-hour
+ *   window: a text that starts with "Good morning" (as if sent the next day) gets error 131047;
  * - :9102 the intents' webhooks, answering `{ "message": ... }`.
  *
  * Run: deno run -A examples/standins.ts (STANDINS_PORT=9200 moves them to :9200, :9201, :9202).
@@ -207,6 +209,40 @@ Deno.serve(
   },
 );
 
+/** The tour's approved templates, as Meta's template reference describes them. */
+const TEMPLATES = [
+  {
+    name: "order_update",
+    parameter_format: "POSITIONAL",
+    components: [
+      {
+        type: "BODY",
+        text: "Hi {{1}}, your order {{2}} has shipped.",
+        example: { body_text: [["Sheena", "A-1001"]] },
+      },
+    ],
+    language: "en_US",
+    status: "APPROVED",
+    category: "UTILITY",
+    id: "1022903212002015",
+  },
+  {
+    name: "still_there",
+    parameter_format: "NAMED",
+    components: [
+      {
+        type: "BODY",
+        text: "Hi {{first_name}}, we have an answer for you. Reply to continue the conversation.",
+        example: { body_text_named_params: [{ param_name: "first_name", example: "Sheena" }] },
+      },
+    ],
+    language: "en_US",
+    status: "APPROVED",
+    category: "UTILITY",
+    id: "1022903212002016",
+  },
+];
+
 let sent = 0;
 Deno.serve(
   { hostname: "127.0.0.1", port: PORT + 1, onListen: () => log("graph", `listening on :${PORT + 1}`) },
@@ -214,7 +250,23 @@ Deno.serve(
     const path = new URL(req.url).pathname;
     if (req.method === "POST") {
       const body = await req.json();
-      log("graph", { path, to: body.to, text: body.text?.body });
+      if (body.template) log("graph", { path, to: body.to, template: body.template });
+      else log("graph", { path, to: body.to, text: body.text?.body });
+      if (typeof body.text?.body === "string" && body.text.body.startsWith("Good morning")) {
+        return Response.json({
+          error: {
+            message: "(#131047) Re-engagement message",
+            type: "OAuthException",
+            code: 131047,
+            error_data: {
+              messaging_product: "whatsapp",
+              details:
+                "Message failed to send because more than 24 hours have passed since the customer last replied to this number.",
+            },
+            fbtrace_id: "Az8or2yhqkZfEZ-_4Qn_Bam",
+          },
+        }, { status: 400 });
+      }
       return Response.json({
         messaging_product: "whatsapp",
         contacts: [{ input: body.to, wa_id: body.to }],
@@ -223,6 +275,21 @@ Deno.serve(
     }
     if (req.headers.get("authorization") !== `Bearer ${ACCESS_TOKEN}`) {
       return Response.json({ error: { message: "Invalid OAuth access token.", code: 190 } }, { status: 401 });
+    }
+    // `GET /{wabaId}/message_templates`: one template a page, `paging.next` until the last.
+    if (path.endsWith("/message_templates")) {
+      const url = new URL(req.url);
+      const at = Number(url.searchParams.get("after") ?? 0);
+      const next = new URL(url);
+      next.searchParams.set("after", String(at + 1));
+      log("graph", { path, page: at + 1 });
+      return Response.json({
+        data: TEMPLATES.slice(at, at + 1),
+        paging: {
+          cursors: { before: String(at), after: String(at + 1) },
+          ...(at + 1 < TEMPLATES.length ? { next: next.href } : {}),
+        },
+      });
     }
     // `GET /{mediaId}` describes a file; `GET /files/{mediaId}` (the description's url) is the file.
     const [, files, id] = /^\/(files\/)?([^/]+)$/.exec(path) ?? [];

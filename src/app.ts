@@ -29,6 +29,7 @@ import { startWebhookDeliveryWorker, webhookDeliveryQueue } from "./jobs/workers
 import { startWebhookDeadLetterWorker, webhookDeadLetterQueue } from "./jobs/workers/webhook_dead_letter.ts";
 import { maintenanceQueues, startMaintenanceWorkers } from "./jobs/workers/maintenance.ts";
 import { approvalQueues, startApprovalWorkers } from "./jobs/workers/approvals.ts";
+import { startTemplateWorkers, templateQueues } from "./jobs/workers/templates.ts";
 import { firstAttemptsMade, webhookListener } from "./webhooks/listener.ts";
 import { startWhatsAppInboundWorker, whatsappInboundQueue } from "./jobs/workers/whatsapp_inbound.ts";
 import { conversationQueues, startConversationWorkers } from "./jobs/workers/conversations.ts";
@@ -126,6 +127,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     webhookDeliveryQueue,
     ...maintenanceQueues,
     ...approvalQueues,
+    ...templateQueues,
     whatsappInboundQueue,
     ...conversationQueues,
     mediaQueue,
@@ -164,6 +166,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await startWebhookDeadLetterWorker(jobs, deps);
     await startMaintenanceWorkers(jobs, deps, { retentionDays: config.retentionDays });
     await startApprovalWorkers(jobs, deps);
+    await startTemplateWorkers(jobs, deps);
     await startWhatsAppInboundWorker(jobs, workerDeps);
     await startConversationWorkers(jobs, workerDeps);
     await startMediaWorker(jobs, workerDeps);

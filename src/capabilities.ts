@@ -8,6 +8,7 @@ import * as agents from "./agents/capabilities.ts";
 import * as intents from "./intents/capabilities.ts";
 import * as webhooks from "./webhooks/capabilities.ts";
 import * as channels from "./channels/capabilities.ts";
+import * as templates from "./templates/capabilities.ts";
 import * as conversations from "./conversations/capabilities.ts";
 import * as handoff from "./conversations/handoff_capabilities.ts";
 import * as conversationSubscriptions from "./conversations/subscriptions.ts";
@@ -15,6 +16,7 @@ import * as supervisor from "./supervisor/capabilities.ts";
 import * as approvals from "./approvals/capabilities.ts";
 import * as approvalSubscriptions from "./approvals/subscriptions.ts";
 import * as templateSends from "./templates/send_capabilities.ts";
+import * as usage from "./usage/capabilities.ts";
 
 export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(workspaces),
@@ -22,11 +24,13 @@ export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(intents),
   ...Object.values(webhooks),
   ...Object.values(channels),
+  ...Object.values(templates),
   ...Object.values(conversations),
   ...Object.values(handoff),
   ...Object.values(templateSends),
   ...Object.values(supervisor),
   ...Object.values(approvals),
+  ...Object.values(usage),
 ];
 
 /** Every live feed (GraphQL subscriptions, derived by src/graphql/derive.ts). */

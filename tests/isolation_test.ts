@@ -112,6 +112,13 @@ const BY_ID: ById[] = [
     "conversation",
   ),
   byOwnId(
+    "templates",
+    "query($ch: ID!) { templates(channelId: $ch) { edges { node { name } } } }",
+    "channel",
+    "ch",
+  ),
+  byOwnId("syncTemplates", "mutation($id: ID!) { syncTemplates(id: $id) { data { name } } }", "channel"),
+  byOwnId(
     "sendTemplate",
     'mutation($id: ID!) { sendTemplate(id: $id, input: { name: "hello_world", language: "en_US" }) { id } }',
     "conversation",
@@ -279,6 +286,7 @@ const listAndCreateCalls: Call[] = [
   ],
   ["resetSupervisorConversation", "resetSupervisorConversation", "mutation { resetSupervisorConversation }"],
   ["supervisorCredits", "supervisorCredits", "{ supervisorCredits { day credits } }"],
+  ["workspace", "workspace", "{ workspace { id } }"],
 ];
 
 /** Fields that need a person: an API token gets FORBIDDEN before any id is looked at. */

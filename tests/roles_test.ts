@@ -8,6 +8,7 @@
  * new mutation without a row fails here. A refused role gets its 403 whatever body it sends.
  */
 import assert from "node:assert/strict";
+import { HELLO_WORLD, metaTemplate, startTemplateGraph, storeTemplates } from "./_helpers/templates.ts";
 import { Client, type Reply, startTestApp } from "./_helpers/app.ts";
 import { assertProblem, restTablesOf, snapshot } from "./_helpers/problem.ts";
 import {
@@ -19,6 +20,7 @@ import {
   PEOPLE,
   seedRoleCast,
   SUPERVISORS,
+  USAGE_READERS,
   type Who,
   WRITERS,
 } from "./_helpers/roles.ts";
@@ -26,7 +28,6 @@ import { buildSchema } from "../src/graphql/schema.ts";
 import type { App } from "../src/app.ts";
 import { HOOK, INTENT_FIELDS } from "./_helpers/fixtures.ts";
 import { startModelServer } from "./_helpers/conversations.ts";
-import { HELLO_WORLD, storeTemplates } from "./_helpers/templates.ts";
 import { actorOf, APPROVAL_DECIDERS, APPROVAL_READERS, newApproval } from "./_helpers/approvals.ts";
 
 const { schema } = buildSchema();
@@ -81,7 +82,13 @@ const fullSnapshot = (app: App) =>
 Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t) => {
   // No workers: a test event or redelivery stays queued, so only the call itself changes rows.
   const model = startModelServer(() => ({ content: "ok" }));
-  const ta = await startTestApp({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseUrl }, {
+  // A business account's one template, for the template sync's row.
+  const graph = startTemplateGraph([metaTemplate(1)]);
+  const ta = await startTestApp({
+    OPENAI_API_KEY: "sk-test",
+    OPENAI_BASE_URL: model.baseUrl,
+    WHATSAPP_GRAPH_URL: graph.url(""),
+  }, {
     workers: false,
   });
   const { app, seed } = ta;
@@ -115,11 +122,17 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
       });
       return d.id;
     };
-    const newChannel = async (agentId: string) =>
+    const newChannel = async (agentId: string, businessAccountId?: string) =>
       (await o.post(`/api/agents/${agentId}/channels`, {
         type: "WHATSAPP",
         label: "Sales",
-        config: { phoneNumberId: `900${++n}`, accessToken: "t", appSecret: "s", verifyToken: "v" },
+        config: {
+          phoneNumberId: `900${++n}`,
+          accessToken: "t",
+          appSecret: "s",
+          verifyToken: "v",
+          businessAccountId,
+        },
       })).body.id as string;
     /** A conversation of the agent on an API channel, written directly (conversations start inbound). */
     const newConversation = async (i: Ids, status: "OPEN" | "HUMAN") => {
@@ -673,6 +686,26 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
         }],
         rest: { ok: 204, call: (c, i) => c.delete(`${a(i)}/channels/${i.channelId}`) },
       },
+      // A channel's templates: listed for everyone, synced by writers (agent:write).
+      {
+        name: "templates",
+        field: "templates",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => ["query($ch: ID!) { templates(channelId: $ch) { edges { node { name } } } }", {
+          ch: i.channelId,
+        }],
+        rest: { ok: 200, call: (c, i) => c.get(`/api/channels/${i.channelId}/templates`) },
+      },
+      {
+        name: "syncTemplates",
+        field: "syncTemplates",
+        allowed: WRITERS,
+        // A new channel each time: its first sync stores the template.
+        setup: async (i) => ({ ...i, channelId: await newChannel(i.agentId, "102290129340398") }),
+        gql: (i) => ["mutation($id: ID!) { syncTemplates(id: $id) { data { name } } }", { id: i.channelId }],
+        rest: { ok: 200, call: (c, i) => c.post(`/api/channels/${i.channelId}/templates/sync`) },
+      },
       {
         name: "postChannelMessage",
         field: "postChannelMessage",
@@ -894,6 +927,26 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
         rest: { ok: 200, call: (c) => c.get("/api/supervisor/credits?days=7") },
       },
 
+      // The acting workspace: every reader; what its messages cost (usage:read): OWNER and MANAGER.
+      {
+        name: "workspace",
+        field: "workspace",
+        allowed: EVERYONE,
+        read: true,
+        gql: () => ["{ workspace { id name role } }"],
+        rest: { ok: 200, call: (c, i) => c.get(ws(i)) },
+      },
+      {
+        name: "usage",
+        field: "workspace",
+        allowed: USAGE_READERS,
+        read: true,
+        gql: () => [
+          '{ workspace { usage(from: "2026-11-01", to: "2026-11-02") { from to data { channelId } } } }',
+        ],
+        rest: { ok: 200, call: (c) => c.get("/api/usage?from=2026-11-01&to=2026-11-02") },
+      },
+
       // Workspaces: any person creates one (not a token); only the OWNER deletes.
       {
         name: "createWorkspace",
@@ -1069,5 +1122,6 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
   } finally {
     await ta.close();
     await model.close();
+    await graph.close();
   }
 });

@@ -5,19 +5,13 @@
  * parameters that do not fit (422 TEMPLATE_PARAMETERS, no call to Meta); a template that is not
  * APPROVED or not there (422 TEMPLATE_NOT_APPROVED); NAMED parameters; a URL button; starting a
  * conversation with a number that has not written, whose reply the agent answers; roles and
- * workspaces. Templates are Meta's published examples (tests/_helpers/templates.ts), stored as the
- * sync stores them.
+ * workspaces. The channels' templates are synced through the API from the stand-in, which lists
+ * Meta's published examples (tests/_helpers/templates.ts) in the shape of its message_templates page.
  */
 import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
-import { eventually } from "./_helpers/receiver.ts";
-import {
-  eventsOf,
-  graphError,
-  lastUserMessage,
-  startGraph,
-  startModelServer,
-} from "./_helpers/conversations.ts";
+import { type Call, eventually, startReceiver } from "./_helpers/receiver.ts";
+import { eventsOf, graphError, lastUserMessage, startModelServer } from "./_helpers/conversations.ts";
 import { createWhatsAppChannel, customerWrites, postSigned, textMessage } from "./_helpers/whatsapp.ts";
 import { gqlOk, gqlRefused } from "./_helpers/roles.ts";
 import {
@@ -25,7 +19,7 @@ import {
   ORDER_DELIVERY_UPDATE,
   ORDER_SHIPPED,
   SEASONAL_PROMOTION,
-  storeTemplates,
+  type TemplateFixture,
 } from "./_helpers/templates.ts";
 
 const SEND = `mutation ($id: ID!, $input: SendTemplateInput!) {
@@ -38,19 +32,52 @@ const MESSAGES = `query ($id: ID!) {
   conversation(id: $id) { messages(last: 1) { edges { node { type sender content template { name language } status } } } }
 }`;
 
-Deno.test("WhatsApp templates: sent on a conversation and to a new number, checked before Meta sees them", async (t) => {
-  // The indexes of the Graph calls refused with 131047; the others are accepted.
+/**
+ * The Graph stand-in: a business account listing `listed` (one page of Meta's message_templates
+ * answer), and the sends (`sends`, in order), refused with 131047 at the indexes in `refused`.
+ */
+function templateGraph(listed: TemplateFixture[]) {
+  const sends: Call[] = [];
   const refused = new Set<number>();
-  const graph = startGraph((i) =>
-    refused.has(i)
+  const receiver = startReceiver((call) => {
+    if (call.path.endsWith("/message_templates")) {
+      return Response.json({
+        data: listed.map((t, i) => ({ ...t, id: String(546151681022936 + i) })),
+        paging: { cursors: { before: "MAZDZD", after: "MjQZD" } },
+      });
+    }
+    const i = sends.push(call) - 1;
+    return refused.has(i)
       ? graphError(
         400,
         131047,
         "(#131047) Re-engagement message",
         "Message failed to send because more than 24 hours have passed since the customer last replied to this number.",
       )
-      : undefined
-  );
+      : Response.json({
+        messaging_product: "whatsapp",
+        contacts: [{ input: "16505551234", wa_id: "16505551234" }],
+        messages: [{ id: `wamid.TEST${i}` }],
+      });
+  });
+  return {
+    url: receiver.url,
+    sends,
+    refused,
+    waitForSends: (n: number) => eventually(() => Promise.resolve(sends.length >= n ? sends : undefined)),
+    close: () => receiver.close(),
+  };
+}
+
+Deno.test("WhatsApp templates: sent on a conversation and to a new number, checked before Meta sees them", async (t) => {
+  const graph = templateGraph([
+    SEASONAL_PROMOTION,
+    ORDER_DELIVERY_UPDATE,
+    ORDER_SHIPPED,
+    HELLO_WORLD,
+    { ...HELLO_WORLD, name: "hello_pending", status: "PENDING" },
+  ]);
+  const { refused } = graph;
   const model = startModelServer(() => ({ content: "Olá! Como posso ajudar?" }));
   // Agents with SLOW grouping never answer here (10 minutes); MEDIUM ones answer at once.
   const ta = await startTestApp({
@@ -63,17 +90,23 @@ Deno.test("WhatsApp templates: sent on a conversation and to a new number, check
   try {
     const { workspaceId, owner } = await ta.seed.workspace();
     const agent = await ta.seed.agent(owner.client, { messageGroupingTime: "SLOW" });
-    const channel = await createWhatsAppChannel(owner.client, agent.id);
-    await storeTemplates(ta.app, { id: channel.id, workspaceId }, [
-      SEASONAL_PROMOTION,
-      ORDER_DELIVERY_UPDATE,
-      ORDER_SHIPPED,
-      { ...HELLO_WORLD, name: "hello_pending", status: "PENDING" },
-    ]);
+    /** A WhatsApp channel of the agent with its business account's templates synced over REST. */
+    const syncedChannel = async (agentId: string) => {
+      const made = await createWhatsAppChannel(owner.client, agentId);
+      const patched = await owner.client.patch(`/api/agents/${agentId}/channels/${made.id}`, {
+        config: { businessAccountId: "102290129340398" },
+      });
+      assert.equal(patched.status, 200, JSON.stringify(patched.body));
+      const synced = await owner.client.post(`/api/channels/${made.id}/templates/sync`);
+      assert.equal(synced.status, 200, JSON.stringify(synced.body));
+      assert.equal(synced.body.data.length, 5);
+      return made;
+    };
+    const channel = await syncedChannel(agent.id);
     const first = await customerWrites(ta, channel, "wamid.IN1");
     const conversationId = first.conversationId;
     const path = `/api/conversations/${conversationId}`;
-    const sentOf = (i: number) => JSON.parse(graph.calls[i].body);
+    const sentOf = (i: number) => JSON.parse(graph.sends[i].body);
 
     await t.step(
       "after Meta's 131047, a template goes out with Meta's exact payload, stored TEMPLATE",
@@ -95,7 +128,7 @@ Deno.test("WhatsApp templates: sent on a conversation and to a new number, check
         assert.equal(res.status, 200, JSON.stringify(res.body));
         assert.equal(res.body.id, conversationId);
         assert.equal(res.body.status, "HUMAN");
-        const [, call] = await graph.waitForCalls(2);
+        const [, call] = await graph.waitForSends(2);
         assert.equal(call.path, `/${channel.phoneNumberId}/messages`);
         assert.equal(call.headers.get("authorization"), "Bearer test-access-token");
         // Meta's "Send message templates": messaging_product, to, type template, the template object.
@@ -155,7 +188,7 @@ Deno.test("WhatsApp templates: sent on a conversation and to a new number, check
     await t.step(
       "parameters that do not fit: 422 TEMPLATE_PARAMETERS naming each, nothing stored or sent",
       async () => {
-        const calls = graph.calls.length;
+        const calls = graph.sends.length;
         const messages = await db.message.count({ where: { conversationId } });
         const input = {
           name: "seasonal_promotion_text_only",
@@ -176,13 +209,13 @@ Deno.test("WhatsApp templates: sent on a conversation and to a new number, check
         );
         assert.deepEqual(refusedGql.extensions.errors, res.body.errors);
         assert.equal(refusedGql.extensions.status, 422);
-        assert.equal(graph.calls.length, calls, "no call to Meta");
+        assert.equal(graph.sends.length, calls, "no call to Meta");
         assert.equal(await db.message.count({ where: { conversationId } }), messages, "nothing stored");
       },
     );
 
     await t.step("a PENDING or unknown template: 422 TEMPLATE_NOT_APPROVED", async () => {
-      const calls = graph.calls.length;
+      const calls = graph.sends.length;
       for (
         const [name, language] of [["hello_pending", "en_US"], ["no_such_template", "en_US"], [
           "hello_pending",
@@ -202,7 +235,7 @@ Deno.test("WhatsApp templates: sent on a conversation and to a new number, check
           .detail,
         /is PENDING/,
       );
-      assert.equal(graph.calls.length, calls);
+      assert.equal(graph.sends.length, calls);
     });
 
     await t.step("NAMED parameters and a LOCATION header, over GraphQL", async () => {
@@ -220,7 +253,7 @@ Deno.test("WhatsApp templates: sent on a conversation and to a new number, check
         }),
       );
       assert.deepEqual(answer.sendTemplate, { id: conversationId, status: "HUMAN", window: { open: false } });
-      await graph.waitForCalls(3);
+      await graph.waitForSends(3);
       assert.deepEqual(sentOf(2).template, {
         name: "order_delivery_update",
         language: { code: "en_US" },
@@ -254,7 +287,7 @@ Deno.test("WhatsApp templates: sent on a conversation and to a new number, check
         },
       });
       assert.equal(res.status, 200, JSON.stringify(res.body));
-      await graph.waitForCalls(4);
+      await graph.waitForSends(4);
       assert.deepEqual(sentOf(3).template, {
         name: "order_shipped",
         language: { code: "pt_BR" },
@@ -330,7 +363,7 @@ Deno.test("WhatsApp templates: sent on a conversation and to a new number, check
     await t.step(
       "roles and workspaces: VIEWER 403, another workspace's ids 404, CLOSED and API 409",
       async () => {
-        const calls = graph.calls.length;
+        const calls = graph.sends.length;
         const input = { name: "hello_pending", language: "en_US" };
         const viewer = await ta.seed.member(workspaceId, "VIEWER");
         assert.equal((await viewer.client.post(`${path}/template`, input)).status, 403);
@@ -387,7 +420,7 @@ Deno.test("WhatsApp templates: sent on a conversation and to a new number, check
         assert.equal((await owner.client.post(`${path}/close`)).status, 200);
         const closed = await owner.client.post(`${path}/template`, input);
         assert.deepEqual([closed.status, closed.body.code], [409, "CONVERSATION_CLOSED"]);
-        assert.equal(graph.calls.length, calls);
+        assert.equal(graph.sends.length, calls);
       },
     );
 
@@ -396,9 +429,8 @@ Deno.test("WhatsApp templates: sent on a conversation and to a new number, check
       async () => {
         // This agent answers at once (MEDIUM grouping: 30 ms here).
         const answering = await ta.seed.agent(owner.client, { messageGroupingTime: "MEDIUM", name: "Bia" });
-        const line = await createWhatsAppChannel(owner.client, answering.id);
-        await storeTemplates(ta.app, { id: line.id, workspaceId }, [HELLO_WORLD]);
-        const calls = graph.calls.length;
+        const line = await syncedChannel(answering.id);
+        const calls = graph.sends.length;
         const res = await owner.client.post(`/api/channels/${line.id}/templates/send`, {
           to: "+55 11 98888-7777",
           name: "hello_world",
@@ -412,7 +444,7 @@ Deno.test("WhatsApp templates: sent on a conversation and to a new number, check
           { open: false, closesAt: null },
           "closed until the customer writes",
         );
-        await graph.waitForCalls(calls + 1);
+        await graph.waitForSends(calls + 1);
         assert.deepEqual(sentOf(calls), {
           messaging_product: "whatsapp",
           to: "5511988887777",
@@ -429,7 +461,7 @@ Deno.test("WhatsApp templates: sent on a conversation and to a new number, check
           }),
         );
         assert.equal(again.startTemplateConversation.id, res.body.id);
-        await graph.waitForCalls(calls + 2);
+        await graph.waitForSends(calls + 2);
 
         // The customer answers: the same conversation, and the agent replies in it.
         const reply = await postSigned(
@@ -440,7 +472,7 @@ Deno.test("WhatsApp templates: sent on a conversation and to a new number, check
         assert.equal(reply.status, 200);
         const [call] = await model.waitForCalls(1);
         assert.equal(lastUserMessage(call), "Sim, quero saber mais");
-        await graph.waitForCalls(calls + 3);
+        await graph.waitForSends(calls + 3);
         assert.deepEqual(sentOf(calls + 2), {
           messaging_product: "whatsapp",
           to: "5511988887777",

@@ -15,6 +15,7 @@ import type { createChannelSchema, updateChannelSchema } from "./schemas.ts";
 import type { ChannelSecrets } from "./whatsapp_config.ts";
 import { announceChannelChange } from "./cache.ts";
 import { channelPrivate } from "./views.ts";
+import { queueTemplateSync } from "../templates/sync.ts";
 
 /** A channel's stored row, less its credentials (its type's `inboundUrl` is computed from it). */
 type ChannelRow = Prisma.ChannelGetPayload<{ omit: typeof channelPrivate }>;
@@ -49,17 +50,22 @@ export async function createChannel(
     }
     : null;
   return await uniquePhone(() =>
-    ctx.db.channel.create({
-      data: {
-        workspaceId: agent.workspaceId,
-        agentId: agent.id,
-        type: data.type,
-        label: data.label,
-        phoneNumberId: data.config?.phoneNumberId ?? null,
-        businessAccountId: data.config?.businessAccountId ?? null,
-        credentials: secrets && ctx.secrets.seal(JSON.stringify(secrets)),
-      },
-      omit: channelPrivate,
+    ctx.db.$transaction(async (tx) => {
+      const row = await tx.channel.create({
+        data: {
+          workspaceId: agent.workspaceId,
+          agentId: agent.id,
+          type: data.type,
+          label: data.label,
+          phoneNumberId: data.config?.phoneNumberId ?? null,
+          businessAccountId: data.config?.businessAccountId ?? null,
+          credentials: secrets && ctx.secrets.seal(JSON.stringify(secrets)),
+        },
+        omit: channelPrivate,
+      });
+      // Its templates, once it commits (src/templates/sync.ts).
+      if (row.businessAccountId) await queueTemplateSync(ctx, tx, [row.id]);
+      return row;
     })
   );
 }
@@ -106,6 +112,14 @@ export async function updateChannel(
         where: { id: current.id },
         data: { label: data.label, phoneNumberId, businessAccountId, credentials },
       });
+      // Another business account: its templates replace the old one's.
+      if (businessAccountId && businessAccountId !== current.businessAccountId) {
+        await queueTemplateSync(ctx, tx, [current.id]);
+      }
+      // No business account any more: no templates to send from.
+      if (businessAccountId === null) {
+        await tx.whatsAppTemplate.deleteMany({ where: { channelId: current.id } });
+      }
       // Every process' channel cache forgets it when this commits.
       await announceChannelChange(tx, current.id);
       return await tx.channel.findUniqueOrThrow({ where: { id: current.id }, omit: channelPrivate });

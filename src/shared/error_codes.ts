@@ -66,6 +66,11 @@ export const ERROR_CODES = {
   INVITE_EXPIRED: { status: 409, meaning: "The invite has expired." },
   LAST_OWNER: { status: 409, meaning: "The change would leave the workspace without an OWNER." },
   DELIVERY_NOT_FAILED: { status: 409, meaning: "Only a FAILED delivery can be redelivered." },
+  NO_BUSINESS_ACCOUNT: {
+    status: 409,
+    meaning:
+      "A template sync of a channel without `config.businessAccountId` (its WhatsApp Business Account id).",
+  },
   CONVERSATION_CLOSED: {
     status: 409,
     meaning: "The conversation is CLOSED; a new customer message opens a new one.",
@@ -152,6 +157,10 @@ export const ERROR_CODES = {
   MEDIA_UNAVAILABLE: {
     status: 502,
     meaning: "`GET /api/messages/{messageId}/media`: the WhatsApp Graph API failed or timed out; try again.",
+  },
+  TEMPLATE_SYNC_FAILED: {
+    status: 502,
+    meaning: "A template sync that the WhatsApp Graph API failed (its reason in `detail`); nothing changed.",
   },
   SUPERVISOR_MODEL_ERROR: {
     status: 502,

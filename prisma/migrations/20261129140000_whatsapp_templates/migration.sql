@@ -19,6 +19,7 @@ CREATE TABLE "WhatsAppTemplate" (
     "components" JSONB NOT NULL,
     "parameterFormat" TEXT NOT NULL,
     "metaId" TEXT,
+    "createdAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "syncedAt" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     CONSTRAINT "WhatsAppTemplate_pkey" PRIMARY KEY ("id")
 );

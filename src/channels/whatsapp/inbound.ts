@@ -90,9 +90,24 @@ export interface Dropped {
   excerpt: string;
 }
 
+/**
+ * Meta's `message_template_status_update` change: a template of the business account (`entry[].id`,
+ * the WABA id; the change names no phone number) was approved, rejected, paused...
+ */
+export interface TemplateStatusUpdate {
+  businessAccountId: string;
+  /** Meta's `event`, uppercased: APPROVED, REJECTED, PENDING, PAUSED, DISABLED, FLAGGED, REINSTATED... */
+  event: string;
+  name: string;
+  language: string;
+  metaId: string | null;
+  reason: string | null;
+}
+
 export interface InboundParse {
   messages: InboundMessage[];
   statuses: StatusUpdate[];
+  templateUpdates: TemplateStatusUpdate[];
   /** Errors Meta reports about the account or app (`value.errors`): to log, nothing to store. */
   accountErrors: WhatsAppError[];
   /** What was ignored by design and why (other `field`s, untracked status values). */
@@ -171,12 +186,18 @@ function toError(e: JsonObject): WhatsAppError {
   };
 }
 
-/** Meta's `pricing` object: its category (lowercased) and whether it is billable; null without one. */
-function pricingOf(v: unknown): { category: string; billable: boolean } | null {
+/**
+ * Meta's `pricing` object: its category (lowercased) and whether it is billable; null without one.
+ * Meta deprecated `billable` with per-message pricing, where `type` says it instead (`regular` is
+ * billed; `free_customer_service` and `free_entry_point` are not): `billable` when sent, else `type`.
+ */
+export function pricingOf(v: unknown): { category: string; billable: boolean } | null {
   if (!isObject(v)) return null;
   const category = text(v.category);
   if (category === null) return null;
-  return { category: category.toLowerCase(), billable: v.billable === true };
+  const type = text(v.type)?.toLowerCase();
+  const billable = typeof v.billable === "boolean" ? v.billable : type === "regular";
+  return { category: category.toLowerCase(), billable };
 }
 
 const errorsOf = (v: unknown) => list(v).filter(isObject).map(toError);
@@ -304,12 +325,38 @@ function readMessage(
   };
 }
 
+/** A `message_template_status_update` value (Meta's webhook reference), or null when unusable. */
+function templateUpdateOf(entryId: unknown, value: unknown): TemplateStatusUpdate | null {
+  if (!isObject(value)) return null;
+  const businessAccountId = idOf(entryId);
+  const event = text(value.event)?.trim().toUpperCase();
+  const name = text(value.message_template_name)?.trim();
+  const language = text(value.message_template_language)?.trim();
+  if (!businessAccountId || !event || !name || !language) return null;
+  const reason = text(value.reason)?.trim();
+  return {
+    businessAccountId,
+    event,
+    name,
+    language,
+    metaId: idOf(value.message_template_id),
+    reason: reason && reason !== "NONE" ? reason : null,
+  };
+}
+
 /**
  * One webhook body (already JSON-parsed) as inbound messages and status updates, in payload
  * order, with what was skipped or dropped and why. Never throws, never refuses.
  */
 export function parseWebhookPayload(payload: unknown): InboundParse {
-  const out: InboundParse = { messages: [], statuses: [], accountErrors: [], skipped: [], dropped: [] };
+  const out: InboundParse = {
+    messages: [],
+    statuses: [],
+    templateUpdates: [],
+    accountErrors: [],
+    skipped: [],
+    dropped: [],
+  };
   const root = storable(payload);
   // `object` is not checked: what the entries carry is read whatever it says.
   const entries = isObject(root) ? list(root.entry) : [];
@@ -320,6 +367,14 @@ export function parseWebhookPayload(payload: unknown): InboundParse {
       const at = `entry.${e}.changes.${c}`;
       if (!isObject(change)) {
         out.dropped.push({ path: at, reason: "not an object", excerpt: excerpt(change) });
+        continue;
+      }
+      if (change.field === "message_template_status_update") {
+        const update = templateUpdateOf(isObject(entry) ? entry.id : null, change.value);
+        if (update) out.templateUpdates.push(update);
+        else {out.skipped.push(
+            `template status ${excerpt(change.value)} has no account, name, language or event`,
+          );}
         continue;
       }
       // A change without `field` is read as messages (it can only be what it carries).
@@ -384,6 +439,7 @@ export function parseWebhookBody(body: string): InboundParse {
     return {
       messages: [],
       statuses: [],
+      templateUpdates: [],
       accountErrors: [],
       skipped: [],
       dropped: [{ path: "", reason: "the body is not JSON", excerpt: excerpt(storableString(body)) }],

@@ -12,6 +12,7 @@ import { applyStatus, closeWindowOf, receiveCustomerMessage } from "../../conver
 import { REENGAGEMENT_CODE } from "./graph_api.ts";
 import { type InboundMessage, type InboundParse, parseWebhookBody } from "./inbound.ts";
 import type { InboundChannel } from "../cache.ts";
+import { applyTemplateUpdates } from "../../templates/sync.ts";
 
 export const WHATSAPP_INBOUND_QUEUE = "whatsapp-inbound";
 
@@ -19,6 +20,8 @@ export const WHATSAPP_INBOUND_QUEUE = "whatsapp-inbound";
 export interface InboundJob {
   channelId: string;
   body: string;
+  /** The job of the channel whose URL received the post: it applies the post's template statuses. */
+  templates?: boolean;
 }
 
 const STATUS: Record<string, Exclude<MessageStatus, "RECEIVED" | "PENDING">> = {
@@ -68,6 +71,9 @@ export async function processInbound(deps: Deps, job: InboundJob): Promise<void>
   logUnstored(deps.logger, channel.id, parsed);
   try {
     await store(deps, channel, parsed);
+    if (job.templates && parsed.templateUpdates.length) {
+      await applyTemplateUpdates(deps, channel, parsed.templateUpdates);
+    }
   } catch (error) {
     // Perhaps the channel (or its agent) was deleted meanwhile: the retry reads it again.
     deps.channels.forget(channel.id);

@@ -85,12 +85,14 @@ export function whatsappRoutes(deps: Deps): Hono {
     // A record whose number is unreadable is taken as the channel's: the URL and signature name it.
     const mine = (ch: InboundChannel) => (r: { phoneNumberId: string | null }) =>
       r.phoneNumberId === null || r.phoneNumberId === ch.phoneNumberId;
-    const anyMine = (ch: InboundChannel) => parsed.messages.some(mine(ch)) || parsed.statuses.some(mine(ch));
+    // Template status changes name the business account, not a number: the signing channel's.
+    const anyMine = (ch: InboundChannel) =>
+      parsed.templateUpdates.length > 0 || parsed.messages.some(mine(ch)) || parsed.statuses.some(mine(ch));
     // None of this number's: read the channel again before ignoring them (its number may have just changed).
     if (!anyMine(channel)) {
       ({ channel, passed } = await channelOr404(deps, channelId, (ch) => signed(ch) && anyMine(ch)));
     }
-    const jobs: InboundJob[] = passed ? [{ channelId: channel.id, body: text }] : [];
+    const jobs: InboundJob[] = passed ? [{ channelId: channel.id, body: text, templates: true }] : [];
     for (const number of otherNumbers(parsed, channel)) {
       const other = await deps.channels.whatsappByNumber(number);
       if (other && other.id !== channel.id && signed(other)) jobs.push({ channelId: other.id, body: text });

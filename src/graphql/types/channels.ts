@@ -2,7 +2,8 @@
 import { builder } from "../builder.ts";
 import { sql } from "../../shared/sql_fragment.ts";
 import { computedField, typePlan } from "../declared.ts";
-import { enumOf } from "../common_types.ts";
+import { connectionOf, enumOf } from "../common_types.ts";
+import { WhatsAppTemplate } from "./templates.ts";
 import { channelPrivate, ChannelType, inboundUrl } from "../../channels/views.ts";
 
 export const Channel = builder.prismaObject("Channel", {
@@ -31,5 +32,14 @@ export const Channel = builder.prismaObject("Channel", {
     }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),
+    templates: t.relatedConnection(
+      "templates",
+      {
+        description: "Its WhatsApp templates, in the order its business account first listed them.",
+        cursor: "id",
+        query: { orderBy: [{ createdAt: "asc" }, { id: "asc" }] },
+      },
+      connectionOf(WhatsAppTemplate),
+    ),
   }),
 });

@@ -10,6 +10,7 @@ import { Agent, AgentCounts, PromptVersion } from "./agents.ts";
 import { Intent } from "./intents.ts";
 import { ApiToken, Invite, Member, User } from "./workspaces.ts";
 import { Channel } from "./channels.ts";
+import { WhatsAppTemplate } from "./templates.ts";
 import { Webhook, WebhookDelivery, WebhookDeliveryAttempt } from "./webhooks.ts";
 import { Contact, Conversation, Message } from "./conversations.ts";
 import { Approval } from "./approvals.ts";
@@ -29,6 +30,7 @@ const declared: ObjectRef<Types, unknown>[] = [
   Message,
   User,
   Member,
+  WhatsAppTemplate,
   Channel,
   Conversation,
   ApiToken,
