@@ -13,13 +13,7 @@ import { systemClock } from "../src/shared/clock.ts";
 import type { Deps } from "../src/context.ts";
 import { syncTemplates } from "../src/templates/sync.ts";
 import { testConfig, testSecretBox } from "../tests/_helpers/app.ts";
-import {
-  openStats,
-  resetStatements,
-  startStatsPostgres,
-  statementCount,
-  statementsRun,
-} from "./_pg_stats.ts";
+import { openStats, resetStatements, startStatsPostgres } from "./_pg_stats.ts";
 import { denoScript, spawnReady } from "./_spawn.ts";
 
 const TEMPLATES = 6000;

@@ -15,6 +15,8 @@ import * as conversationSubscriptions from "./conversations/subscriptions.ts";
 import * as supervisor from "./supervisor/capabilities.ts";
 import * as approvals from "./approvals/capabilities.ts";
 import * as approvalSubscriptions from "./approvals/subscriptions.ts";
+import * as templateSends from "./templates/send_capabilities.ts";
+import * as usage from "./usage/capabilities.ts";
 
 export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(workspaces),
@@ -25,8 +27,10 @@ export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(templates),
   ...Object.values(conversations),
   ...Object.values(handoff),
+  ...Object.values(templateSends),
   ...Object.values(supervisor),
   ...Object.values(approvals),
+  ...Object.values(usage),
 ];
 
 /** Every live feed (GraphQL subscriptions, derived by src/graphql/derive.ts). */

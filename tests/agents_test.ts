@@ -29,6 +29,7 @@ const AGENT_KEYS = [
   "trainingContext",
   "systemPrompt",
   "temperature",
+  "reminderTemplate",
   ...Object.keys(FLAG_DEFAULTS),
   "createdAt",
   "updatedAt",
@@ -76,7 +77,16 @@ Deno.test("agents", async (t) => {
         assert.equal(res.body.status, "ACTIVE");
         assert.equal(res.body.template, "SUPORTE");
         assert.equal(res.body.model, "gpt-4o-mini");
-        for (const k of ["jobName", "jobSite", "jobDescription", "trainingContext", "temperature"]) {
+        for (
+          const k of [
+            "jobName",
+            "jobSite",
+            "jobDescription",
+            "trainingContext",
+            "temperature",
+            "reminderTemplate",
+          ]
+        ) {
           assert.equal(res.body[k], null, k);
         }
         for (const [k, v] of Object.entries(FLAG_DEFAULTS)) assert.equal(res.body[k], v, k);

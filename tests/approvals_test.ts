@@ -8,7 +8,14 @@ import assert from "node:assert/strict";
 import { Client, startTestApp, type TestApp } from "./_helpers/app.ts";
 import { ManualClock } from "./_helpers/clock.ts";
 import { assertProblem, assertStatus, snapshot } from "./_helpers/problem.ts";
-import { actorOf, changeTargets, proposalsFor, propose, type Targets } from "./_helpers/approvals.ts";
+import {
+  actorOf,
+  changeTargets,
+  proposalsFor,
+  propose,
+  REMINDER_TEMPLATE,
+  type Targets,
+} from "./_helpers/approvals.ts";
 import { INTENT_FIELDS } from "./_helpers/fixtures.ts";
 import { secondApp } from "./_helpers/live.ts";
 import { expireApprovals } from "../src/approvals/expiry.ts";
@@ -84,6 +91,7 @@ Deno.test("each of the nine changes: proposal, approve, effect visible over REST
       // The rest of the agent is kept (the change goes through the whole-agent PUT).
       assert.equal(agent.jobName, "Acme");
       assert.equal(agent.name, "update_agent_training");
+      assert.deepEqual(agent.reminderTemplate, REMINDER_TEMPLATE);
     });
     await run("toggle_agent_active", async ({ agentId }) => {
       assert.equal((await c.get(`/api/agents/${agentId}`)).body.status, "PAUSED");

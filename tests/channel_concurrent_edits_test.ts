@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
 import { createWhatsAppChannel } from "./_helpers/whatsapp.ts";
-import { openSecrets } from "../src/channels/service.ts";
+import { openSecrets } from "../src/channels/whatsapp_config.ts";
 
 const EDITS = 25;
 

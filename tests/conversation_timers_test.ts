@@ -7,8 +7,11 @@
 import assert from "node:assert/strict";
 import { startTestApp, type TestApp } from "./_helpers/app.ts";
 import { ManualClock } from "./_helpers/clock.ts";
-import { customerMessage, eventsOf, messagesOf, seedChannel } from "./_helpers/conversations.ts";
+import { customerMessage, eventsOf, messagesOf, seedChannel, startGraph } from "./_helpers/conversations.ts";
+import { logSink } from "./_helpers/logs.ts";
+import { SEASONAL_PROMOTION, storeTemplates } from "./_helpers/templates.ts";
 import { REMINDER_TEXT, runTimer } from "../src/conversations/timers.ts";
+import type { BuildOptions } from "../src/app.ts";
 
 const MINUTE = 60_000;
 
@@ -16,16 +19,17 @@ async function setup(
   clock: ManualClock,
   fields: Record<string, unknown> = {},
   channelType: "API" | "WHATSAPP" = "API",
+  { env = {}, ...options }: { env?: Record<string, string> } & BuildOptions = {},
 ) {
   // API channel by default: reminders are SENT at once. A window far away keeps the reply pipeline
   // out of it.
-  const t = await startTestApp({ GROUPING_MEDIUM_MS: "3600000" }, { clock });
+  const t = await startTestApp({ GROUPING_MEDIUM_MS: "3600000", ...env }, { clock, ...options });
   const { workspaceId, owner } = await t.seed.workspace();
   const agent = await t.seed.agent(owner.client, { autoCloseMinutes: 60, ...fields });
   const channel = await seedChannel(t.app, workspaceId, agent.id, channelType);
   const write = (content: string) =>
     customerMessage(t.app, { workspaceId, agentId: agent.id, channelId: channel.id, content });
-  return { t, write };
+  return { t, write, agent, channel, owner };
 }
 
 /** The agent's reply at the clock's now, as the pipeline records it on the conversation. */
@@ -144,20 +148,100 @@ Deno.test("the auto-close: after autoCloseMinutes of silence, CLOSED once with r
   }
 });
 
-Deno.test("on WhatsApp, the reminder is skipped once the customer's 24-hour window has closed", async () => {
+Deno.test("on WhatsApp, outside the 24-hour window the reminder is the agent's reminderTemplate, or nothing", async (t) => {
   const clock = new ManualClock(new Date("2026-11-20T10:00:00.000Z"));
+  const graph = startGraph();
+  const logs = logSink();
   // The reminder comes due at half of autoCloseMinutes: 2 000 minutes, past the window's 1 440.
-  const { t, write } = await setup(clock, { autoCloseMinutes: 4000 }, "WHATSAPP");
-  try {
+  const { t: ta, write, agent, channel, owner } = await setup(clock, { autoCloseMinutes: 4000 }, "WHATSAPP", {
+    env: { WHATSAPP_GRAPH_URL: graph.url("") },
+    logger: logs.logger,
+  });
+  const db = ta.app.deps.db;
+  const silence = async (minutes: number) => {
     const m = await write("oi");
     clock.advance(1000);
-    await agentReplied(t, m.conversationId, clock);
-    clock.advance(2000 * MINUTE);
-    await runTimer(t.app.deps, { conversationId: m.conversationId, kind: "reminder" });
-    assert.equal((await reminders(t, m.conversationId)).length, 0, "no free-form message outside the window");
-    const conv = await t.app.deps.db.conversation.findUniqueOrThrow({ where: { id: m.conversationId } });
-    assert.equal(conv.reminderSentAt, null);
+    await agentReplied(ta, m.conversationId, clock);
+    clock.advance(minutes * MINUTE);
+    await runTimer(ta.app.deps, { conversationId: m.conversationId, kind: "reminder" });
+    return m.conversationId;
+  };
+  const reminderSentAt = async (id: string) =>
+    (await db.conversation.findUniqueOrThrow({ where: { id } })).reminderSentAt;
+  try {
+    await t.step("no reminderTemplate: skipped, silently", async () => {
+      const id = await silence(2000);
+      assert.equal((await reminders(ta, id)).length, 0, "no free-form message outside the window");
+      assert.equal(await reminderSentAt(id), null);
+      assert.equal(graph.calls.length, 0);
+      assert.deepEqual(logs.errors(), []);
+    });
+
+    const reminderTemplate = {
+      name: "seasonal_promotion_text_only",
+      language: "en_US",
+      parameters: { header: "Summer Sale", body: ["25OFF", "15%"] },
+    };
+    await storeTemplates(ta.app, channel, [SEASONAL_PROMOTION]);
+    const put = await owner.client.put(`/api/agents/${agent.id}`, {
+      name: agent.name,
+      autoCloseMinutes: 4000,
+      reminderTemplate,
+    });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    assert.deepEqual(put.body.reminderTemplate, reminderTemplate);
+
+    await t.step("with one: that template is the reminder, sent as Meta documents it", async () => {
+      const id = await silence(2000);
+      const [call] = await graph.waitForCalls(1);
+      assert.deepEqual(JSON.parse(call.body), {
+        messaging_product: "whatsapp",
+        to: "5511999990000",
+        type: "template",
+        template: {
+          name: "seasonal_promotion_text_only",
+          language: { code: "en_US" },
+          components: [
+            { type: "header", parameters: [{ type: "text", text: "Summer Sale" }] },
+            { type: "body", parameters: [{ type: "text", text: "25OFF" }, { type: "text", text: "15%" }] },
+          ],
+        },
+      });
+      const [sent] = (await messagesOf(ta.app, id)).filter((m) => m.senderKind === "AI");
+      assert.deepEqual([sent.type, sent.status, sent.content, sent.template], [
+        "TEMPLATE",
+        "SENT",
+        "Shop now through the end of August and use code 25OFF to get 15% off of all merchandise.",
+        { name: "seasonal_promotion_text_only", language: "en_US" },
+      ]);
+      assert.ok(await reminderSentAt(id));
+    });
+
+    await t.step("inside the window it stays the text reminder", async () => {
+      await db.agent.update({ where: { id: agent.id }, data: { autoCloseMinutes: 60 } });
+      const id = await silence(30);
+      await graph.waitForCalls(2);
+      assert.deepEqual(JSON.parse(graph.calls[1].body).text, { body: REMINDER_TEXT });
+      assert.equal((await reminders(ta, id)).length, 1);
+      await db.agent.update({ where: { id: agent.id }, data: { autoCloseMinutes: 4000 } });
+    });
+
+    await t.step("a template that is no longer APPROVED: skipped, with one warning saying why", async () => {
+      await db.whatsAppTemplate.updateMany({ where: { channelId: channel.id }, data: { status: "PAUSED" } });
+      const before = await db.message.count({ where: { senderKind: "AI" } });
+      const id = await silence(2000);
+      assert.equal(await db.message.count({ where: { senderKind: "AI" } }), before, "nothing stored");
+      const conv = await db.conversation.findUniqueOrThrow({ where: { id } });
+      assert.ok(conv.reminderSentAt! <= conv.lastContactMessageAt!, "this silence's reminder is not claimed");
+      assert.equal(graph.calls.length, 2);
+      const warned = logs.errors();
+      assert.equal(warned.length, 1, JSON.stringify(warned));
+      assert.equal(warned[0].msg, "reminder skipped outside the window: its template cannot be sent");
+      assert.equal(warned[0].code, "TEMPLATE_NOT_APPROVED");
+      assert.match(warned[0].reason, /PAUSED/);
+    });
   } finally {
-    await t.close();
+    await ta.close();
+    await graph.close();
   }
 });

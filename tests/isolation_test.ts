@@ -24,6 +24,7 @@ import { actorOf, newApproval } from "./_helpers/approvals.ts";
 const { schema } = buildSchema();
 
 const INTENT = { name: "Agendar Visita", ...INTENT_FIELDS };
+const HELLO_TEMPLATE = { name: "hello_world", language: "en_US" };
 
 /** The ids of one workspace's records (all the same names in every workspace). */
 interface Fixture {
@@ -109,6 +110,25 @@ const BY_ID: ById[] = [
     "replyInConversation",
     'mutation($id: ID!) { replyInConversation(id: $id, input: { content: "Oi" }) { id } }',
     "conversation",
+  ),
+  byOwnId(
+    "templates",
+    "query($ch: ID!) { templates(channelId: $ch) { edges { node { name } } } }",
+    "channel",
+    "ch",
+  ),
+  byOwnId("syncTemplates", "mutation($id: ID!) { syncTemplates(id: $id) { data { name } } }", "channel"),
+  byOwnId(
+    "sendTemplate",
+    'mutation($id: ID!) { sendTemplate(id: $id, input: { name: "hello_world", language: "en_US" }) { id } }',
+    "conversation",
+  ),
+  byOwnId(
+    "startTemplateConversation",
+    `mutation($ch: ID!) { startTemplateConversation(channelId: $ch,
+      input: { to: "15550001111", name: "hello_world", language: "en_US" }) { id } }`,
+    "channel",
+    "ch",
   ),
   ofAgent("intents", "query($a: ID!) { intents(agentId: $a) { edges { node { id } } } }"),
   underAgent("intent", "query($a: ID!, $id: ID!) { intent(agentId: $a, id: $id) { id } }", "intent"),
@@ -266,6 +286,7 @@ const listAndCreateCalls: Call[] = [
   ],
   ["resetSupervisorConversation", "resetSupervisorConversation", "mutation { resetSupervisorConversation }"],
   ["supervisorCredits", "supervisorCredits", "{ supervisorCredits { day credits } }"],
+  ["workspace", "workspace", "{ workspace { id } }"],
 ];
 
 /** Fields that need a person: an API token gets FORBIDDEN before any id is looked at. */
@@ -333,6 +354,11 @@ function restByIdCalls(c: Client, from: Fixture, target: Fixture): Array<[string
     ["DELETE agent", c.delete(A)],
     ["DELETE invite via mine", c.delete(`${ws}/invites/${target.invite}`)],
     ["revoke token via mine", c.delete(`${ws}/api-tokens/${target.apiToken}`)],
+    ["POST template", c.post(`/api/conversations/${target.conversation}/template`, HELLO_TEMPLATE)],
+    [
+      "POST templates/send",
+      c.post(`/api/channels/${target.channel}/templates/send`, { ...HELLO_TEMPLATE, to: "155501" }),
+    ],
     ["GET approval", c.get(`/api/approvals/${target.approval}`)],
     // Deciding needs a person: an API token is refused (403) before any id is looked at.
     ...(c === from.tokenClient ? [] : [

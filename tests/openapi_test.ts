@@ -420,6 +420,18 @@ Deno.test("real answers of every documented read conform to the documented schem
       content: "hi",
     });
     assert.equal(message.status, 201);
+    // A reply Meta delivered, with its pricing: a row of the usage.
+    await ta.app.deps.db.message.create({
+      data: {
+        conversationId: message.body.conversationId,
+        channelId: channel.body.id,
+        direction: "OUTBOUND",
+        senderKind: "AI",
+        content: "hello",
+        status: "DELIVERED",
+        pricing: { category: "service", billable: false },
+      },
+    });
     // A decided approval: every field of it set.
     const approvalId = await newApproval(await actorOf(ta.app, owner.token, workspaceId), agentId);
     assert.equal((await c.post(`/api/approvals/${approvalId}/approve`)).status, 200);
@@ -499,6 +511,8 @@ Deno.test("real answers of every documented read conform to the documented schem
         "webhook",
         "webhookDeliveries",
         "webhookDelivery",
+        "workspace",
+        "usage",
       ]
     ) assert.ok(exercised.includes(name), `${name} was not exercised`);
 

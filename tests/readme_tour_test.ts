@@ -127,6 +127,22 @@ const EXPECTED: RegExp[][] = [
     /^AI: .*Order A-1001 ships tomorrow/m,
     /^HUMAN: Hi Sheena/m,
   ],
+  [
+    lines(
+      "102290129340398",
+      "order_update APPROVED: Hi {{1}}, your order {{2}} has shipped.",
+      "still_there APPROVED: Hi {{first_name}}, we have an answer for you. Reply to continue the conversation.",
+      "HUMAN",
+      "HUMAN",
+      "WINDOW_CLOSED",
+      "HUMAN",
+    ),
+    lines(
+      "TEXT FAILED: Good morning Sheena, are you still there? (131047)",
+      "TEMPLATE SENT: Hi Sheena, we have an answer for you. Reply to continue the conversation.",
+      "OPEN",
+    ),
+  ],
   [/^true\n\["AUDIO"\]\n(webhook answered 200\n){3}$/m],
   [
     lines(
@@ -228,6 +244,24 @@ for (const shell of SHELLS) {
         `the reply with the intent's answer reached the Graph stand-in:\n${sent.join("\n")}`,
       );
       assert.ok(sent.some((l) => l.includes("Hi Sheena, Maria here")), "the human's reply went to WhatsApp");
+
+      // The template after Meta's 131047, as Meta's send reference shapes it.
+      const templates = standins.stdout.text.split("\n").filter((l) =>
+        l.startsWith('[graph] {"path":"/1001/messages"')
+      )
+        .map((l) => JSON.parse(l.slice("[graph] ".length))).filter((l) => l.template);
+      assert.deepEqual(templates, [{
+        path: "/1001/messages",
+        to: "16505551234",
+        template: {
+          name: "still_there",
+          language: { code: "en_US" },
+          components: [{
+            type: "body",
+            parameters: [{ type: "text", parameter_name: "first_name", text: "Sheena" }],
+          }],
+        },
+      }]);
 
       // The media part: the files fetched with the channel's token, the voice note uploaded under a
       // name the endpoint takes, the AUDIO intent called with what was heard, the answers sent.

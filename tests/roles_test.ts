@@ -8,6 +8,7 @@
  * new mutation without a row fails here. A refused role gets its 403 whatever body it sends.
  */
 import assert from "node:assert/strict";
+import { HELLO_WORLD, metaTemplate, startTemplateGraph, storeTemplates } from "./_helpers/templates.ts";
 import { Client, type Reply, startTestApp } from "./_helpers/app.ts";
 import { assertProblem, restTablesOf, snapshot } from "./_helpers/problem.ts";
 import {
@@ -19,6 +20,7 @@ import {
   PEOPLE,
   seedRoleCast,
   SUPERVISORS,
+  USAGE_READERS,
   type Who,
   WRITERS,
 } from "./_helpers/roles.ts";
@@ -80,7 +82,13 @@ const fullSnapshot = (app: App) =>
 Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t) => {
   // No workers: a test event or redelivery stays queued, so only the call itself changes rows.
   const model = startModelServer(() => ({ content: "ok" }));
-  const ta = await startTestApp({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: model.baseUrl }, {
+  // A business account's one template, for the template sync's row.
+  const graph = startTemplateGraph([metaTemplate(1)]);
+  const ta = await startTestApp({
+    OPENAI_API_KEY: "sk-test",
+    OPENAI_BASE_URL: model.baseUrl,
+    WHATSAPP_GRAPH_URL: graph.url(""),
+  }, {
     workers: false,
   });
   const { app, seed } = ta;
@@ -114,11 +122,17 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
       });
       return d.id;
     };
-    const newChannel = async (agentId: string) =>
+    const newChannel = async (agentId: string, businessAccountId?: string) =>
       (await o.post(`/api/agents/${agentId}/channels`, {
         type: "WHATSAPP",
         label: "Sales",
-        config: { phoneNumberId: `900${++n}`, accessToken: "t", appSecret: "s", verifyToken: "v" },
+        config: {
+          phoneNumberId: `900${++n}`,
+          accessToken: "t",
+          appSecret: "s",
+          verifyToken: "v",
+          businessAccountId,
+        },
       })).body.id as string;
     /** A conversation of the agent on an API channel, written directly (conversations start inbound). */
     const newConversation = async (i: Ids, status: "OPEN" | "HUMAN") => {
@@ -135,6 +149,21 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
           channelId: channel.id,
           contactId: contact.id,
           status,
+        },
+      });
+      return { ...i, conversationId: conv.id };
+    };
+    /** A conversation of the agent on its WhatsApp channel (fixture.channelId), written directly. */
+    const newWhatsAppConversation = async (i: Ids) => {
+      const contact = await db.contact.create({
+        data: { workspaceId: i.workspaceId, externalId: `1555${++n}`, name: "Maria" },
+      });
+      const conv = await db.conversation.create({
+        data: {
+          workspaceId: i.workspaceId,
+          agentId: i.agentId,
+          channelId: i.channelId,
+          contactId: contact.id,
         },
       });
       return { ...i, conversationId: conv.id };
@@ -165,6 +194,7 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
       type: "TEXT",
       content: "hi",
     })).body.conversationId;
+    await storeTemplates(app, { id: fixture.channelId, workspaceId }, [HELLO_WORLD]);
     const ownerCtx = await actorOf(app, owner.token, workspaceId);
     fixture.approvalId = await newApproval(ownerCtx, agentId);
     const a = (i: Ids) => `/api/agents/${i.agentId}`;
@@ -216,6 +246,44 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
         rest: {
           ok: 200,
           call: (c, i) => c.post(`/api/conversations/${i.conversationId}/messages`, { content: "Oi" }),
+        },
+      },
+      // WhatsApp templates (conversation:attend): on a WhatsApp conversation, and to a new number.
+      {
+        name: "sendTemplate",
+        field: "sendTemplate",
+        allowed: ATTENDANTS,
+        setup: newWhatsAppConversation,
+        gql: (i) => [
+          'mutation($id: ID!) { sendTemplate(id: $id, input: { name: "hello_world", language: "en_US" }) { id } }',
+          { id: i.conversationId },
+        ],
+        rest: {
+          ok: 200,
+          call: (c, i) =>
+            c.post(`/api/conversations/${i.conversationId}/template`, {
+              name: "hello_world",
+              language: "en_US",
+            }),
+        },
+      },
+      {
+        name: "startTemplateConversation",
+        field: "startTemplateConversation",
+        allowed: ATTENDANTS,
+        gql: (i) => [
+          `mutation($ch: ID!, $to: String!) { startTemplateConversation(channelId: $ch,
+            input: { to: $to, name: "hello_world", language: "en_US" }) { id } }`,
+          { ch: i.channelId, to: `1555000${++n}` },
+        ],
+        rest: {
+          ok: 201,
+          call: (c, i) =>
+            c.post(`/api/channels/${i.channelId}/templates/send`, {
+              to: `1555000${++n}`,
+              name: "hello_world",
+              language: "en_US",
+            }),
         },
       },
       // Queries: reads of everyone, except invites and API tokens (members:manage).
@@ -618,6 +686,26 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
         }],
         rest: { ok: 204, call: (c, i) => c.delete(`${a(i)}/channels/${i.channelId}`) },
       },
+      // A channel's templates: listed for everyone, synced by writers (agent:write).
+      {
+        name: "templates",
+        field: "templates",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => ["query($ch: ID!) { templates(channelId: $ch) { edges { node { name } } } }", {
+          ch: i.channelId,
+        }],
+        rest: { ok: 200, call: (c, i) => c.get(`/api/channels/${i.channelId}/templates`) },
+      },
+      {
+        name: "syncTemplates",
+        field: "syncTemplates",
+        allowed: WRITERS,
+        // A new channel each time: its first sync stores the template.
+        setup: async (i) => ({ ...i, channelId: await newChannel(i.agentId, "102290129340398") }),
+        gql: (i) => ["mutation($id: ID!) { syncTemplates(id: $id) { data { name } } }", { id: i.channelId }],
+        rest: { ok: 200, call: (c, i) => c.post(`/api/channels/${i.channelId}/templates/sync`) },
+      },
       {
         name: "postChannelMessage",
         field: "postChannelMessage",
@@ -839,6 +927,26 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
         rest: { ok: 200, call: (c) => c.get("/api/supervisor/credits?days=7") },
       },
 
+      // The acting workspace: every reader; what its messages cost (usage:read): OWNER and MANAGER.
+      {
+        name: "workspace",
+        field: "workspace",
+        allowed: EVERYONE,
+        read: true,
+        gql: () => ["{ workspace { id name role } }"],
+        rest: { ok: 200, call: (c, i) => c.get(ws(i)) },
+      },
+      {
+        name: "usage",
+        field: "workspace",
+        allowed: USAGE_READERS,
+        read: true,
+        gql: () => [
+          '{ workspace { usage(from: "2026-11-01", to: "2026-11-02") { from to data { channelId } } } }',
+        ],
+        rest: { ok: 200, call: (c) => c.get("/api/usage?from=2026-11-01&to=2026-11-02") },
+      },
+
       // Workspaces: any person creates one (not a token); only the OWNER deletes.
       {
         name: "createWorkspace",
@@ -1014,5 +1122,6 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
   } finally {
     await ta.close();
     await model.close();
+    await graph.close();
   }
 });

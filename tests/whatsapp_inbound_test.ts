@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { type InboundMessage, parseWebhookPayload } from "../src/channels/whatsapp/inbound.ts";
+import { type InboundMessage, parseWebhookPayload, pricingOf } from "../src/channels/whatsapp/inbound.ts";
 
 const PHONE_NUMBER_ID = "106540352242922";
 
@@ -252,6 +252,30 @@ Deno.test("parseWebhookPayload() reads status callbacks: sent, delivered, read a
   assert.deepEqual(result.statuses[0].errors, []);
   assert.deepEqual(result.statuses[0].pricing, { category: "service", billable: true });
   assert.deepEqual(result.skipped, ['status "deleted" of wamid.out-deleted is not tracked']);
+});
+
+Deno.test("pricingOf() reads Meta's billable, or its pricing type when billable is left out", () => {
+  // Meta's status webhook reference: per-message pricing (PMP) with `type`; `billable` deprecated.
+  assert.deepEqual(
+    pricingOf({ billable: false, pricing_model: "PMP", category: "utility", type: "regular" }),
+    {
+      category: "utility",
+      billable: false,
+    },
+  );
+  assert.deepEqual(pricingOf({ pricing_model: "PMP", category: "marketing", type: "regular" }), {
+    category: "marketing",
+    billable: true,
+  });
+  assert.deepEqual(pricingOf({ pricing_model: "PMP", category: "service", type: "free_customer_service" }), {
+    category: "service",
+    billable: false,
+  });
+  assert.deepEqual(pricingOf({ pricing_model: "PMP", category: "UTILITY", type: "free_entry_point" }), {
+    category: "utility",
+    billable: false,
+  });
+  assert.equal(pricingOf({ pricing_model: "PMP", type: "regular" }), null);
 });
 
 Deno.test("parseWebhookPayload() reports account errors and skips fields other than messages", () => {

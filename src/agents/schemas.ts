@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { enumType } from "../shared/view.ts";
+import { enumType, type JsonObjectType } from "../shared/view.ts";
+import { templateChoiceSchema } from "../templates/parameters.ts";
 import { text } from "../shared/validation.ts";
 import { TEMPLATES } from "./template.ts";
 
@@ -59,6 +60,25 @@ const flags = {
   messageGroupingTime: MessageGroupingTime.schema.optional(),
   maxDailyMessages: z.number().int().min(1).max(100_000).nullable().optional(),
   autoCloseMinutes: z.number().int().min(1).max(10_080).optional(),
+  reminderTemplate: templateChoiceSchema.nullable().optional().describe(
+    "The WhatsApp template sent as the reminder outside the customer's 24-hour window " +
+      "({ name, language, parameters }); null: no reminder then.",
+  ),
+};
+
+/** An agent's reminderTemplate as read back (its `parameters` as written). */
+export const ReminderTemplateType: JsonObjectType = {
+  name: "ReminderTemplate",
+  description: "The WhatsApp template an agent sends as the reminder outside the customer's 24-hour window.",
+  fields: {
+    name: { type: "String" },
+    language: { type: "String" },
+    parameters: {
+      type: "JSON",
+      description:
+        "{ header?, body?, buttons? }, checked against the channel's template when the reminder is due.",
+    },
+  },
 };
 
 /**

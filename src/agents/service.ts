@@ -5,7 +5,7 @@
  */
 import type { ActorContext } from "../context.ts";
 import type { z } from "zod";
-import type { Agent, Prisma } from "../generated/prisma/client.ts";
+import { type Agent, Prisma } from "../generated/prisma/client.ts";
 import { notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
 import { renderSystemPrompt } from "./template.ts";
@@ -50,6 +50,7 @@ export async function createAgent(ctx: ActorContext, data: CreateAgentInput): Pr
   return await ctx.db.agent.create({
     data: {
       ...data,
+      reminderTemplate: data.reminderTemplate ?? Prisma.DbNull,
       template,
       model: data.model ?? ctx.config.openai.defaultModel,
       workspaceId: ctx.actor.workspaceId,
@@ -89,6 +90,7 @@ export async function replaceAgent(
       messageGroupingTime: data.messageGroupingTime ?? FLAG_DEFAULTS.messageGroupingTime,
       maxDailyMessages: data.maxDailyMessages ?? FLAG_DEFAULTS.maxDailyMessages,
       autoCloseMinutes: data.autoCloseMinutes ?? FLAG_DEFAULTS.autoCloseMinutes,
+      reminderTemplate: data.reminderTemplate ?? Prisma.DbNull,
     },
   });
 }

@@ -180,6 +180,8 @@ async function wholeAgent(ctx: ActorContext, agentId: string) {
     messageGroupingTime: a.messageGroupingTime,
     maxDailyMessages: a.maxDailyMessages,
     autoCloseMinutes: a.autoCloseMinutes,
+    // Not a change the supervisor proposes, but PUT replaces the whole agent: kept as it is.
+    reminderTemplate: a.reminderTemplate as z.output<typeof createAgentSchema>["reminderTemplate"],
   };
 }
 

@@ -14,6 +14,7 @@ export const ACTIONS = [
   "members:invite-owner", // invite someone as OWNER
   "members:manage-privileged", // change or remove OWNER and MANAGER members, or make someone one
   "supervisor:use", // the supervisor chat and its change list
+  "usage:read", // what the workspace's messages cost (delivered messages by pricing category)
   "approval:decide", // approve or reject (a person is also required, see approvals)
   "workspace:delete",
   "billing:manage",

@@ -16,7 +16,7 @@ import pg from "pg";
 import type { Db, Tx } from "../db/client.ts";
 import type { Logger } from "../shared/logger.ts";
 import type { SecretBox } from "../shared/secret_box.ts";
-import type { ChannelSecrets } from "./whatsapp_config.ts";
+import { type ChannelSecrets, openSecrets } from "./whatsapp_config.ts";
 
 /** The NOTIFY channel of channel changes (payload: the channel id). */
 export const CHANNELS_CHANGED = "switchboard_channels";
@@ -140,7 +140,7 @@ export class ChannelCache {
     const { credentials, ...rest } = row;
     const channel: InboundChannel = {
       ...rest,
-      secrets: credentials ? JSON.parse(this.secrets.open(credentials)) as Partial<ChannelSecrets> : {},
+      secrets: credentials ? openSecrets({ secrets: this.secrets }, credentials) : {},
     };
     // Only while every change is being heard, and when none was heard since the read began.
     if (this.#listening && generation === this.#generation) {

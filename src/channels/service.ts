@@ -4,7 +4,7 @@
  * Channel.credentials (shared/secret_box.ts) and never part of an answer or a log line.
  */
 import type { z } from "zod";
-import type { ActorContext, Deps } from "../context.ts";
+import type { ActorContext } from "../context.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
 import { badRequest, conflict, notFound } from "../shared/errors.ts";
 import { QUEUED_TRANSACTION } from "../db/transaction.ts";
@@ -12,7 +12,7 @@ import { assertId } from "../shared/validation.ts";
 import { dbAppError } from "../shared/db_errors.ts";
 import { findAgentOr404 } from "../agents/service.ts";
 import type { createChannelSchema, updateChannelSchema } from "./schemas.ts";
-import type { ChannelSecrets } from "./whatsapp_config.ts";
+import { type ChannelSecrets, openSecrets } from "./whatsapp_config.ts";
 import { announceChannelChange } from "./cache.ts";
 import { channelPrivate } from "./views.ts";
 import { queueTemplateSync } from "../templates/sync.ts";
@@ -139,9 +139,4 @@ export async function deleteChannel(
     await announceChannelChange(tx, current.id);
   });
   ctx.channels.forget(current.id);
-}
-
-/** The sealed secrets of a channel, opened. */
-export function openSecrets(deps: Pick<Deps, "secrets">, sealed: string): Partial<ChannelSecrets> {
-  return JSON.parse(deps.secrets.open(sealed)) as Partial<ChannelSecrets>;
 }

@@ -3,6 +3,7 @@
  * part, stored sealed (./service.ts) and opened by the process' channel cache (./cache.ts).
  */
 import { z } from "zod";
+import type { SecretBox } from "../shared/secret_box.ts";
 
 // A credential: one printable line, as Meta issues them (tokens run to a few hundred characters).
 const secret = z.string().trim().min(1, "must not be empty").max(2048)
@@ -22,3 +23,8 @@ export const whatsappConfigSchema = z.strictObject({
 export type WhatsAppConfig = z.output<typeof whatsappConfigSchema>;
 /** The sealed part of a WhatsApp channel's config (Channel.credentials, one sealed JSON). */
 export type ChannelSecrets = Omit<WhatsAppConfig, "phoneNumberId" | "businessAccountId">;
+
+/** The sealed secrets of a channel (Channel.credentials), opened. */
+export function openSecrets(deps: { secrets: SecretBox }, sealed: string): Partial<ChannelSecrets> {
+  return JSON.parse(deps.secrets.open(sealed)) as Partial<ChannelSecrets>;
+}

@@ -51,8 +51,11 @@ const conversationInclude = {
 } as const satisfies Prisma.ConversationInclude;
 type ConversationRow = Prisma.ConversationGetPayload<{ include: typeof conversationInclude }>;
 
-/** The conversation's stored row, as the change left it (404 when it is gone since). */
-async function answer(ctx: ActorContext, id: string): Promise<ConversationRow> {
+/**
+ * The conversation's stored row, as the change left it (404 when it is gone since): what the
+ * handoff operations and the template sends (templates/send.ts) answer.
+ */
+export async function answer(ctx: ActorContext, id: string): Promise<ConversationRow> {
   const row = await ctx.db.conversation.findFirst({
     where: { id, workspaceId: ctx.actor.workspaceId },
     include: conversationInclude,

@@ -1,5 +1,5 @@
 /**
- * Outgoing messages (AI replies, human replies, reminders): stored, announced with `message.sent`
+ * Outgoing messages (AI replies, human replies, reminders, templates): stored, announced with `message.sent`
  * and queued for the channel in one transaction; then sent by the message-send job, or (a reply or
  * reminder of a worker) by the writer itself right after its commit: such a message is stored
  * claimed by its writer's process. If that process dies before it settles the message, the claim is
@@ -13,7 +13,14 @@
  */
 import type { Deps } from "../context.ts";
 import type { SqlTx } from "../db/client.ts";
-import { PACING_CODES, REENGAGEMENT_CODE, sendText } from "../channels/whatsapp/graph_api.ts";
+import {
+  type OutboundRequest,
+  PACING_CODES,
+  REENGAGEMENT_CODE,
+  sendTemplate,
+  sendText,
+  type TemplateObject,
+} from "../channels/whatsapp/graph_api.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import { newId } from "../shared/ids.ts";
 import { dbAppError } from "../shared/db_errors.ts";
@@ -60,9 +67,23 @@ export interface Outgoing {
   channelType: string;
   sender: "AI" | "HUMAN";
   senderUserId?: string | null;
+  /** A text, or a TEMPLATE message's body with its values filled in. */
   content: string;
+  /**
+   * A WhatsApp template: the message is TEMPLATE, `template: { name, language }`, and `send` (Meta's
+   * `template` object, kept as the message's payload) is what every attempt sends.
+   */
+  template?: { name: string; language: string; send: TemplateObject };
   inputTokens?: number | null;
   outputTokens?: number | null;
+}
+
+/** A stored outgoing message as its sender needs it (a template's send payload beside its text). */
+export interface StoredOutgoing {
+  id: string;
+  content: string;
+  /** A TEMPLATE message's Meta `template` object (its payload); absent or null: a text. */
+  send?: TemplateObject | null;
 }
 
 /**
@@ -81,7 +102,7 @@ export async function storeOutgoing<G = never>(
   now: Date,
   messages: Outgoing[],
   options: { direct?: boolean; guard?: Prisma.Sql } = {},
-): Promise<{ stored: Array<{ id: string; content: string }>; guarded: G | null }> {
+): Promise<{ stored: StoredOutgoing[]; guarded: G | null }> {
   const rows = messages.map((m, i) => ({
     ...m,
     id: newId(),
@@ -96,7 +117,12 @@ export async function storeOutgoing<G = never>(
     channelIds: col((r) => r.channelId),
     senders: col((r) => r.sender),
     senderUserIds: col((r) => r.senderUserId ?? null),
+    types: col((r) => (r.template ? "TEMPLATE" : "TEXT")),
     contents: col((r) => r.content),
+    templates: col((r) =>
+      r.template ? JSON.stringify({ name: r.template.name, language: r.template.language }) : null
+    ),
+    payloads: col((r) => (r.template ? JSON.stringify(r.template.send) : null)),
     statuses: col((r) => r.status),
     claimedAt: col((r) => r.claimed?.toISOString() ?? null),
     claimedBy: deps.instance.id,
@@ -123,7 +149,12 @@ export async function storeOutgoing<G = never>(
       agentId: r.agentId,
       conversationId: r.conversationId,
       data: {
-        message: { id: r.id, type: "TEXT", content: r.content, createdAt: r.createdAt.toISOString() },
+        message: {
+          id: r.id,
+          type: r.template ? "TEMPLATE" : "TEXT",
+          content: r.content,
+          createdAt: r.createdAt.toISOString(),
+        },
         sender: r.sender,
       },
     })),
@@ -133,7 +164,10 @@ export async function storeOutgoing<G = never>(
     attempt: 1,
   }));
   if (!options.direct) await deps.jobs.send(tx, MESSAGE_SEND_QUEUE, jobs.map((data) => ({ data })));
-  return { stored: rows.map((r) => ({ id: r.id, content: r.content })), guarded };
+  return {
+    stored: rows.map((r) => ({ id: r.id, content: r.content, send: r.template?.send ?? null })),
+    guarded,
+  };
 }
 
 /**
@@ -166,7 +200,7 @@ export async function sweepStaleSends(deps: Pick<Deps, "db" | "jobs">, now: Date
 export async function sendCommitted(
   deps: SendDeps,
   target: { channelId: string; channelType: string; to: string },
-  messages: Array<{ id: string; content: string }>,
+  messages: StoredOutgoing[],
 ): Promise<void> {
   const last = await sendCommittedButLast(deps, target, messages);
   if (!last) return;
@@ -187,7 +221,7 @@ export async function sendCommitted(
 export async function sendCommittedButLast(
   deps: SendDeps,
   target: { channelId: string; channelType: string; to: string },
-  messages: Array<{ id: string; content: string }>,
+  messages: StoredOutgoing[],
 ): Promise<SendOutcome | null> {
   if (target.channelType !== "WHATSAPP" || !messages.length) return null;
   try {
@@ -282,8 +316,10 @@ export async function sendMessage(deps: SendDeps, job: SendJob): Promise<void> {
     return;
   }
   // Nothing free-form goes to Meta outside the customer's window (an AI reply, a reminder, a
-  // person's reply whose window closed since it was accepted): FAILED with WINDOW_CLOSED.
-  if (!windowOf({ ...message, channel }, now).open) {
+  // person's reply whose window closed since it was accepted): FAILED with WINDOW_CLOSED. A
+  // template is what may go out then.
+  const send = message.type === "TEMPLATE" ? message.payload as unknown as TemplateObject : null;
+  if (!send && !windowOf({ ...message, channel }, now).open) {
     const error = {
       status: 0,
       code: "WINDOW_CLOSED",
@@ -303,27 +339,36 @@ export async function sendMessage(deps: SendDeps, job: SendJob): Promise<void> {
   }
   await recordOutcome(
     deps,
-    await attempt(deps, message, { phoneNumberId: channel.phoneNumberId, secrets }, job),
+    await attempt(deps, { ...message, send }, { phoneNumberId: channel.phoneNumberId, secrets }, job),
   );
 }
 
 /** The Graph call of one claimed message and its outcome (SENT, or FAILED and maybe a retry job), to write. */
 async function attempt(
   deps: SendDeps,
-  message: { id: string; content: string; to: string },
+  message: StoredOutgoing & { to: string },
   channel: { phoneNumberId: string | null; secrets: ChannelSecrets },
   job: SendJob,
 ): Promise<SendOutcome> {
   const { secrets } = channel;
   const phoneNumberId = channel.phoneNumberId ?? secrets.phoneNumberId;
+  const request: OutboundRequest = (url, init) => deps.outbound.request(url, init);
   const result = phoneNumberId && secrets.accessToken
-    ? await sendText((url, init) => deps.outbound.request(url, init), {
-      graphUrl: deps.config.whatsappGraphUrl,
-      phoneNumberId,
-      accessToken: secrets.accessToken,
-      to: message.to,
-      body: message.content,
-    })
+    ? message.send
+      ? await sendTemplate(request, {
+        graphUrl: deps.config.whatsappGraphUrl,
+        phoneNumberId,
+        accessToken: secrets.accessToken,
+        to: message.to,
+        template: message.send,
+      })
+      : await sendText(request, {
+        graphUrl: deps.config.whatsappGraphUrl,
+        phoneNumberId,
+        accessToken: secrets.accessToken,
+        to: message.to,
+        body: message.content,
+      })
     : {
       ok: false as const,
       error: {

@@ -343,7 +343,11 @@ export interface OutgoingColumns {
   channelIds: string[];
   senders: string[];
   senderUserIds: Array<string | null>;
+  /** TEXT, or TEMPLATE (with its template and send payload, JSON). */
+  types: string[];
   contents: string[];
+  templates: Array<string | null>;
+  payloads: Array<string | null>;
   statuses: string[];
   /** ISO times. */
   claimedAt: Array<string | null>;
@@ -361,7 +365,10 @@ const outgoing: OutgoingColumns = {
   channelIds: ["ch"],
   senders: ["AI"],
   senderUserIds: [null],
+  types: ["TEXT"],
   contents: [""],
+  templates: [null],
+  payloads: [null],
   statuses: ["PENDING"],
   claimedAt: [null],
   claimedBy: null,
@@ -373,21 +380,23 @@ const outgoing: OutgoingColumns = {
 function outgoingInsert(v: OutgoingColumns): Prisma.Sql {
   return Prisma.sql`
     INSERT INTO "Message" (id, "conversationId", "channelId", direction, "senderKind", "senderUserId", type, content,
-                           status, "sendClaimedAt", "sendClaimedBy", "inputTokens", "outputTokens", "createdAt",
-                           "updatedAt")
-    SELECT v.id, v.conversation, v.channel, 'OUTBOUND', v.sender::"SenderKind", v.author, 'TEXT', v.content,
-           v.status::"MessageStatus", v.claimed, CASE WHEN v.claimed IS NOT NULL THEN ${v.claimedBy}::int END,
-           v.input, v.output, v.at, v.at
+                           template, payload, status, "sendClaimedAt", "sendClaimedBy", "inputTokens", "outputTokens",
+                           "createdAt", "updatedAt")
+    SELECT v.id, v.conversation, v.channel, 'OUTBOUND', v.sender::"SenderKind", v.author, v.type::"MessageType",
+           v.content, v.template, v.payload, v.status::"MessageStatus", v.claimed,
+           CASE WHEN v.claimed IS NOT NULL THEN ${v.claimedBy}::int END, v.input, v.output, v.at, v.at
       FROM unnest(${v.ids}::text[], ${v.conversationIds}::text[],
                   ${v.channelIds}::text[], ${v.senders}::text[],
-                  ${v.senderUserIds}::text[], ${v.contents}::text[],
+                  ${v.senderUserIds}::text[], ${v.types}::text[], ${v.contents}::text[],
+                  ${v.templates}::jsonb[], ${v.payloads}::jsonb[],
                   ${v.statuses}::text[], ${v.claimedAt}::timestamptz[],
                   ${v.inputTokens}::int[], ${v.outputTokens}::int[],
                   ${v.createdAt}::timestamptz[])
-           AS v(id, conversation, channel, sender, author, content, status, claimed, input, output, at)`;
+           AS v(id, conversation, channel, sender, author, type, content, template, payload, status, claimed, input,
+                output, at)`;
 }
 
-/** Stores outgoing messages (TEXT, OUTBOUND), in one statement. */
+/** Stores outgoing messages (TEXT or TEMPLATE, OUTBOUND), in one statement. */
 export const insertOutgoing = command(outgoingInsert, [outgoing]);
 
 /**
@@ -502,7 +511,9 @@ export const startSend = command(
 export const claimSend = query(
   {
     id: col.text,
+    type: col.enum<MessageType>("MessageType"),
     content: col.text,
+    payload: col.jsonb<Prisma.JsonValue>().null,
     channel: col.json<{ type: string; phoneNumberId: string | null; credentials: string | null }>(),
     to: col.text,
     lastContactMessageAt: col.timestamptz.null,
@@ -523,7 +534,7 @@ export const claimSend = query(
        AND (m.status = 'PENDING' OR (${retry} AND m.status = 'FAILED'))
        AND (m."sendClaimedAt" IS NULL OR m."sendClaimedAt" <= ${stale}) AND m."sendStartedAt" IS NULL
        AND ${DURABLE}
-    RETURNING m.id, m.content,
+    RETURNING m.id, m.type, m.content, m.payload,
            json_build_object('type', ch.type, 'phoneNumberId', ch."phoneNumberId", 'credentials', ch.credentials)
              AS channel,
            ct."externalId" AS "to", c."lastContactMessageAt", c."windowClosedAt"`,

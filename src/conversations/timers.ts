@@ -1,6 +1,7 @@
 /**
  * The conversation timers on pg-boss (docs/behaviour.md "Replies"): the reminder (once per
- * silence, half of autoCloseMinutes after the agent's last message) and the auto-close
+ * silence, half of autoCloseMinutes after the agent's last message; outside WhatsApp's 24-hour
+ * window, the agent's reminderTemplate or nothing) and the auto-close
  * (autoCloseMinutes after the last message, `conversation.closed` reason INACTIVITY). Each
  * conversation has at most one waiting job per kind (the queue's 'short' policy and a singleton
  * key): when the times change, a job is added only if none waits, and a waiting one is brought
@@ -15,8 +16,11 @@ import type { SqlTx, Tx } from "../db/client.ts";
 import { autoCloseDueAt, isDue, reminderDueAt } from "./timing.ts";
 import { windowOf } from "./views.ts";
 import { shapeReply } from "./shaping.ts";
-import { sendCommitted, storeOutgoing } from "./outbound.ts";
+import { type Outgoing, sendCommitted, type StoredOutgoing, storeOutgoing } from "./outbound.ts";
 import { closeConversation } from "./transitions.ts";
+import { AppError } from "../shared/errors.ts";
+import { templateChoiceSchema } from "../templates/parameters.ts";
+import { type ApprovedTemplate, approvedTemplate } from "../templates/approved.ts";
 
 export const CONVERSATION_TIMER_QUEUE = "conversation-timer";
 
@@ -136,6 +140,7 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
           splitMessages: true,
           enabledEmoji: true,
           signMessages: true,
+          reminderTemplate: true,
         },
       },
     },
@@ -146,9 +151,14 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
   if (!isDue(due, now)) return await requeueIfLater(deps, { conversationId, kind: "reminder" }, due);
   // A PAUSED agent sends no reminder for this silence.
   if (conv.agent.status !== "ACTIVE") return;
-  // Outside WhatsApp's 24-hour window a free-form reminder cannot reach the customer: skipped.
-  if (!windowOf(conv, now).open) return;
-  const sent = await deps.db.$transaction(async (tx): Promise<Array<{ id: string; content: string }>> => {
+  // Outside WhatsApp's 24-hour window a free-form reminder cannot reach the customer: the agent's
+  // reminderTemplate goes instead, or nothing.
+  let template: ApprovedTemplate | null = null;
+  if (!windowOf(conv, now).open) {
+    template = await reminderTemplate(deps, conv);
+    if (!template) return;
+  }
+  const sent = await deps.db.$transaction(async (tx): Promise<StoredOutgoing[]> => {
     // Claims this silence's reminder: the times must be those checked above, so only one process
     // (and no stale job) gets here.
     const claimed = await tx.conversation.updateMany({
@@ -163,22 +173,18 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
     });
     if (claimed.count !== 1) return [];
     // The reminder does not move lastMessageAt: the auto-close still counts from the last exchange.
-    const parts = shapeReply(REMINDER_TEXT, conv.agent);
-    const { stored } = await storeOutgoing(
-      deps,
-      tx,
-      now,
-      parts.map((content) => ({
-        workspaceId: conv.workspaceId,
-        agentId: conv.agentId,
-        conversationId: conv.id,
-        channelId: conv.channelId,
-        channelType: conv.channel.type,
-        sender: "AI" as const,
-        content,
-      })),
-      { direct: true },
-    );
+    const base = {
+      workspaceId: conv.workspaceId,
+      agentId: conv.agentId,
+      conversationId: conv.id,
+      channelId: conv.channelId,
+      channelType: conv.channel.type,
+      sender: "AI" as const,
+    };
+    const messages: Outgoing[] = template
+      ? [{ ...base, content: template.content, template }]
+      : shapeReply(REMINDER_TEXT, conv.agent).map((content) => ({ ...base, content }));
+    const { stored } = await storeOutgoing(deps, tx, now, messages, { direct: true });
     return stored;
   });
   await sendCommitted(
@@ -186,6 +192,32 @@ async function runReminder(deps: Deps, conversationId: string): Promise<void> {
     { channelId: conv.channelId, channelType: conv.channel.type, to: conv.contact.externalId },
     sent,
   );
+}
+
+/**
+ * The agent's reminderTemplate as it may go out on the conversation's channel now, or null (no
+ * template: skipped as before; one that no longer fits or is not APPROVED: skipped with a warning).
+ */
+async function reminderTemplate(
+  deps: Deps,
+  conv: { id: string; channelId: string; agent: { reminderTemplate: unknown } },
+): Promise<ApprovedTemplate | null> {
+  if (conv.agent.reminderTemplate === null) return null;
+  const choice = templateChoiceSchema.safeParse(conv.agent.reminderTemplate);
+  try {
+    if (!choice.success) {
+      throw new AppError("TEMPLATE_PARAMETERS", 422, "the stored reminderTemplate is malformed");
+    }
+    return await approvedTemplate(deps, conv.channelId, choice.data);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    deps.logger.warn("reminder skipped outside the window: its template cannot be sent", {
+      conversationId: conv.id,
+      code: error.code,
+      reason: error.message,
+    });
+    return null;
+  }
 }
 
 async function runAutoClose(deps: Deps, conversationId: string): Promise<void> {

@@ -131,6 +131,15 @@ function typeOf<Of>(
     if (rest.length === 1) return { ref: typeOf(rest[0], defs, name, objectOf).ref, nullable };
     return { ref: "JSON", nullable };
   }
+  // zod writes a nullable scalar as `type: ["string", "null"]`.
+  if (Array.isArray(node.type)) {
+    const rest = node.type.filter((t) => t !== "null");
+    const nullable = rest.length < node.type.length;
+    if (rest.length === 1) {
+      return { ref: typeOf({ ...node, type: rest[0] }, defs, name, objectOf).ref, nullable };
+    }
+    return { ref: "JSON", nullable };
+  }
   if (node.enum) return { ref: enumRef(name, node.enum, node.description), nullable: false };
   switch (node.type) {
     case "string":
@@ -395,15 +404,64 @@ function operationField(t: RootFields, cap: OperationCapability): RootField {
   });
 }
 
-/** Adds the fields of every capability to Query and Mutation. */
+/** GraphQL input undefined where absent or null: a field's `null` argument asks for the default. */
+const givenArgs = (args: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null && v !== undefined));
+
+/**
+ * A query operation declared as a field of another query's answer (`fieldOf`): the input's fields
+ * are the field's arguments, and it runs through `invoke` in the request's workspace, as a root
+ * field would (its own access, then its input).
+ */
+function nestedOperationField(cap: OperationCapability): void {
+  const parent = cap.fieldOf!;
+  if (!cap.query || !parent.query || Object.keys(cap.params).length || Object.keys(parent.params).length) {
+    throw new Error(`${cap.name}: only a query without params is a field of another query without params`);
+  }
+  const { ref: parentRef } = outputType(parent);
+  if (Array.isArray(parentRef) || typeof parentRef === "string") {
+    throw new Error(`${cap.name}: ${parent.name}'s answer is not an object type`);
+  }
+  const input = cap.input ? toJson(cap.input, "input") : undefined;
+  const required = new Set(input?.required ?? []);
+  builder.objectField(parentRef as ObjectTypeRef, cap.name, (t) => {
+    const { ref, nullable } = outputType(cap);
+    return t.field({
+      type: ref,
+      nullable,
+      description: cap.summary,
+      authScopes: cap.access.kind === "workspace" ? { member: true } : { authenticated: true },
+      args: Object.fromEntries(
+        Object.entries(input?.properties ?? {}).map(([name, prop]) => {
+          const arg = typeOf(prop, input?.$defs ?? {}, `${pascal(cap.name)}${pascal(name)}`, inputObject);
+          return [
+            name,
+            t.arg({
+              type: arg.ref,
+              required: required.has(name) && !arg.nullable,
+              description: prop.description,
+            }),
+          ];
+        }),
+      ),
+      resolve: (_parent: unknown, rawArgs: Record<string, unknown>, ctx: GraphQLContext) =>
+        invoke(cap, graphQLCaller(ctx), {}, givenArgs(rawArgs)),
+    });
+  });
+}
+
+/** Adds the fields of every capability to Query and Mutation (and to the types `fieldOf` names). */
 export function deriveFields(capabilities: readonly Capability[]): void {
   builder.queryFields((t) =>
     Object.fromEntries(
       capabilities
-        .filter((cap) => cap.kind === "read" || cap.query)
+        .filter((cap) => cap.kind === "read" || (cap.query && !cap.fieldOf))
         .map((cap) => [cap.name, cap.kind === "read" ? readField(t, cap) : operationField(t, cap)]),
     )
   );
+  for (const cap of capabilities) {
+    if (cap.kind === "operation" && cap.fieldOf) nestedOperationField(cap);
+  }
   builder.mutationFields((t) =>
     Object.fromEntries(
       capabilities

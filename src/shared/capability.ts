@@ -115,6 +115,12 @@ export interface OperationCapability<
   http?: HttpBinding;
   /** Is it a read with no side effects (a GraphQL query rather than a mutation)? */
   query?: boolean;
+  /**
+   * GraphQL: a field of this other query's answer type instead of a root field, with its input's
+   * fields as the field's arguments (`workspace { usage(from, to) }`). Both act in the request's
+   * workspace; the field takes no params.
+   */
+  fieldOf?: OperationCapability;
   run(ctx: RunContext<A>, params: IdsOf<P>, input: I): Promise<O>;
 }
 

@@ -80,6 +80,10 @@ export const ERROR_CODES = {
     meaning: "WhatsApp's 24-hour customer service window is closed (the customer's latest message is " +
       "older, or Meta refused a message with 131047): a free-form message cannot reach the customer.",
   },
+  NOT_WHATSAPP: {
+    status: 409,
+    meaning: "Templates are WhatsApp's: the conversation or channel is an API channel, which has none.",
+  },
   CONVERSATION_NOT_HUMAN: {
     status: 409,
     meaning: "A human reply or a release needs a conversation in HUMAN state (take it over first).",
@@ -96,6 +100,16 @@ export const ERROR_CODES = {
   CONCURRENT_CHANGE: {
     status: 409,
     meaning: "A concurrent request got in the way (deadlock); nothing was changed, send it again.",
+  },
+  TEMPLATE_NOT_APPROVED: {
+    status: 422,
+    meaning:
+      "The channel has no APPROVED template of this name and language (unknown, or PENDING, REJECTED, PAUSED...); nothing was sent.",
+  },
+  TEMPLATE_PARAMETERS: {
+    status: 422,
+    meaning:
+      "The parameters do not match the template's components in number, names or kinds; `errors` lists `{ path, message }` per problem, nothing was sent.",
   },
   // GraphQL requests refused before execution (HTTP 400)
   GRAPHQL_PARSE_FAILED: { status: 400, meaning: "GraphQL: the document does not parse." },

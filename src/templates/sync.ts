@@ -11,7 +11,7 @@ import { AppError, conflict, notFound } from "../shared/errors.ts";
 import { assertId } from "../shared/validation.ts";
 import { newId } from "../shared/ids.ts";
 import type { InboundChannel } from "../channels/cache.ts";
-import { openSecrets } from "../channels/service.ts";
+import { openSecrets } from "../channels/whatsapp_config.ts";
 import type { TemplateStatusUpdate } from "../channels/whatsapp/inbound.ts";
 import { fetchTemplates, type TemplateFetchFailure } from "./graph_templates.ts";
 import { replaceTemplates, setTemplateStatus } from "./sql.ts";

@@ -18,6 +18,7 @@ import {
   membershipSchema,
   sessionSchema,
   viewerSchema,
+  workspaceSchema,
 } from "./schemas.ts";
 
 export const members = defineRead({
@@ -107,6 +108,17 @@ export const workspaces = defineOperation({
   output: { schema: z.array(membershipSchema) },
   http: { method: "GET", path: "/api/workspaces" },
   run: (ctx) => service.listWorkspaces(ctx.deps, ctx.principal),
+});
+
+export const workspace = defineOperation({
+  name: "workspace",
+  summary: "The acting workspace: its id, its name and the caller's role there (an API token: MANAGER).",
+  access: workspaceAccess("workspace:read"),
+  params: {},
+  query: true,
+  output: { schema: workspaceSchema },
+  http: { method: "GET", path: "/api/workspaces/{workspaceId}" },
+  run: (ctx) => service.currentWorkspace(ctx),
 });
 
 export const createWorkspace = defineOperation({

@@ -33,6 +33,12 @@ export const membershipSchema = z.object({ id: z.string(), name: z.string(), rol
   description: "A workspace as one of the caller's memberships: its id goes in x-workspace-id.",
 });
 
+export const workspaceSchema = z.object({ id: z.string(), name: z.string(), role: Role.schema }).meta({
+  id: "Workspace",
+  description:
+    "The acting workspace and the caller's role there; in GraphQL also what is read of it as a whole (`usage`).",
+});
+
 export const sessionSchema = z.object({
   user: userSchema,
   token: z.string().describe("Send it as Authorization: Bearer."),

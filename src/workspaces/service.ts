@@ -115,6 +115,14 @@ export async function listWorkspaces(deps: Deps, principal: Principal): Promise<
   return [{ id: ws.id, name: ws.name, role: "MANAGER" }];
 }
 
+/** GET /api/workspaces/{workspaceId}, GraphQL `workspace`: the acting workspace and the caller's role. */
+export async function currentWorkspace(ctx: ActorContext): Promise<Membership> {
+  const ws = await ctx.db.workspace.findUnique({ where: { id: ctx.actor.workspaceId } });
+  // Deleted since the caller's membership was read.
+  if (!ws) throw notFound("Workspace");
+  return { id: ws.id, name: ws.name, role: ctx.actor.role };
+}
+
 /** POST /api/workspaces: a person creates a workspace and becomes its OWNER. */
 export async function createWorkspace(
   deps: Deps,

@@ -16,8 +16,11 @@ export async function actorOf(app: App, token: string, workspaceId: string): Pro
 }
 
 /** An agent with an intent and a webhook to change, created over REST by `c`. */
+/** The agent's reminderTemplate, which a change of another field keeps. */
+export const REMINDER_TEMPLATE = { name: "we_miss_you", language: "pt_BR", parameters: { body: ["Maria"] } };
+
 export async function changeTargets(c: Client, name = "Ana") {
-  const agent = await c.post("/api/agents", { name, jobName: "Acme" });
+  const agent = await c.post("/api/agents", { name, jobName: "Acme", reminderTemplate: REMINDER_TEMPLATE });
   if (agent.status !== 201) throw new Error(`agent: ${agent.status} ${JSON.stringify(agent.body)}`);
   const agentId = agent.body.id as string;
   const intent = await c.post(`/api/agents/${agentId}/intents`, { name: "Book Visit", ...INTENT_FIELDS });

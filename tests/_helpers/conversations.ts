@@ -114,8 +114,8 @@ export const graphError = (status: number, code: number, message: string, detail
     },
   }, { status });
 
-/** A Graph API stand-in: each send answered by `answer` (default: 200 with a new wamid). */
-export function startGraph(answer?: (index: number) => Response): Receiver {
+/** A Graph API stand-in: each send answered by `answer` (default, or when it answers undefined: 200 with a new wamid). */
+export function startGraph(answer?: (index: number) => Response | undefined): Receiver {
   return startReceiver((_call, index) =>
     answer?.(index) ??
       Response.json({

@@ -82,6 +82,7 @@ const SNAPSHOT_TABLES = [
   "Contact",
   "Conversation",
   "Message",
+  "WhatsAppTemplate",
   "SupervisorConversation",
   "SupervisorMessage",
   "SupervisorCreditDay",

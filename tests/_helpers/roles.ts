@@ -16,6 +16,8 @@ export const PEOPLE: Who[] = ["OWNER", "MANAGER", "AGENT", "VIEWER"];
 export const OWNER_ONLY: Who[] = ["OWNER"];
 /** supervisor:use: OWNER, MANAGER and so the API token (chatting needs no person; approving does). */
 export const SUPERVISORS: Who[] = ["OWNER", "MANAGER", "TOKEN"];
+/** usage:read (what the workspace's messages cost): OWNER, MANAGER and so the API token. */
+export const USAGE_READERS: Who[] = ["OWNER", "MANAGER", "TOKEN"];
 
 /** The answer of a GraphQL operation: `data` and `errors` as sent. */
 export async function gql(c: Client, query: string, variables?: Record<string, unknown>): Promise<Reply> {

@@ -1,5 +1,5 @@
 /**
- * Outbound text through the WhatsApp Cloud API: `POST {WHATSAPP_GRAPH_URL}/{phoneNumberId}/messages`
+ * Outbound text and templates through the WhatsApp Cloud API: `POST {WHATSAPP_GRAPH_URL}/{phoneNumberId}/messages`
  * with the channel's bearer token, through the app's pinned outbound client (passed in as
  * `request`, the shape of `OutboundPolicy.request`). Answers the wamid, or the error classified as
  * retryable or not, so the caller records `status: FAILED` with it and retries only what may pass.
@@ -64,7 +64,8 @@ export interface GraphError {
 
 export type SendResult = { ok: true; waMessageId: string } | { ok: false; error: GraphError };
 
-export interface SendTextInput {
+/** Where a message goes: the channel's number and token, and the customer. */
+export interface SendTarget {
   /** config.whatsappGraphUrl, without a trailing slash (`https://graph.facebook.com/v21.0`). */
   graphUrl: string;
   phoneNumberId: string;
@@ -72,8 +73,25 @@ export interface SendTextInput {
   accessToken: string;
   /** The customer's WhatsApp id (the contact's externalId). */
   to: string;
+}
+
+export interface SendTextInput extends SendTarget {
   /** At most WHATSAPP_TEXT_LIMIT characters (shaping.ts splits longer replies). */
   body: string;
+}
+
+/**
+ * The `template` object of Meta's send call ("Send message templates"): built and checked against
+ * the template's components by src/templates/parameters.ts, sent as it is.
+ */
+export interface TemplateObject {
+  name: string;
+  language: { code: string };
+  components?: unknown[];
+}
+
+export interface SendTemplateInput extends SendTarget {
+  template: TemplateObject;
 }
 
 export interface SendOptions {
@@ -115,29 +133,49 @@ export async function sendText(
   input: SendTextInput,
   options: SendOptions = {},
 ): Promise<SendResult> {
-  const fail = (error: GraphError): SendResult => ({ ok: false, error });
   if (input.body.length === 0 || input.body.length > WHATSAPP_TEXT_LIMIT) {
-    return fail({
-      status: 0,
-      code: null,
-      message: `text must have 1 to ${WHATSAPP_TEXT_LIMIT} characters`,
-      retryable: false,
-    });
+    return {
+      ok: false,
+      error: {
+        status: 0,
+        code: null,
+        message: `text must have 1 to ${WHATSAPP_TEXT_LIMIT} characters`,
+        retryable: false,
+      },
+    };
   }
+  return await postMessage(request, input, { type: "text", text: { body: input.body } }, options);
+}
+
+/**
+ * Sends one approved template (allowed outside the customer's 24-hour window), as sendText does:
+ * the same request, answer and error classification.
+ */
+export async function sendTemplate(
+  request: OutboundRequest,
+  input: SendTemplateInput,
+  options: SendOptions = {},
+): Promise<SendResult> {
+  return await postMessage(request, input, { type: "template", template: input.template }, options);
+}
+
+/** One `POST /{phoneNumberId}/messages` of `message` (its `type` and that type's object) to `target.to`. */
+async function postMessage(
+  request: OutboundRequest,
+  target: SendTarget,
+  message: { type: "text"; text: { body: string } } | { type: "template"; template: TemplateObject },
+  options: SendOptions,
+): Promise<SendResult> {
+  const fail = (error: GraphError): SendResult => ({ ok: false, error });
   const timeoutMs = options.timeoutMs ?? GRAPH_TIMEOUT_MS;
   const deadline = new Deadline(timeoutMs, options.signal);
   const signal = deadline.signal;
-  const url = `${input.graphUrl}/${encodeURIComponent(input.phoneNumberId)}/messages`;
+  const url = `${target.graphUrl}/${encodeURIComponent(target.phoneNumberId)}/messages`;
   const headers = new Headers({
-    "authorization": `Bearer ${input.accessToken}`,
+    "authorization": `Bearer ${target.accessToken}`,
     "content-type": "application/json",
   });
-  const body = JSON.stringify({
-    messaging_product: "whatsapp",
-    to: input.to,
-    type: "text",
-    text: { body: input.body },
-  });
+  const body = JSON.stringify({ messaging_product: "whatsapp", to: target.to, ...message });
   try {
     const res = await unlessAborted(request(url, { method: "POST", headers, body, signal }), signal);
     // The answer is read under the same timeout: a stalled body is a timeout too.

@@ -186,12 +186,18 @@ function toError(e: JsonObject): WhatsAppError {
   };
 }
 
-/** Meta's `pricing` object: its category (lowercased) and whether it is billable; null without one. */
-function pricingOf(v: unknown): { category: string; billable: boolean } | null {
+/**
+ * Meta's `pricing` object: its category (lowercased) and whether it is billable; null without one.
+ * Meta deprecated `billable` with per-message pricing, where `type` says it instead (`regular` is
+ * billed; `free_customer_service` and `free_entry_point` are not): `billable` when sent, else `type`.
+ */
+export function pricingOf(v: unknown): { category: string; billable: boolean } | null {
   if (!isObject(v)) return null;
   const category = text(v.category);
   if (category === null) return null;
-  return { category: category.toLowerCase(), billable: v.billable === true };
+  const type = text(v.type)?.toLowerCase();
+  const billable = typeof v.billable === "boolean" ? v.billable : type === "regular";
+  return { category: category.toLowerCase(), billable };
 }
 
 const errorsOf = (v: unknown) => list(v).filter(isObject).map(toError);

@@ -5,8 +5,13 @@
 import { builder } from "../builder.ts";
 import { ident, sql } from "../../shared/sql_fragment.ts";
 import { fieldPlan, typePlan } from "../declared.ts";
-import { connectionOf, enumOf } from "../common_types.ts";
-import { AgentStatus, AgentTemplate, MessageGroupingTime } from "../../agents/schemas.ts";
+import { connectionOf, enumOf, jsonObjectRef } from "../common_types.ts";
+import {
+  AgentStatus,
+  AgentTemplate,
+  MessageGroupingTime,
+  ReminderTemplateType,
+} from "../../agents/schemas.ts";
 import { Intent } from "./intents.ts";
 import { Webhook } from "./webhooks.ts";
 import { Channel } from "./channels.ts";
@@ -82,6 +87,11 @@ export const Agent = builder.prismaObject("Agent", {
     messageGroupingTime: t.expose("messageGroupingTime", { type: enumOf(MessageGroupingTime) }),
     maxDailyMessages: t.exposeInt("maxDailyMessages", { nullable: true }),
     autoCloseMinutes: t.exposeInt("autoCloseMinutes"),
+    reminderTemplate: t.field({
+      type: jsonObjectRef(ReminderTemplateType),
+      nullable: true,
+      resolve: (a) => a.reminderTemplate as { name: string; language: string; parameters: unknown } | null,
+    }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),
     counts: t.field({

@@ -103,7 +103,8 @@ export const Message = builder.prismaObject("Message", {
       type: "JSON",
       nullable: true,
       description:
-        "A location, the option a reply chose, or an OTHER message's raw JSON as the channel sent it.",
+        "A location, the option a reply chose, an OTHER message's raw JSON as the channel sent it, " +
+        "or a TEMPLATE message's `template` object as sent to WhatsApp.",
     }),
     pricing: t.field({
       type: jsonObjectRef(MessagePricingType),
