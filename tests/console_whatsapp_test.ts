@@ -3,15 +3,25 @@
  * counted down on the page's clock (Playwright's, moved by the test: no waiting), or "Window
  * closed" once it has passed or Meta refused with 131047; each outgoing message shows sending,
  * sent, delivered, read, or failed with Meta's reason (its answer to the send, or a later failed
- * status) or a readable WINDOW_CLOSED; outside the window "Reply" is disabled with why. API
- * channels show no window. The Graph stand-in answers as Meta documents, statuses are Meta's shape.
+ * status) or a readable WINDOW_CLOSED; outside the window "Reply" is disabled with why, and a
+ * "Template" picker sends one of the channel's APPROVED templates with its parameters (a 422 shown by
+ * the input it names); an agent's settings take a reminder template. API channels show no window.
+ * The Graph stand-in lists templates and answers sends as Meta documents; statuses are Meta's shape.
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { assertFitsWidth, consoleSuite, PHONE, signIn } from "./_helpers/browser.ts";
 import { graphError, waitUntil } from "./_helpers/conversations.ts";
-import { startReceiver } from "./_helpers/receiver.ts";
-import { createWhatsAppChannel, customerWrites, envelope, postSigned } from "./_helpers/whatsapp.ts";
+import { type Call, eventually, startReceiver } from "./_helpers/receiver.ts";
+import {
+  APP_SECRET,
+  customerWrites,
+  envelope,
+  postSigned,
+  type TestChannel,
+  VERIFY_TOKEN,
+} from "./_helpers/whatsapp.ts";
+import type { Client } from "./_helpers/app.ts";
 import { MESSAGE_SEND_QUEUE } from "../src/conversations/outbound.ts";
 
 const HOUR = 3600_000;
@@ -49,21 +59,117 @@ const statusOf = (phoneNumberId: string, wamid: string, status: string, errors?:
     }],
   });
 
-Deno.test("the window's time left, each message's state and Meta's reasons, Reply closed with the window", async (t) => {
+/**
+ * The business account's templates, as Meta's "Get templates" reference lists them: a POSITIONAL
+ * marketing template with a text header and a URL button, a NAMED utility one (its named-parameters
+ * example), and one still PENDING review.
+ */
+const TEMPLATES = [
+  {
+    name: "seasonal_promotion",
+    parameter_format: "POSITIONAL",
+    components: [
+      { type: "HEADER", format: "TEXT", text: "Our {{1}} is on!", example: { header_text: ["Summer Sale"] } },
+      {
+        type: "BODY",
+        text: "Shop now through {{1}} and use code {{2}} to get {{3}} off of all merchandise.",
+        example: { body_text: [["the end of August", "25OFF", "25%"]] },
+      },
+      { type: "FOOTER", text: "Use the buttons below to manage your marketing subscriptions" },
+      {
+        type: "BUTTONS",
+        buttons: [
+          { type: "QUICK_REPLY", text: "Unsubscribe from Promos" },
+          {
+            type: "URL",
+            text: "Shop now",
+            url: "https://www.luckyshrub.com/shop?promo={{1}}",
+            example: ["https://www.luckyshrub.com/shop?promo=summer2023"],
+          },
+        ],
+      },
+    ],
+    language: "en_US",
+    status: "APPROVED",
+    category: "MARKETING",
+    id: "546151681022936",
+  },
+  {
+    name: "order_confirmation",
+    parameter_format: "NAMED",
+    components: [{
+      type: "BODY",
+      text: "Thank you, {{first_name}}! Your order number is {{order_number}}.",
+      example: {
+        body_text_named_params: [
+          { param_name: "first_name", example: "Pablo" },
+          { param_name: "order_number", example: "860198-230332" },
+        ],
+      },
+    }],
+    language: "en_US",
+    status: "APPROVED",
+    category: "UTILITY",
+    id: "546151681022937",
+  },
+  {
+    name: "new_arrivals",
+    parameter_format: "POSITIONAL",
+    components: [{ type: "BODY", text: "New arrivals are in, {{1}}!", example: { body_text: [["Pablo"]] } }],
+    language: "en_US",
+    status: "PENDING",
+    category: "MARKETING",
+    id: "546151681022938",
+  },
+];
+
+/** Meta's answer to `GET /{waba}/message_templates`: every template on one page. */
+const templateList = () =>
+  Response.json({ data: TEMPLATES, paging: { cursors: { before: "MAZDZD", after: "MjQZD" } } });
+
+const WABA = "102290129340398";
+let phones = 0;
+
+/** A WhatsApp channel of the business account WABA, its templates synced. */
+async function templateChannel(c: Client, agentId: string) {
+  const phoneNumberId = `${Date.now()}${++phones}`.slice(-15);
+  const created = await c.post(`/api/agents/${agentId}/channels`, {
+    type: "WHATSAPP",
+    label: "Sales",
+    config: {
+      phoneNumberId,
+      accessToken: "test-access-token",
+      appSecret: APP_SECRET,
+      verifyToken: VERIFY_TOKEN,
+      businessAccountId: WABA,
+    },
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const synced = await c.post(`/api/channels/${created.body.id}/templates/sync`);
+  assert.equal(synced.status, 200, JSON.stringify(synced.body));
+  assert.equal(synced.body.data.length, TEMPLATES.length);
+  return created.body as TestChannel;
+}
+
+Deno.test("the window's time left, each message's state, Reply closed with the window, templates and the reminder", async (t) => {
   // The first send is held until the test has seen it "sending"; the second is refused with 131047.
   let letFirstSendThrough!: () => void;
   const firstSendHeld = new Promise<void>((resolve) => letFirstSendThrough = resolve);
-  const graph = startReceiver(async (_call, i) => {
+  const sends: Call[] = [];
+  const graph = startReceiver(async (call) => {
+    if (call.path.endsWith("/message_templates")) return templateList();
+    const i = sends.push(call) - 1;
     if (i === 0) await firstSendHeld;
     return i === 1 ? REENGAGEMENT() : accepted(i);
   });
+  const waitForSends = (n: number) => eventually(() => Promise.resolve(sends.length >= n || undefined));
   // The agent does not answer (a long grouping window): only people write here.
   const suite = await consoleSuite({ WHATSAPP_GRAPH_URL: graph.url(""), GROUPING_MEDIUM_MS: "600000" });
   const db = suite.t.app.deps.db;
   try {
     const { owner } = await suite.t.seed.workspace();
     const agent = await suite.t.seed.agent(owner.client, { name: "Ana" });
-    const channel = await createWhatsAppChannel(owner.client, agent.id);
+    const channel = await templateChannel(owner.client, agent.id);
     const first = await customerWrites(suite.t, channel, "wamid.IN1", "Hi there");
     const conversationId = first.conversationId;
     const path = `/api/conversations/${conversationId}`;
@@ -98,7 +204,7 @@ Deno.test("the window's time left, each message's state and Meta's reasons, Repl
     await t.step("a reply shows sending, then sent, delivered and read as Meta reports them", async () => {
       await reply.fill("Bom dia, Sheena!");
       await page.getByRole("button", { name: "Send" }).click();
-      await graph.waitForCalls(1);
+      await waitForSends(1);
       const sent = message("Bom dia, Sheena!");
       await sent.getByText("sending", { exact: true }).waitFor();
       letFirstSendThrough();
@@ -130,7 +236,7 @@ Deno.test("the window's time left, each message's state and Meta's reasons, Repl
       async () => {
         await reply.fill("Ainda aí?");
         await page.getByRole("button", { name: "Send" }).click();
-        await graph.waitForCalls(2);
+        await waitForSends(2);
         await waitUntil(
           () => db.message.findFirst({ where: { conversationId, content: "Ainda aí?" } }),
           (m) => m?.status === "FAILED",
@@ -178,7 +284,7 @@ Deno.test("the window's time left, each message's state and Meta's reasons, Repl
         "Not delivered: the customer's 24-hour window had closed; only a template reaches them until they write again.",
         { exact: true },
       ).waitFor();
-      assert.equal(graph.calls.length, 2, "nothing sent to Meta");
+      assert.equal(sends.length, 2, "nothing sent to Meta");
     });
 
     await t.step("the customer writes: the window reopens live", async () => {
@@ -193,7 +299,7 @@ Deno.test("the window's time left, each message's state and Meta's reasons, Repl
     await t.step("a later failed status with 131047: its reason shown, the window closed", async () => {
       await reply.fill("Tudo certo?");
       await page.getByRole("button", { name: "Send" }).click();
-      await graph.waitForCalls(3);
+      await waitForSends(3);
       const sent = await waitUntil(
         () => db.message.findFirst({ where: { conversationId, content: "Tudo certo?" } }),
         (m) => m?.status === "SENT",
@@ -230,10 +336,198 @@ Deno.test("the window's time left, each message's state and Meta's reasons, Repl
       assert.equal(await reply.isDisabled(), true);
     });
 
-    await t.step("on a phone the window, the states and the reasons fit the width", async () => {
-      await page.setViewportSize(PHONE);
-      await message("Ainda aí?").getByText("failed", { exact: true }).waitFor();
-      await assertFitsWidth(page, "the conversation");
+    const form = page.getByRole("form", { name: "Send a template" });
+    const picker = form.getByLabel("Template");
+    const slot = (label: string) => form.getByLabel(label, { exact: true });
+    /** The conversation's stored messages, as the API reads them. */
+    const storedTemplates = async () =>
+      ((await owner.client.get(`${path}/messages?limit=100`)).body.data as Array<Record<string, unknown>>)
+        .filter((m) => m.type === "TEMPLATE");
+
+    await t.step(
+      "outside the window: the approved templates, one's slots, and a 422 shown by its input",
+      async () => {
+        await picker.waitFor();
+        assert.deepEqual(await picker.locator("option").allTextContents(), [
+          "Choose a template",
+          "seasonal_promotion (en_US)",
+          "order_confirmation (en_US)",
+        ]);
+        await picker.selectOption({ label: "seasonal_promotion (en_US)" });
+        const preview = form.getByLabel("Preview");
+        await preview.getByText("Use the buttons below to manage your marketing subscriptions").waitFor();
+        assert.deepEqual(await preview.locator("mark").allTextContents(), [
+          "{{1}}",
+          "{{1}}",
+          "{{2}}",
+          "{{3}}",
+        ]);
+        assert.deepEqual(await form.locator(".template-buttons li").allTextContents(), [
+          "Unsubscribe from Promos",
+          "Shop now",
+        ]);
+        assert.equal(await slot("{{2}}").getAttribute("placeholder"), "25OFF");
+        assert.equal(
+          await slot("Button “Shop now”: end of its link").getAttribute("placeholder"),
+          "summer2023",
+        );
+        await slot("Header {{1}}").fill("Winter Sale");
+        await slot("{{1}}").fill("the end of March");
+        // Five spaces in a row: WhatsApp would refuse it (132018), so the API does first.
+        await slot("{{2}}").fill("WINTER     25");
+        await slot("{{3}}").fill("30%");
+        await slot("Button “Shop now”: end of its link").fill("winter2027");
+        await preview.getByText("Winter Sale").waitFor();
+        await form.getByRole("button", { name: "Send template" }).click();
+        const problem = form.getByText(
+          "must not contain more than four spaces in a row (WhatsApp refuses them)",
+        );
+        await problem.waitFor();
+        assert.equal(await slot("{{2}}").getAttribute("aria-describedby"), await problem.getAttribute("id"));
+        assert.equal(await slot("{{2}}").getAttribute("aria-invalid"), "true");
+        assert.equal(await slot("{{1}}").getAttribute("aria-invalid"), null);
+        assert.equal(sends.length, 3, "nothing sent to Meta");
+        assert.deepEqual(await storedTemplates(), [], "nothing stored");
+      },
+    );
+
+    await t.step(
+      "the template sent with its parameters: Meta's payload, the stored message, shown",
+      async () => {
+        await slot("{{2}}").fill("WINTER25");
+        await form.getByRole("button", { name: "Send template" }).click();
+        await waitForSends(4);
+        const sent = JSON.parse(sends[3].body);
+        assert.equal(sent.type, "template");
+        assert.deepEqual(sent.template, {
+          name: "seasonal_promotion",
+          language: { code: "en_US" },
+          components: [
+            { type: "header", parameters: [{ type: "text", text: "Winter Sale" }] },
+            {
+              type: "body",
+              parameters: [
+                { type: "text", text: "the end of March" },
+                { type: "text", text: "WINTER25" },
+                { type: "text", text: "30%" },
+              ],
+            },
+            {
+              type: "button",
+              sub_type: "url",
+              index: "1",
+              parameters: [{ type: "text", text: "winter2027" }],
+            },
+          ],
+        });
+        const content =
+          "Shop now through the end of March and use code WINTER25 to get 30% off of all merchandise.";
+        const [stored] = await storedTemplates();
+        assert.equal(stored.content, content);
+        assert.deepEqual(stored.template, { name: "seasonal_promotion", language: "en_US" });
+        await form.getByText("seasonal_promotion sent.").waitFor();
+        const shown = message(content);
+        await shown.getByText("Template seasonal_promotion (en_US)").waitFor();
+        assert.equal(await picker.inputValue(), "", "the form starts again");
+      },
+    );
+
+    await t.step("a NAMED template takes its values by name", async () => {
+      await picker.selectOption({ label: "order_confirmation (en_US)" });
+      await slot("{{first_name}}").fill("Sheena");
+      await slot("{{order_number}}").fill("860198-230332");
+      await form.getByLabel("Preview").getByText(
+        "Thank you, Sheena! Your order number is 860198-230332.",
+      )
+        .waitFor();
+      await form.getByRole("button", { name: "Send template" }).click();
+      await waitForSends(5);
+      assert.deepEqual(JSON.parse(sends[4].body).template.components, [{
+        type: "body",
+        parameters: [
+          { type: "text", parameter_name: "first_name", text: "Sheena" },
+          { type: "text", parameter_name: "order_number", text: "860198-230332" },
+        ],
+      }]);
+      await message("Thank you, Sheena! Your order number is 860198-230332.").waitFor();
+      assert.deepEqual((await storedTemplates()).map((m) => m.content), [
+        "Shop now through the end of March and use code WINTER25 to get 30% off of all merchandise.",
+        "Thank you, Sheena! Your order number is 860198-230332.",
+      ]);
+    });
+
+    await t.step(
+      "on a phone the window, the states, the reasons and the template form fit the width",
+      async () => {
+        await page.setViewportSize(PHONE);
+        await message("Ainda aí?").getByText("failed", { exact: true }).waitFor();
+        await picker.selectOption({ label: "seasonal_promotion (en_US)" });
+        await slot("Button “Shop now”: end of its link").waitFor();
+        await assertFitsWidth(page, "the conversation");
+      },
+    );
+
+    await t.step("an agent's reminder template: an approved one with its parameters, then none", async () => {
+      // Still on the phone's width.
+      await page.goto(`/#/agents/${agent.id}`);
+      const settings = page.getByRole("form", { name: "Settings" });
+      const reminder = settings.getByLabel("Template");
+      await reminder.waitFor();
+      assert.deepEqual(await reminder.locator("option").allTextContents(), [
+        "None",
+        "seasonal_promotion (en_US)",
+        "order_confirmation (en_US)",
+      ]);
+      assert.equal(await reminder.inputValue(), "");
+      await reminder.selectOption({ label: "order_confirmation (en_US)" });
+      await settings.getByLabel("{{first_name}}", { exact: true }).fill("there");
+      await settings.getByLabel("{{order_number}}", { exact: true }).fill("still open");
+      await settings.getByRole("button", { name: "Save settings" }).click();
+      await settings.getByText("Settings saved.").waitFor();
+      const stored = (await owner.client.get(`/api/agents/${agent.id}`)).body;
+      assert.deepEqual(stored.reminderTemplate, {
+        name: "order_confirmation",
+        language: "en_US",
+        parameters: { body: { first_name: "there", order_number: "still open" } },
+      });
+      // Read again (another screen and back): the stored choice and its values are shown.
+      await page.goto("/#/agents");
+      await page.getByRole("heading", { name: "Agents" }).waitFor();
+      await page.goto(`/#/agents/${agent.id}`);
+      await settings.getByLabel("{{order_number}}", { exact: true }).waitFor();
+      assert.equal(await settings.getByLabel("{{order_number}}", { exact: true }).inputValue(), "still open");
+      // Saving the other settings keeps it (the form replaces the agent whole).
+      await settings.getByLabel("Job name").fill("Acme Tea");
+      await settings.getByRole("button", { name: "Save settings" }).click();
+      await settings.getByText("Settings saved.").waitFor();
+      const resaved = (await owner.client.get(`/api/agents/${agent.id}`)).body;
+      assert.equal(resaved.jobName, "Acme Tea");
+      assert.deepEqual(resaved.reminderTemplate, stored.reminderTemplate);
+      // Meta pauses it: no longer listed, shown as such, and kept as it was by a save.
+      await db.whatsAppTemplate.updateMany({
+        where: { channelId: channel.id, name: "order_confirmation" },
+        data: { status: "PAUSED" },
+      });
+      await page.goto("/#/agents");
+      await page.getByRole("heading", { name: "Agents" }).waitFor();
+      await page.goto(`/#/agents/${agent.id}`);
+      await settings.getByText("order_confirmation (en_US) is no longer an approved template.").waitFor();
+      assert.deepEqual(await reminder.locator("option").allTextContents(), [
+        "None",
+        "seasonal_promotion (en_US)",
+        "order_confirmation (en_US), not approved",
+      ]);
+      await settings.getByRole("button", { name: "Save settings" }).click();
+      await settings.getByText("Settings saved.").waitFor();
+      assert.deepEqual(
+        (await owner.client.get(`/api/agents/${agent.id}`)).body.reminderTemplate,
+        stored.reminderTemplate,
+      );
+      await assertFitsWidth(page, "the agent's settings");
+      await reminder.selectOption({ label: "None" });
+      await settings.getByRole("button", { name: "Save settings" }).click();
+      await settings.getByText("Settings saved.").waitFor();
+      assert.equal((await owner.client.get(`/api/agents/${agent.id}`)).body.reminderTemplate, null);
     });
 
     await t.step("an API channel's conversation shows no window", async () => {

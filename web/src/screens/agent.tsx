@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
 /**
- * One agent: every setting and behaviour flag (saved whole, as `replaceAgent` replaces it), its
- * status, the system prompt with its versions, a line diff between two versions, and "Revert".
+ * One agent: every setting and behaviour flag (saved whole, as `replaceAgent` replaces it) with its
+ * reminder template (an approved template of its WhatsApp channels, with its parameters, or none),
+ * its status, the system prompt with its versions, a line diff between two versions, and "Revert".
  * Roles that may not change agents see the same values, read-only and without buttons.
  */
 import { useMutation, useQuery } from "@urql/preact";
@@ -11,12 +12,23 @@ import { href } from "../router.ts";
 import { graphql, type ResultOf, type VariablesOf } from "../schema.ts";
 import { can, type Role } from "../session.ts";
 import { Badge, ErrorNote, Time } from "../ui.tsx";
+import { type FieldProblem, parametersOf, shapeOf, templateKey, valuesOf } from "../templates.ts";
+import {
+  approved,
+  fieldProblems,
+  type ListedTemplate,
+  NO_CHOICE,
+  type TemplateChoice,
+  TemplateFields,
+  TemplatePicker,
+} from "./templates.tsx";
 
 const AgentFields = graphql(`fragment ConsoleAgent on Agent {
   id status systemPrompt updatedAt
   name jobName jobSite jobDescription trainingContext model temperature template
   messageGroupingTime maxDailyMessages autoCloseMinutes enabledEmoji enabledHumanTransfer enabledReminder
   enabledVision signMessages splitMessages
+  reminderTemplate { name language parameters }
 }`);
 const VersionFields = graphql(`fragment ConsolePromptVersion on PromptVersion {
   id systemPrompt rationale authorLabel createdAt revertedFrom
@@ -26,9 +38,12 @@ const AGENT = graphql(
   `query ConsoleAgent($id: ID!) {
     agent(id: $id) { ...ConsoleAgent }
     promptVersions(agentId: $id, first: 50) { edges { node { ...ConsolePromptVersion } } }
-    channels(agentId: $id, first: 50) { edges { node { id type label inboundUrl phoneNumberId } } }
+    channels(agentId: $id, first: 50) { edges { node {
+      id type label inboundUrl phoneNumberId
+      templates(first: 100) { edges { node { ...ConsoleTemplate } } }
+    } } }
   }`,
-  [AgentFields, VersionFields],
+  [AgentFields, VersionFields, TemplateFields],
 );
 
 const REPLACE = graphql(
@@ -80,6 +95,12 @@ export function AgentScreen({ id, role }: { id: string; role: Role }) {
   const versions = result.data!.promptVersions.edges.map((e) => e.node);
   const channels = result.data!.channels.edges.map((e) => e.node);
   const changed = () => reread({ requestPolicy: "network-only" });
+  // A reminder outside WhatsApp's window can only be a template approved on one of its WhatsApp channels.
+  const reminderTemplates = uniqueTemplates(
+    channels.filter((c) => c.type === "WHATSAPP").flatMap((c) =>
+      approved(c.templates.edges.map((e) => e.node))
+    ),
+  );
   return (
     <section>
       <p>
@@ -89,7 +110,7 @@ export function AgentScreen({ id, role }: { id: string; role: Role }) {
         {agent.name} <Badge value={agent.status} />
       </h1>
       {editable && <StatusButton agent={agent} />}
-      <Settings key={agent.id} agent={agent} editable={editable} />
+      <Settings key={agent.id} agent={agent} editable={editable} reminderTemplates={reminderTemplates} />
       <Prompt agent={agent} editable={editable} onChanged={changed} />
       <Versions agent={agent} versions={versions} editable={editable} onChanged={changed} />
       <h2>Channels</h2>
@@ -133,9 +154,42 @@ const numberOrNull = (v: FormDataEntryValue | null) => {
   return s === "" ? null : Number(s);
 };
 
-function Settings({ agent, editable }: { agent: Agent; editable: boolean }) {
+/** One of each template (name and language) approved on several channels. */
+function uniqueTemplates(list: ListedTemplate[]): ListedTemplate[] {
+  const seen = new Map<string, ListedTemplate>();
+  for (const t of list) if (!seen.has(templateKey(t))) seen.set(templateKey(t), t);
+  return [...seen.values()];
+}
+
+/** The agent's stored reminder template as a choice of the form (kept even if no longer listed). */
+function storedReminder(agent: Agent, templates: ListedTemplate[]): TemplateChoice {
+  const stored = agent.reminderTemplate;
+  if (!stored) return NO_CHOICE;
+  const template = templates.find((t) => templateKey(t) === templateKey(stored)) ??
+    {
+      name: stored.name,
+      language: stored.language,
+      category: "",
+      status: "",
+      components: [],
+      parameterFormat: "",
+    };
+  return { template, values: valuesOf(shapeOf(template), stored.parameters) };
+}
+
+function Settings(
+  { agent, editable, reminderTemplates }: {
+    agent: Agent;
+    editable: boolean;
+    reminderTemplates: ListedTemplate[];
+  },
+) {
   const [state, replace] = useMutation(REPLACE);
   const [saved, setSaved] = useState(false);
+  const [reminder, setReminder] = useState<TemplateChoice>(() => storedReminder(agent, reminderTemplates));
+  const [problems, setProblems] = useState<FieldProblem[]>([]);
+  const listed = (t: { name: string; language: string }) =>
+    reminderTemplates.some((r) => templateKey(r) === templateKey(t));
   const submit = async (e: Event) => {
     e.preventDefault();
     const f = new FormData(e.target as HTMLFormElement);
@@ -153,9 +207,20 @@ function Settings({ agent, editable }: { agent: Agent; editable: boolean }) {
       maxDailyMessages: numberOrNull(f.get("maxDailyMessages")),
       autoCloseMinutes: numberOrNull(f.get("autoCloseMinutes")),
       ...flags,
+      reminderTemplate: reminder.template
+        ? {
+          name: reminder.template.name,
+          language: reminder.template.language,
+          // A stored template no longer listed (not approved now) keeps its parameters as they were.
+          parameters: listed(reminder.template)
+            ? parametersOf(shapeOf(reminder.template), reminder.values)
+            : agent.reminderTemplate?.parameters ?? {},
+        }
+        : null,
     };
     setSaved(false);
     const r = await replace({ id: agent.id, input });
+    setProblems(fieldProblems(r.error).filter((p) => p.path.startsWith("reminderTemplate")));
     if (!r.error) setSaved(true);
   };
   const ro = !editable;
@@ -232,8 +297,27 @@ function Settings({ agent, editable }: { agent: Agent; editable: boolean }) {
           ))}
         </div>
         <p class="muted wide">Template: {agent.template}</p>
+        <div class="wide reminder">
+          <h3>Reminder outside WhatsApp's window</h3>
+          <p class="muted">
+            24 hours after the customer's last message WhatsApp takes only an approved template: the reminder
+            is this one, or none is sent.
+          </p>
+          {reminderTemplates.length === 0 && !reminder.template
+            ? <p class="note">No approved template on this agent's WhatsApp channels.</p>
+            : (
+              <TemplatePicker
+                templates={reminderTemplates}
+                choice={reminder}
+                onChoice={setReminder}
+                problems={problems}
+                none="None"
+                disabled={ro}
+              />
+            )}
+        </div>
       </fieldset>
-      <ErrorNote error={state.error} />
+      <ErrorNote error={problems.length ? null : state.error} />
       {saved && <p class="note" role="status">Settings saved.</p>}
       {editable && (
         <div class="buttons">

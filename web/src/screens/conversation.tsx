@@ -14,6 +14,15 @@ import { errorCode } from "../graphql.ts";
 import { graphql, type ResultOf } from "../schema.ts";
 import { Badge, ErrorNote, Time, useRereadOnConnect } from "../ui.tsx";
 import { timeLeft, useWindow, type WindowState } from "../window.ts";
+import { type FieldProblem, parametersOf, shapeOf } from "../templates.ts";
+import {
+  approved,
+  fieldProblems,
+  NO_CHOICE,
+  type TemplateChoice,
+  TemplateFields,
+  TemplatePicker,
+} from "./templates.tsx";
 
 const MessageFields = graphql(`fragment ConsoleMessage on Message {
   id sender type content text transcript status error createdAt mediaSignedUrl
@@ -89,6 +98,19 @@ const REPLY = graphql(
   [ConversationFields],
 );
 
+const TEMPLATES = graphql(
+  `query ConsoleChannelTemplates($channelId: ID!) {
+    templates(channelId: $channelId, first: 100) { edges { node { ...ConsoleTemplate } } }
+  }`,
+  [TemplateFields],
+);
+const SEND_TEMPLATE = graphql(
+  `mutation ConsoleSendTemplate($id: ID!, $input: SendTemplateInput!) {
+    sendTemplate(id: $id, input: $input) { ...ConsoleConversationState }
+  }`,
+  [ConversationFields],
+);
+
 type Message = ResultOf<typeof MessageFields>;
 type Conversation = ResultOf<typeof CONVERSATION>["conversation"];
 
@@ -128,6 +150,10 @@ function ConversationView(
       <StatusFeed agentId={c.agentId} />
       <Messages id={c.id} followStates={c.channel.type === "WHATSAPP"} onStatesChanged={reread} />
       {can.attend(role) && <Actions conversation={c} window={windowState} onRefused={reread} />}
+      {/* Not in the actions' bar, which stays in view: on a phone the form would cover the messages. */}
+      {can.attend(role) && c.status !== "CLOSED" && windowState.kind === "CLOSED" && (
+        <TemplateSender conversation={c} />
+      )}
     </section>
   );
 }
@@ -371,5 +397,58 @@ function Actions(
       )}
       {c.status === "HUMAN" && closed && <p class="muted" id="reply-why">{WINDOW_CLOSED_WHY}</p>}
     </div>
+  );
+}
+
+/**
+ * Outside the window: an approved template of the conversation's channel, with its parameters.
+ * The API's problems with them (422 TEMPLATE_PARAMETERS) are shown next to their inputs.
+ */
+function TemplateSender({ conversation: c }: { conversation: Conversation }) {
+  const [list] = useQuery({ query: TEMPLATES, variables: { channelId: c.channel.id } });
+  const [state, send] = useMutation(SEND_TEMPLATE);
+  const [choice, setChoice] = useState<TemplateChoice>(NO_CHOICE);
+  const [problems, setProblems] = useState<FieldProblem[]>([]);
+  const [sent, setSent] = useState<string | null>(null);
+  const templates = approved(list.data?.templates.edges.map((e) => e.node) ?? []);
+  const choose = (next: TemplateChoice) => {
+    setChoice(next);
+    setSent(null);
+    if (next.template !== choice.template) setProblems([]);
+  };
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const template = choice.template;
+    if (!template) return;
+    const parameters = parametersOf(shapeOf(template), choice.values);
+    const r = await send({
+      id: c.id,
+      input: { name: template.name, language: template.language, parameters },
+    });
+    setProblems(fieldProblems(r.error));
+    if (!r.error) {
+      setChoice(NO_CHOICE);
+      setSent(`${template.name} sent.`);
+    }
+  };
+  const unsupported = choice.template ? shapeOf(choice.template).unsupported.length > 0 : false;
+  return (
+    <form class="template-form stack" onSubmit={submit} aria-label="Send a template">
+      <ErrorNote error={list.error ?? (problems.length ? null : state.error)} />
+      {list.data && !templates.length && (
+        <p class="note">
+          This channel has no approved template: none can reach the customer until they write.
+        </p>
+      )}
+      {templates.length > 0 && (
+        <TemplatePicker templates={templates} choice={choice} onChoice={choose} problems={problems} />
+      )}
+      {sent && <p class="note" role="status">{sent}</p>}
+      {choice.template && (
+        <div class="buttons">
+          <button type="submit" disabled={state.fetching || unsupported}>Send template</button>
+        </div>
+      )}
+    </form>
   );
 }

@@ -65,9 +65,14 @@ export function TemplatePicker(
   const [id] = useState(() => `template-${++forms}`);
   const shape = choice.template ? shapeOf(choice.template) : null;
   const byslot = shape ? problemsBySlot(shape, problems) : new Map<string, string[]>();
+  // A stored choice Meta no longer approves (a reminder) stays shown as it is, marked.
+  const gone = choice.template && !templates.some((t) => templateKey(t) === templateKey(choice.template!))
+    ? choice.template
+    : null;
   const pick = (key: string) => {
-    const template = templates.find((t) => templateKey(t) === key) ?? null;
-    onChoice({ template, values: {} });
+    const template = templates.find((t) => templateKey(t) === key) ??
+      (gone && templateKey(gone) === key ? gone : null);
+    onChoice({ template, values: template === choice.template ? choice.values : {} });
   };
   return (
     <div class="template-picker">
@@ -82,14 +87,11 @@ export function TemplatePicker(
           {templates.map((t) => (
             <option key={templateKey(t)} value={templateKey(t)}>{t.name} ({t.language})</option>
           ))}
+          {gone && <option value={templateKey(gone)}>{gone.name} ({gone.language}), not approved</option>}
         </select>
       </label>
-      {choice.template && !templates.some((t) => templateKey(t) === templateKey(choice.template!)) && (
-        <p class="error">
-          {choice.template.name} ({choice.template.language}) is no longer an approved template.
-        </p>
-      )}
-      {shape && <TemplatePreview shape={shape} values={choice.values} />}
+      {gone && <p class="error">{gone.name} ({gone.language}) is no longer an approved template.</p>}
+      {shape && !gone && <TemplatePreview shape={shape} values={choice.values} />}
       {shape?.unsupported.length
         ? <p class="error">This template cannot be filled here ({shape.unsupported.join(", ")}).</p>
         : null}
