@@ -41,8 +41,15 @@ export function useWindow(w: ConversationWindow): WindowState {
   const state = windowAt(w, now);
   const leftMs = state.kind === "OPEN" ? state.leftMs : null;
   useEffect(() => {
-    if (leftMs === null) return;
-    const timer = setTimeout(() => setNow(Date.now()), (leftMs % 60_000) + 1);
+    if (leftMs === null || w.closesAt === null) return;
+    const tick = () => setNow(Date.now());
+    // Measured again here: the effect may run a while after its render (a busy or sleeping page).
+    const left = Date.parse(w.closesAt) - Date.now();
+    if (Math.floor(left / 60_000) !== Math.floor(leftMs / 60_000)) {
+      tick();
+      return;
+    }
+    const timer = setTimeout(tick, (left % 60_000) + 1);
     return () => clearTimeout(timer);
   }, [leftMs]);
   // A new read (the customer wrote again) is measured against the time of that render.

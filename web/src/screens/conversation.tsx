@@ -196,12 +196,22 @@ function Messages(
     const timer = setInterval(() => reread({ requestPolicy: "network-only" }), MEDIA_LINK_REFRESH_MS);
     return () => clearInterval(timer);
   }, [hasMedia, id]);
-  const every = followStates ? rereadEvery(messages, Date.now()) : null;
+  // One timer for as long as the conversation is shown (not one per state: a timer set again on
+  // each change would be late after the change); each tick reads again when it is time.
+  const latest = useRef(messages);
+  latest.current = messages;
+  const lastRead = useRef(Date.now());
   useEffect(() => {
-    if (every === null) return;
-    const timer = setInterval(() => reread({ requestPolicy: "network-only" }), every);
+    if (!followStates) return;
+    const timer = setInterval(() => {
+      const now = Date.now();
+      const every = rereadEvery(latest.current, now);
+      if (every === null || now - lastRead.current < every) return;
+      lastRead.current = now;
+      reread({ requestPolicy: "network-only" });
+    }, SENDING_REREAD_MS);
     return () => clearInterval(timer);
-  }, [every, id]);
+  }, [followStates, id]);
   // Each message's state, so a read that changed one is noticed (not on the first read).
   const states = messages.map((m) => `${m.id}:${m.status}`).join(",");
   const seen = useRef<string | null>(null);
