@@ -105,6 +105,8 @@ Deno.test("a conversation arrives live, is taken over, answered, released and cl
       await page.getByRole("link", { name: "← Conversations" }).click();
       const open = page.getByRole("link", { name: /Sheena Nelson/ }).filter({ hasText: "OPEN" });
       await open.waitFor();
+      // The list's feed has replaced the conversation's two before the change is made elsewhere.
+      await liveFeeds(suite.t.app, 1);
       const conversationId = (await open.getAttribute("href"))!.split("/").at(-1)!;
       const taken = await owner.client.post(`/api/conversations/${conversationId}/takeover`);
       assert.equal(taken.status, 200);

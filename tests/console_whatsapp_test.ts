@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
-import { assertFitsWidth, consoleSuite, PHONE, signIn } from "./_helpers/browser.ts";
+import { assertFitsWidth, consoleSuite, liveFeeds, PHONE, signIn } from "./_helpers/browser.ts";
 import { graphError, waitUntil } from "./_helpers/conversations.ts";
 import { type Call, eventually, startReceiver } from "./_helpers/receiver.ts";
 import {
@@ -22,6 +22,7 @@ import {
   VERIFY_TOKEN,
 } from "./_helpers/whatsapp.ts";
 import type { Client } from "./_helpers/app.ts";
+import type { App } from "../src/app.ts";
 import { MESSAGE_SEND_QUEUE } from "../src/conversations/outbound.ts";
 
 const HOUR = 3600_000;
@@ -193,6 +194,8 @@ Deno.test("the window's time left, each message's state, Reply closed with the w
 
     await t.step("the window's time left, counted down as the page's clock runs", async () => {
       await message("Hi there").waitFor();
+      // The conversation's feeds (messageAdded, its status) are up before anything happens in it.
+      await liveFeeds(suite.t.app, 2);
       await page.getByText("Window closes in 3 h 12 min", { exact: true }).waitFor();
       await page.clock.fastForward("01:00:00");
       await page.getByText("Window closes in 2 h 12 min", { exact: true }).waitFor();
@@ -279,7 +282,7 @@ Deno.test("the window's time left, each message's state, Reply closed with the w
         () => db.message.findUniqueOrThrow({ where: { id: late.id } }),
         (m) => m.status === "FAILED",
       );
-      await reopen(page, conversationId);
+      await reopen(page, suite.t.app, conversationId);
       await message("Resposta tardia").getByText(
         "Not delivered: the customer's 24-hour window had closed; only a template reaches them until they write again.",
         { exact: true },
@@ -560,9 +563,14 @@ Deno.test("the window's time left, each message's state, Reply closed with the w
   }
 });
 
-/** Leaves the conversation for its list and opens it again (a hash change: the same page, signed in). */
-async function reopen(page: Page, conversationId: string) {
+/**
+ * Leaves the conversation for its list and opens it again (a hash change: the same page, signed
+ * in), and waits for its feeds: the list's one alone, then the conversation's two.
+ */
+async function reopen(page: Page, app: App, conversationId: string) {
   await page.getByRole("link", { name: "← Conversations" }).click();
   await page.getByRole("heading", { name: "Conversations" }).waitFor();
+  await liveFeeds(app, 1);
   await page.goto(`/#/conversation/${conversationId}`);
+  await liveFeeds(app, 2);
 }
