@@ -149,7 +149,7 @@ function ConversationView(
       <WindowLine state={windowState} />
       <StatusFeed agentId={c.agentId} />
       <Messages id={c.id} followStates={c.channel.type === "WHATSAPP"} onStatesChanged={reread} />
-      {can.attend(role) && <Actions conversation={c} window={windowState} onRefused={reread} />}
+      {can.attend(role) && <Actions conversation={c} windowState={windowState} onRefused={reread} />}
       {/* Not in the actions' bar, which stays in view: on a phone the form would cover the messages. */}
       {can.attend(role) && c.status !== "CLOSED" && windowState.kind === "CLOSED" && (
         <TemplateSender conversation={c} />
@@ -278,7 +278,7 @@ function MessageItem({ message: m }: { message: Message }) {
  * Why a message was not delivered, in one line: ours (WINDOW_CLOSED), the channel's answer to the
  * send (`{ code, message }`), or a later failed status (`{ errors: [{ code, title, message, details }] }`).
  */
-export function failureReason(error: unknown): string {
+function failureReason(error: unknown): string {
   const e = isObject(error) ? error : {};
   if (e.code === "WINDOW_CLOSED") {
     return "the customer's 24-hour window had closed; only a template reaches them until they write again.";
@@ -347,9 +347,9 @@ const WINDOW_CLOSED_WHY =
   "Window closed: WhatsApp takes only an approved template until the customer writes again.";
 
 function Actions(
-  { conversation: c, window, onRefused }: {
+  { conversation: c, windowState, onRefused }: {
     conversation: Conversation;
-    window: WindowState;
+    windowState: WindowState;
     /** The server refused a reply (the window closed meanwhile): read the conversation again. */
     onRefused: () => void;
   },
@@ -360,7 +360,7 @@ function Actions(
   const [reply, doReply] = useMutation(REPLY);
   const [text, setText] = useState("");
   const error = takeover.error ?? release.error ?? close.error ?? reply.error;
-  const closed = window.kind === "CLOSED";
+  const closed = windowState.kind === "CLOSED";
 
   const send = async (e: Event) => {
     e.preventDefault();
