@@ -30,9 +30,11 @@ import { startWebhookDeadLetterWorker, webhookDeadLetterQueue } from "./jobs/wor
 import { maintenanceQueues, startMaintenanceWorkers } from "./jobs/workers/maintenance.ts";
 import { approvalQueues, startApprovalWorkers } from "./jobs/workers/approvals.ts";
 import { startTemplateWorkers, templateQueues } from "./jobs/workers/templates.ts";
+import { replayQueues, startReplayWorker } from "./jobs/workers/replay.ts";
+import { LiveReplies } from "./jobs/live_replies.ts";
 import { firstAttemptsMade, webhookListener } from "./webhooks/listener.ts";
 import { startWhatsAppInboundWorker, whatsappInboundQueue } from "./jobs/workers/whatsapp_inbound.ts";
-import { conversationQueues, startConversationWorkers } from "./jobs/workers/conversations.ts";
+import { conversationQueues, REPLY_OPTIONS, startConversationWorkers } from "./jobs/workers/conversations.ts";
 import { replyWindowListener } from "./conversations/pipeline/window.ts";
 import { mediaListener } from "./media/job.ts";
 import { mediaQueue, startMediaWorker } from "./jobs/workers/media.ts";
@@ -128,6 +130,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...maintenanceQueues,
     ...approvalQueues,
     ...templateQueues,
+    ...replayQueues,
     whatsappInboundQueue,
     ...conversationQueues,
     mediaQueue,
@@ -168,7 +171,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await startApprovalWorkers(jobs, deps);
     await startTemplateWorkers(jobs, deps);
     await startWhatsAppInboundWorker(jobs, workerDeps);
-    await startConversationWorkers(jobs, workerDeps);
+    // Replays give way once half the replies this process runs at once are under way.
+    const live = new LiveReplies(Math.ceil(REPLY_OPTIONS.runHereLimit / 2));
+    await startConversationWorkers(jobs, workerDeps, live);
+    await startReplayWorker(jobs, deps, live);
     await startMediaWorker(jobs, workerDeps);
     stopWatchingClaims = watchDeadClaims(deps);
   }

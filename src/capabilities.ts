@@ -15,6 +15,7 @@ import * as conversationSubscriptions from "./conversations/subscriptions.ts";
 import * as supervisor from "./supervisor/capabilities.ts";
 import * as approvals from "./approvals/capabilities.ts";
 import * as approvalSubscriptions from "./approvals/subscriptions.ts";
+import * as replay from "./replay/capabilities.ts";
 
 export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(workspaces),
@@ -27,6 +28,7 @@ export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(handoff),
   ...Object.values(supervisor),
   ...Object.values(approvals),
+  ...Object.values(replay),
 ];
 
 /** Every live feed (GraphQL subscriptions, derived by src/graphql/derive.ts). */

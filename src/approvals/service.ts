@@ -24,7 +24,7 @@ export function requirePerson(ctx: ActorContext): Promise<void> {
 }
 
 /** The approval of the actor's workspace, its row locked until the transaction ends; 404 otherwise. */
-async function lockApproval(ctx: ActorContext, tx: Tx, approvalId: string): Promise<PendingApproval> {
+export async function lockApproval(ctx: ActorContext, tx: Tx, approvalId: string): Promise<PendingApproval> {
   const id = assertId(approvalId, "Approval");
   const locked = await tx.$queryRaw<{ id: string }[]>`
     SELECT id FROM "PendingApproval" WHERE id = ${id} AND "workspaceId" = ${ctx.actor.workspaceId} FOR UPDATE`;
@@ -33,7 +33,7 @@ async function lockApproval(ctx: ActorContext, tx: Tx, approvalId: string): Prom
 }
 
 /** PENDING and not past its expiry (one the sweep has not reached yet counts as expired). */
-function assertPending(ctx: ActorContext, row: PendingApproval, verb: string): void {
+export function assertPending(ctx: ActorContext, row: PendingApproval, verb: string): void {
   if (row.status === "PENDING" && row.expiresAt <= ctx.clock.now()) {
     throw conflict(
       "APPROVAL_NOT_PENDING",
