@@ -30,6 +30,7 @@ const APPROVAL_KEYS = [
   "id",
   "proposedBy",
   "rationale",
+  "replay",
   "status",
   "supervisorMessageId",
   "targetId",

@@ -495,6 +495,7 @@ Deno.test("restRead answers every read exactly as today's REST routes do, 404s i
       deliveryId,
       workspaceId,
       conversationId: message.body.conversationId,
+      channelId: channel.body.id,
     };
     const unknown = `c${"0".repeat(24)}`;
     const { CAPABILITIES } = await import("../src/capabilities.ts");
@@ -519,7 +520,8 @@ Deno.test("restRead answers every read exactly as today's REST routes do, 404s i
       }
       compared++;
     }
-    assert.equal(compared, 19);
+    // 19, a channel's templates, an agent's pinned replay cases.
+    assert.equal(compared, 21);
   }, { workers: false }));
 
 Deno.test("objects of more than 50 keys (json_build_object's limit) and rows just written", () =>

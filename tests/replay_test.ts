@@ -395,11 +395,23 @@ Deno.test("replays of an agent change", async (tt) => {
       });
       // Both slots (REPLAY_CONCURRENCY=2) hold a call when the approval is approved.
       await model.waitForCalls(calls + 2);
-      assert.equal((await o.post(`/api/approvals/${proposed.id}/approve`)).status, 200);
+      const approved = await o.post(`/api/approvals/${proposed.id}/approve`);
+      assert.equal(approved.status, 200);
+      // The decision ends the replay: its answer shows it stopped, as every read after it.
+      assert.deepEqual([approved.body.replay.status, approved.body.replay.error], [
+        "FAILED",
+        "Stopped: the approval was approved first.",
+      ]);
       everything.release();
-      const stopped = await waitUntil(() => replayOf(proposed.id), (r) => r.status === "FAILED");
-      assert.equal(stopped.error, "Stopped: the approval was approved first.");
-      assert.ok(stopped.done < stopped.total, JSON.stringify(stopped));
+      // The held calls end; nothing of them is written but their cost, and no call follows.
+      const spent = await waitUntil(() => replayOf(proposed.id), (r) => r.credits > 0);
+      assert.deepEqual({ ...spent, credits: 0, cases: undefined }, {
+        ...approved.body.replay,
+        credits: 0,
+        cases: undefined,
+      });
+      assert.deepEqual(spent.cases, approved.body.replay.cases);
+      assert.ok(spent.done < spent.total, JSON.stringify(spent));
       assert.equal(model.calls.length, calls + 2);
       const again = await o.post(`/api/approvals/${proposed.id}/replay`);
       assert.deepEqual([again.status, again.body.code], [409, "APPROVAL_NOT_PENDING"]);

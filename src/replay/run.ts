@@ -32,6 +32,7 @@ import { proposedAgent, type ReplayAgent, replayAgentSelect } from "./changes.ts
 import { type CaseOutcome, caseSources, finishCase, latestReplied, replayState } from "./sql.ts";
 import { combine, effectsVerdict, judgePrompt, readJudgement, sameText } from "./verdict.ts";
 import type { ReplayJob } from "./start.ts";
+import { stoppedBy } from "./stop.ts";
 import type { RowOf } from "../db/statement.ts";
 
 /** What a replay's job is given by its worker: this process' bounds on its model calls. */
@@ -74,8 +75,8 @@ export async function runReplay(deps: Deps, job: ReplayJob, bounds: ReplayBounds
 /** Why a replay stops now, or null while its approval is PENDING and unexpired. */
 function stopReason(state: { status: string | null; expiresAt: Date | null } | undefined, now: Date) {
   if (!state?.status) return "Stopped: the approval is gone.";
-  if (state.status !== "PENDING") return `Stopped: the approval was ${state.status.toLowerCase()} first.`;
-  if (state.expiresAt && state.expiresAt <= now) return "Stopped: the approval expired first.";
+  if (state.status !== "PENDING") return stoppedBy(state.status);
+  if (state.expiresAt && state.expiresAt <= now) return stoppedBy("EXPIRED");
   return null;
 }
 
@@ -208,7 +209,7 @@ type Answer =
 class Run {
   /** Why the run stops (set once), or null while it goes on. */
   #stop: string | null = null;
-  /** The run is not the replay's any more (a rerun): it writes nothing more about itself. */
+  /** The run is over from outside (a rerun started another, a decision ended it): it writes no more of itself. */
   #superseded = false;
   readonly #random: () => number;
 
@@ -393,7 +394,7 @@ class Run {
     else this.#stop ??= stopReason(state, now);
   }
 
-  /** Ends the run: DONE, or FAILED with why it stopped (a superseded run leaves the replay to its successor). */
+  /** Ends the run: DONE, or FAILED with why it stopped (one ended from outside is left as it is). */
   async end(): Promise<void> {
     if (this.#superseded) return;
     await this.deps.db.$transaction(

@@ -105,12 +105,15 @@ export const caseSources = query(
   [{ agentId: "a", ids: ["c"], historyMessages: 1 }],
 );
 
-/** Where a replay's run stands: its approval's state, and whether `run` is still its run. */
+/**
+ * Where a replay's run stands: its approval's state, and whether `run` is still its run and under
+ * way (a rerun starts another; a decision ends it).
+ */
 export const replayState = query(
   { current: col.boolean, status: col.text.null, expiresAt: col.timestamptz.null },
   ({ replayId, run }: { replayId: string; run: number }) =>
     Prisma.sql`
-    SELECT r.run = ${run} AS current, a.status::text AS status, a."expiresAt"
+    SELECT r.run = ${run} AND r.status = 'RUNNING' AS current, a.status::text AS status, a."expiresAt"
       FROM "ApprovalReplay" r LEFT JOIN "PendingApproval" a ON a."replayId" = r.id
      WHERE r.id = ${replayId}`,
   [{ replayId: "r", run: 1 }],
@@ -129,7 +132,7 @@ export interface CaseOutcome {
 }
 
 /**
- * Ends a PENDING case of the replay's current `run` with its outcome and counts it; adds the usage
+ * Ends a PENDING case of the replay's `run`, while under way, with its outcome and counts it; adds the usage
  * and credits of its model calls to the replay (whatever the run: they were spent) and to the
  * workspace's UTC day of credit use (no message counted: a replay is not a supervisor answer). The
  * sums stop at the columns' maximum rather than fail. Answers whether the case was recorded and its
@@ -154,7 +157,8 @@ export const finishCase = query(
              "proposedEffects" = ${json(outcome.proposedEffects)}::jsonb,
              verdict = ${outcome.verdict}::"ReplayVerdict", reason = ${outcome.reason}, error = ${outcome.error}
        WHERE id = ${caseId} AND "replayId" = ${replayId} AND status = 'PENDING'
-         AND EXISTS (SELECT 1 FROM "ApprovalReplay" x WHERE x.id = ${replayId} AND x.run = ${run})
+         AND EXISTS (SELECT 1 FROM "ApprovalReplay" x WHERE x.id = ${replayId} AND x.run = ${run}
+                       AND x.status = 'RUNNING')
       RETURNING verdict, status
     ), r AS (
       UPDATE "ApprovalReplay" SET
