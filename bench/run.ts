@@ -1,5 +1,5 @@
 /**
- * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals|documents|media|recovery|templates]`: every benchmark, or the
+ * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals|documents|media|recovery|templates|replay]`: every benchmark, or the
  * one named. Each starts its own throwaway PostgreSQL and writes its figures to bench/results/. Not part of the tests.
  */
 import { runAgentsBench } from "./agents.ts";
@@ -14,6 +14,7 @@ import { runDocumentsBench } from "./documents.ts";
 import { runMediaBench } from "./media.ts";
 import { runRecoveryBench } from "./recovery.ts";
 import { runTemplatesBench } from "./templates.ts";
+import { runReplayBench } from "./replay.ts";
 
 const benches: Record<string, () => Promise<unknown>> = {
   agents: runAgentsBench,
@@ -28,6 +29,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   media: runMediaBench,
   recovery: runRecoveryBench,
   templates: runTemplatesBench,
+  replay: runReplayBench,
 };
 const only = Deno.args[0];
 if (only && !(only in benches)) {

@@ -34,7 +34,7 @@ import { replayQueues, startReplayWorker } from "./jobs/workers/replay.ts";
 import { LiveReplies } from "./jobs/live_replies.ts";
 import { firstAttemptsMade, webhookListener } from "./webhooks/listener.ts";
 import { startWhatsAppInboundWorker, whatsappInboundQueue } from "./jobs/workers/whatsapp_inbound.ts";
-import { conversationQueues, REPLY_OPTIONS, startConversationWorkers } from "./jobs/workers/conversations.ts";
+import { conversationQueues, startConversationWorkers } from "./jobs/workers/conversations.ts";
 import { replyWindowListener } from "./conversations/pipeline/window.ts";
 import { mediaListener } from "./media/job.ts";
 import { mediaQueue, startMediaWorker } from "./jobs/workers/media.ts";
@@ -171,8 +171,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await startApprovalWorkers(jobs, deps);
     await startTemplateWorkers(jobs, deps);
     await startWhatsAppInboundWorker(jobs, workerDeps);
-    // Replays give way once half the replies this process runs at once are under way.
-    const live = new LiveReplies(Math.ceil(REPLY_OPTIONS.runHereLimit / 2));
+    // Each step of a replay waits for the live replies under way here, for 10 of them at most.
+    const live = new LiveReplies(10);
     await startConversationWorkers(jobs, workerDeps, live);
     await startReplayWorker(jobs, deps, live);
     await startMediaWorker(jobs, workerDeps);

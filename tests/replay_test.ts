@@ -25,6 +25,7 @@ import {
 } from "./_helpers/conversations.ts";
 import { subscribe, subscribed, wsClient } from "./_helpers/live.ts";
 import { effectsVerdict, JUDGE_SYSTEM, readJudgement } from "../src/replay/verdict.ts";
+import { LiveReplies } from "../src/jobs/live_replies.ts";
 
 const PROPOSED = "Seja formal: chame o cliente de Prezado cliente.";
 
@@ -477,4 +478,36 @@ Deno.test("verdicts from effects, and the judge's answer read liberally", () => 
   assert.deepEqual(readJudgement("A"), { better: "A", why: "" });
   assert.deepEqual(readJudgement('{"better":"equal"}'), { better: "same", why: "" });
   assert.equal(readJudgement("I cannot tell."), null);
+});
+
+Deno.test("a replay's step waits for the live replies under way, for yieldTo of them at most", async () => {
+  const live = new LiveReplies(2);
+  await live.room(); // none under way: at once
+  const gates = [0, 1, 2, 3].map(() => Promise.withResolvers<void>());
+  const runs = gates.map((g) => live.run(() => g.promise));
+  let given = false;
+  const room = live.room().then(() => given = true);
+  gates[0].resolve();
+  await runs[0];
+  await Promise.resolve();
+  assert.equal(given, false, "one of two ended, three still under way");
+  gates[1].resolve();
+  await runs[1];
+  await room;
+  assert.equal(live.running, 2);
+  // Waiting for the last ones: the room comes once none is under way, whatever yieldTo says.
+  const last = new LiveReplies(10);
+  const g = Promise.withResolvers<void>();
+  const r = last.run(() => g.promise);
+  let free = false;
+  const waited = last.room().then(() => free = true);
+  await Promise.resolve();
+  assert.equal(free, false);
+  g.resolve();
+  await r;
+  await waited;
+  assert.equal(last.running, 0);
+  gates[2].resolve();
+  gates[3].resolve();
+  await Promise.all(runs);
 });

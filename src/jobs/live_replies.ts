@@ -1,14 +1,15 @@
 /**
- * The live replies under way in this process, so that work that can wait gives way to them: a
- * replay's model call (src/replay/run.ts) waits while `busyAt` or more replies are being made here,
- * and goes on as soon as one ends below that. Under a light load it never waits; under a load near
- * what the reply workers take at once, the customers' replies have the process to themselves.
+ * The live replies under way in this process, so that work that can wait gives way to them: each
+ * step of a replay (src/replay/run.ts: a model call, the writing of a case) waits until no live
+ * reply is under way here, or until `yieldTo` of them have ended since it began to wait. Without
+ * live traffic it never waits; under a steady load it goes at a pace the live replies set, behind
+ * them, and never stops altogether.
  */
 export class LiveReplies {
   #running = 0;
-  readonly #waiting: Array<() => void> = [];
+  readonly #waiting: Array<{ left: number; resolve: () => void }> = [];
 
-  constructor(readonly busyAt: number) {}
+  constructor(readonly yieldTo: number) {}
 
   /** Runs one live reply, counted while it runs. */
   async run<T>(reply: () => Promise<T>): Promise<T> {
@@ -17,14 +18,20 @@ export class LiveReplies {
       return await reply();
     } finally {
       this.#running--;
-      while (this.#running < this.busyAt && this.#waiting.length) this.#waiting.shift()!();
+      for (let i = this.#waiting.length - 1; i >= 0; i--) {
+        const w = this.#waiting[i];
+        if (this.#running === 0 || --w.left <= 0) {
+          this.#waiting.splice(i, 1);
+          w.resolve();
+        }
+      }
     }
   }
 
-  /** Resolves once fewer than `busyAt` live replies are under way. */
+  /** Resolves once no live reply is under way, or `yieldTo` have ended since this call. */
   room(): Promise<void> {
-    if (this.#running < this.busyAt) return Promise.resolve();
-    return new Promise((resolve) => this.#waiting.push(resolve));
+    if (this.#running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#waiting.push({ left: this.yieldTo, resolve }));
   }
 
   get running(): number {

@@ -8,10 +8,10 @@
  * Each case is judged (./verdict.ts), written with its counts and credits, and the approval is
  * published again (`approval.replayed`) for `approvalEvents`.
  *
- * Bounds: the model calls go through this process' slots (REPLAY_CONCURRENCY) and wait while live
- * replies leave no room (the worker's `liveRoom`); before each call the run checks that it is still
- * the replay's run and that the approval is still PENDING and unexpired, and stops otherwise. A
- * failed model call fails its case; the others go on.
+ * Bounds: the model calls go through this process' slots (REPLAY_CONCURRENCY); each call and each
+ * case's write first gives way to the live replies under way (the worker's `liveRoom`); before each
+ * call the run checks that it is still the replay's run and that the approval is still PENDING and
+ * unexpired, and stops otherwise. A failed model call fails its case; the others go on.
  */
 import type { LimitFunction } from "p-limit";
 import type { Deps } from "../context.ts";
@@ -39,7 +39,7 @@ import type { RowOf } from "../db/statement.ts";
 export interface ReplayBounds {
   /** REPLAY_CONCURRENCY slots of this process, shared by its replays. */
   limit: LimitFunction;
-  /** Resolves once live replies leave room for a replay's model call. */
+  /** Resolves once the live replies under way leave room for a replay's step. */
   liveRoom(): Promise<void>;
   /** Draws which answer the judge sees first (default Math.random). */
   random?: () => number;
@@ -375,6 +375,8 @@ class Run {
       ),
     );
     const credits = creditsOf(usage, this.deps.config.supervisor);
+    // Writing gives way to live replies too.
+    await this.bounds.liveRoom();
     const now = this.deps.clock.now();
     const day = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
     const state = await this.deps.db.$transaction(async (tx) => {

@@ -75,7 +75,7 @@ const OPTIONS = {
  * worker by a timer (Jobs.send) and the workers' polls are only the backstop (another process' or a
  * crash's job, a burst beyond the limit).
  */
-export const REPLY_OPTIONS = {
+const REPLY_OPTIONS = {
   ...OPTIONS,
   runHere: true,
   runHereLimit: 64,
