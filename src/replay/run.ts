@@ -16,7 +16,7 @@
 import type { LimitFunction } from "p-limit";
 import type { Deps } from "../context.ts";
 import type { Tx } from "../db/client.ts";
-import { QUEUED_TRANSACTION } from "../db/transaction.ts";
+import { QUEUED_TRANSACTION, sqlTransaction } from "../db/transaction.ts";
 import type { Completion } from "../llm/client.ts";
 import type { ReplyPrompt } from "../conversations/prompt.ts";
 import { replyRequest } from "../conversations/pipeline/request.ts";
@@ -28,6 +28,7 @@ import { creditsOf, pricedUsage, saneUsage } from "../supervisor/credits.ts";
 import { publishApprovalEvent } from "../approvals/events.ts";
 import { sameJson } from "../approvals/changes.ts";
 import { storableText } from "../shared/storable.ts";
+import { newId } from "../shared/ids.ts";
 import { proposedAgent, type ReplayAgent, replayAgentSelect } from "./changes.ts";
 import { type CaseOutcome, caseSources, finishCase, latestReplied, replayState } from "./sql.ts";
 import { combine, effectsVerdict, judgePrompt, readJudgement, sameText } from "./verdict.ts";
@@ -61,6 +62,12 @@ interface Begun {
   proposed: ReplayAgent;
   intents: ReplyIntent[];
   cases: Case[];
+}
+
+/** `fn`'s promise, made on the first call and shared by the later ones. */
+function once<T>(fn: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => made ??= fn();
 }
 
 /** Runs one replay job (see the module comment). */
@@ -134,7 +141,7 @@ async function begin(deps: Deps, job: ReplayJob): Promise<Begun | null> {
       : [];
     await tx.approvalReplayCase.deleteMany({ where: { replayId: job.replayId } });
     const rows = sources.map((s, position) => ({
-      id: crypto.randomUUID(),
+      id: newId(),
       replayId: job.replayId,
       position,
       conversationId: s.conversationId,
@@ -203,7 +210,7 @@ async function endRun(
 
 /** An answer of the model for one side of a case. */
 type Answer =
-  | { ok: true; text: string; effects: TagEffects; raw: string }
+  | { ok: true; text: string; effects: TagEffects }
   | { ok: false; error: string };
 
 class Run {
@@ -222,7 +229,7 @@ class Run {
     this.#random = bounds.random ?? Math.random;
   }
 
-  /** Whether the run must stop: checked in the database before each model call. */
+  /** Whether the run must stop, as the database says now (and as the run learnt before). */
   async #stopped(): Promise<boolean> {
     if (this.#stop !== null || this.#superseded) return true;
     const [state] = await replayState.rows(this.deps.db, this.job);
@@ -232,13 +239,13 @@ class Run {
   }
 
   /**
-   * One model call within the bounds: null when the run stopped before it was made. The usage of a
-   * call made is added to `spent`.
+   * One model call within the bounds: null when the run stopped before it was made (`check`: the
+   * database's answer, shared by the calls of one step). The usage of a call made is added to `spent`.
    */
-  #call(prompt: ReplyPrompt, spent: Completion[]): Promise<Completion | null> {
+  #call(prompt: ReplyPrompt, spent: Completion[], check: () => Promise<boolean>): Promise<Completion | null> {
     return this.bounds.limit(async () => {
       await this.bounds.liveRoom();
-      if (await this.#stopped()) return null;
+      if (this.#stop !== null || this.#superseded || await check()) return null;
       const completion = await this.deps.llm.complete(prompt, { timeoutMs: this.deps.config.llmTimeoutMs });
       spent.push(completion);
       return completion;
@@ -250,7 +257,7 @@ class Run {
     if (!completion.ok) return { ok: false, error: `${completion.kind}: ${completion.message}` };
     const raw = storableText(completion.content);
     const { effects, text } = tagEffects(raw, intents, { transferEnabled: agent.enabledHumanTransfer });
-    return { ok: true, text: shapeReply(text, agent).join("\n\n"), effects, raw };
+    return { ok: true, text: shapeReply(text, agent).join("\n\n"), effects };
   }
 
   async case(c: Case): Promise<void> {
@@ -296,7 +303,12 @@ class Run {
     };
     const current = replyRequest({ ...base, agent });
     const changed = replyRequest({ ...base, agent: proposed });
-    const [a, b] = await Promise.all([this.#call(current.prompt, spent), this.#call(changed.prompt, spent)]);
+    // One look at the database for the two calls, made by the first of them to get a slot.
+    const check = once(() => this.#stopped());
+    const [a, b] = await Promise.all([
+      this.#call(current.prompt, spent, check),
+      this.#call(changed.prompt, spent, check),
+    ]);
     if (!a || !b) return null;
     const cur = this.#answer(a, current.intents, agent);
     const pro = this.#answer(b, changed.intents, proposed);
@@ -340,6 +352,7 @@ class Run {
         proposedFirst,
       }),
       spent,
+      () => this.#stopped(),
     );
     if (!judged) return null;
     const reading = judged.ok ? readJudgement(judged.content) : null;
@@ -379,7 +392,7 @@ class Run {
     await this.bounds.liveRoom();
     const now = this.deps.clock.now();
     const day = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-    const state = await this.deps.db.$transaction(async (tx) => {
+    const state = await sqlTransaction(this.deps.db, async (tx) => {
       const [row] = await finishCase.rows(tx, {
         caseId: c.id,
         replayId: this.job.replayId,
@@ -391,7 +404,7 @@ class Run {
       });
       if (row.recorded) await publishApprovalEvent(this.deps, tx, "approval.replayed", this.begun.approval);
       return row;
-    }, QUEUED_TRANSACTION);
+    });
     if (!state.recorded) this.#superseded = true;
     else this.#stop ??= stopReason(state, now);
   }
