@@ -181,9 +181,12 @@ export async function runReplayBench(): Promise<void> {
     }
 
     const port = freePort();
+    // BENCH_CPU_PROFILE=<file>: the server's CPU profile of the replays alone (bench/serve_app.ts).
+    const profile = Deno.env.get("BENCH_CPU_PROFILE");
     ({ child: server } = await spawnReady(...denoScript("bench/serve_app.ts"), {
       ...env,
       PORT: String(port),
+      ...(profile ? { BENCH_CPU_PROFILE: profile } : {}),
     }));
     const base = `http://127.0.0.1:${port}`;
     const login = await (await fetch(`${base}/api/auth/login`, {
@@ -227,11 +230,30 @@ export async function runReplayBench(): Promise<void> {
       return { ms: r.finishedAt!.getTime() - t0, same: r.same };
     };
 
-    const ideal = (calls: number) => Math.ceil(calls / CONCURRENCY) * MODEL_MS;
     const alone: number[] = [];
     const judged: number[] = [];
+    const ideal = (calls: number) => Math.ceil(calls / CONCURRENCY) * MODEL_MS;
     const stats = statsClient = await openStats(databaseUrl);
     let perReplay = { statements: 0, ms: 0 };
+    // The server's and PostgreSQL's CPU while nothing happens for as long as a replay takes (pg-boss'
+    // polling, timers), to tell the replay's own from it.
+    const idle0 = { server: cpuTimeMs(server!.pid), pg: postgresCpuMs(`${dir}/data`) };
+    await new Promise((r) => setTimeout(r, ROUNDS * ideal(20)));
+    const idle = {
+      server: (cpuTimeMs(server!.pid) - idle0.server) / ROUNDS,
+      pg: (postgresCpuMs(`${dir}/data`) - idle0.pg) / ROUNDS,
+    };
+    const takeProfile = async () => {
+      if (!profile) return;
+      await Deno.remove(profile).catch(() => {});
+      server!.kill("SIGUSR2");
+      for (let i = 0; i < 100 && !(await Deno.stat(profile).catch(() => null)); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    // The profile from here on is the replays' alone (what came before is thrown away).
+    await takeProfile();
+    const aloneCpu0 = { server: cpuTimeMs(server!.pid), pg: postgresCpuMs(`${dir}/data`) };
     for (let i = 0; i < ROUNDS; i++) {
       collectGarbage();
       const calls = replayCalls.count;
@@ -252,6 +274,12 @@ export async function runReplayBench(): Promise<void> {
       alone.push(r.ms);
       console.error(`alone ${i + 1}: ${r.ms} ms (${(r.ms / ideal(20)).toFixed(2)}x)`);
     }
+    await takeProfile();
+    // CPU of the replays alone, per replay (pg-boss' own polling of every queue included).
+    const aloneCpu = {
+      server: (cpuTimeMs(server!.pid) - aloneCpu0.server) / ROUNDS,
+      pg: (postgresCpuMs(`${dir}/data`) - aloneCpu0.pg) / ROUNDS,
+    };
     differ = true;
     for (let i = 0; i < Math.max(1, Math.ceil(ROUNDS / 2)); i++) {
       collectGarbage();
@@ -377,7 +405,9 @@ replay's calls in ${MODEL_MS} ms; each run from its POST /api/approvals/{id}/rep
 The stand-in held at most ${replayCalls.maxInFlight} replay calls at once (the bound: ${CONCURRENCY}). One replay of
 ${CASES} cases: ${perReplay.statements} SQL statements, ${
       f(perReplay.ms, 1)
-    } ms of PostgreSQL time (planning included).
+    } ms of PostgreSQL time (planning included); CPU per replay alone: server ${
+      f(aloneCpu.server, 0)
+    } ms, PostgreSQL ${f(aloneCpu.pg, 0)} ms (idle for as long: ${f(idle.server, 0)} and ${f(idle.pg, 0)} ms).
 
 Live load: signed WhatsApp texts at ${RATE}/s for ${
       DURATION_MS / 1000

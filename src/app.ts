@@ -171,8 +171,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await startApprovalWorkers(jobs, deps);
     await startTemplateWorkers(jobs, deps);
     await startWhatsAppInboundWorker(jobs, workerDeps);
-    // Each step of a replay waits for the live replies under way here, for 10 of them at most.
-    const live = new LiveReplies(10);
+    // Each step of a replay waits for the live replies under way here, for 50 of them at most: under
+    // a steady load a replay's work is spread thin between the customers' replies.
+    const live = new LiveReplies(50);
     await startConversationWorkers(jobs, workerDeps, live);
     await startReplayWorker(jobs, deps, live);
     await startMediaWorker(jobs, workerDeps);
