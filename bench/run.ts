@@ -1,5 +1,5 @@
 /**
- * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals|documents|media|recovery|templates|grouping]`: every benchmark, or the
+ * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals|documents|media|recovery|templates|grouping|replay]`: every benchmark, or the
  * one named. Each starts its own throwaway PostgreSQL and writes its figures to bench/results/. Not part of the tests.
  */
 import { runAgentsBench } from "./agents.ts";
@@ -15,6 +15,7 @@ import { runMediaBench } from "./media.ts";
 import { runRecoveryBench } from "./recovery.ts";
 import { runTemplatesBench } from "./templates.ts";
 import { runGroupingBench } from "./grouping.ts";
+import { runReplayBench } from "./replay.ts";
 
 const benches: Record<string, () => Promise<unknown>> = {
   agents: runAgentsBench,
@@ -30,6 +31,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   recovery: runRecoveryBench,
   templates: runTemplatesBench,
   grouping: runGroupingBench,
+  replay: runReplayBench,
 };
 const only = Deno.args[0];
 if (only && !(only in benches)) {

@@ -30,6 +30,8 @@ import { startWebhookDeadLetterWorker, webhookDeadLetterQueue } from "./jobs/wor
 import { maintenanceQueues, startMaintenanceWorkers } from "./jobs/workers/maintenance.ts";
 import { approvalQueues, startApprovalWorkers } from "./jobs/workers/approvals.ts";
 import { startTemplateWorkers, templateQueues } from "./jobs/workers/templates.ts";
+import { replayQueues, startReplayWorker } from "./jobs/workers/replay.ts";
+import { LiveReplies } from "./jobs/live_replies.ts";
 import { firstAttemptsMade, webhookListener } from "./webhooks/listener.ts";
 import { startWhatsAppInboundWorker, whatsappInboundQueue } from "./jobs/workers/whatsapp_inbound.ts";
 import { conversationQueues, startConversationWorkers } from "./jobs/workers/conversations.ts";
@@ -128,6 +130,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...maintenanceQueues,
     ...approvalQueues,
     ...templateQueues,
+    ...replayQueues,
     whatsappInboundQueue,
     ...conversationQueues,
     mediaQueue,
@@ -168,7 +171,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await startApprovalWorkers(jobs, deps);
     await startTemplateWorkers(jobs, deps);
     await startWhatsAppInboundWorker(jobs, workerDeps);
-    await startConversationWorkers(jobs, workerDeps);
+    // Each step of a replay waits for the live replies under way here, for 50 of them at most: under
+    // a steady load a replay's work is spread thin between the customers' replies.
+    const live = new LiveReplies(50);
+    await startConversationWorkers(jobs, workerDeps, live);
+    await startReplayWorker(jobs, deps, live);
     await startMediaWorker(jobs, workerDeps);
     stopWatchingClaims = watchDeadClaims(deps);
   }

@@ -17,6 +17,7 @@ import * as approvals from "./approvals/capabilities.ts";
 import * as approvalSubscriptions from "./approvals/subscriptions.ts";
 import * as templateSends from "./templates/send_capabilities.ts";
 import * as usage from "./usage/capabilities.ts";
+import * as replay from "./replay/capabilities.ts";
 
 export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(workspaces),
@@ -31,6 +32,7 @@ export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(supervisor),
   ...Object.values(approvals),
   ...Object.values(usage),
+  ...Object.values(replay),
 ];
 
 /** Every live feed (GraphQL subscriptions, derived by src/graphql/derive.ts). */

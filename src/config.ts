@@ -96,6 +96,9 @@ const envSchema = z.object({
   CREDITS_EXCHANGE_RATE: z.coerce.number().positive().default(5),
   CREDITS_MARKUP: z.coerce.number().positive().default(3),
   CREDIT_UNIT_PRICE: z.coerce.number().positive().default(0.1),
+  // Replays of agent changes (src/replay/): conversations replayed (0: off), model calls at once.
+  REPLAY_CONVERSATIONS: z.coerce.number().int().min(0).max(100).default(10),
+  REPLAY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(200).default(20),
   RETENTION_DAYS: z.coerce.number().int().min(1).default(30),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
@@ -194,6 +197,11 @@ export interface Config {
     markup: number;
     unitPrice: number;
   };
+  /**
+   * Replays of agent changes (src/replay/): the agent's latest `conversations` with an AI reply
+   * (0: replay off), and at most `concurrency` model calls in flight per server process.
+   */
+  replay: { conversations: number; concurrency: number };
   /** Connections of the app's Prisma pool (opened as needed): the workers' transactions and the requests share it. */
   databasePoolSize: number;
   /** Events and their deliveries older than this many days are removed (hourly). */
@@ -301,6 +309,7 @@ export function loadConfig(env: Env): Config {
       markup: e.CREDITS_MARKUP,
       unitPrice: e.CREDIT_UNIT_PRICE,
     },
+    replay: { conversations: e.REPLAY_CONVERSATIONS, concurrency: e.REPLAY_CONCURRENCY },
     databasePoolSize: e.DATABASE_POOL_SIZE,
     retentionDays: e.RETENTION_DAYS,
     logLevel: e.LOG_LEVEL,

@@ -37,6 +37,7 @@ const APPROVAL_KEYS = [
   "id",
   "proposedBy",
   "rationale",
+  "replay",
   "status",
   "supervisorMessageId",
   "targetId",

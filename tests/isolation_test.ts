@@ -103,6 +103,21 @@ const BY_ID: ById[] = [
   byOwnId("approval", "query($id: ID!) { approval(id: $id) { id before after } }", "approval"),
   mutationOf("approveApproval", "approval"),
   mutationOf("rejectApproval", "approval"),
+  mutationOf("replayApproval", "approval"),
+  ofAgent("replayCases", "query($a: ID!) { replayCases(agentId: $a) { edges { node { conversationId } } } }"),
+  {
+    field: "pinReplayCase",
+    query:
+      "mutation($a: ID!, $c: String!) { pinReplayCase(agentId: $a, input: { conversationId: $c }) { agentId } }",
+    vars: (T) => ({ a: T.agent, c: T.conversation }),
+    viaMine: (mine, T) => ({ a: mine.agent, c: T.conversation }),
+  },
+  {
+    field: "unpinReplayCase",
+    query: "mutation($a: ID!, $c: ID!) { unpinReplayCase(agentId: $a, conversationId: $c) }",
+    vars: (T) => ({ a: T.agent, c: T.conversation }),
+    viaMine: (mine, T) => ({ a: mine.agent, c: T.conversation }),
+  },
   mutationOf("takeoverConversation", "conversation"),
   mutationOf("releaseConversation", "conversation"),
   mutationOf("closeConversation", "conversation"),
@@ -360,6 +375,12 @@ function restByIdCalls(c: Client, from: Fixture, target: Fixture): Array<[string
       c.post(`/api/channels/${target.channel}/templates/send`, { ...HELLO_TEMPLATE, to: "155501" }),
     ],
     ["GET approval", c.get(`/api/approvals/${target.approval}`)],
+    ["replay", c.post(`/api/approvals/${target.approval}/replay`)],
+    ["GET replay cases", c.get(`${A}/replay-cases`)],
+    ["pin", c.post(`${A}/replay-cases`, { conversationId: target.conversation })],
+    ["pin via mine", c.post(`${mine}/replay-cases`, { conversationId: target.conversation })],
+    ["unpin", c.delete(`${A}/replay-cases/${target.conversation}`)],
+    ["unpin via mine", c.delete(`${mine}/replay-cases/${target.conversation}`)],
     // Deciding needs a person: an API token is refused (403) before any id is looked at.
     ...(c === from.tokenClient ? [] : [
       ["approve", c.post(`/api/approvals/${target.approval}/approve`)] as [string, Promise<Reply>],

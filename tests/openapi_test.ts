@@ -432,6 +432,10 @@ Deno.test("real answers of every documented read conform to the documented schem
         pricing: { category: "service", billable: false },
       },
     });
+    const pinned = await c.post(`/api/agents/${agentId}/replay-cases`, {
+      conversationId: message.body.conversationId,
+    });
+    assert.equal(pinned.status, 201);
     // A decided approval: every field of it set.
     const approvalId = await newApproval(await actorOf(ta.app, owner.token, workspaceId), agentId);
     assert.equal((await c.post(`/api/approvals/${approvalId}/approve`)).status, 200);

@@ -77,7 +77,17 @@ const PASSWORD = "correct horse battery"; // every seeded user's (tests/_helpers
 
 /** The REST snapshot plus the tables only GraphQL rows here also write (deliveries, sessions). */
 const fullSnapshot = (app: App) =>
-  snapshot(app, ["DomainEvent", "WebhookDelivery", "DeliveryAttempt", "Session", "Conversation", "Message"]);
+  snapshot(app, [
+    "DomainEvent",
+    "WebhookDelivery",
+    "DeliveryAttempt",
+    "Session",
+    "Conversation",
+    "Message",
+    "ApprovalReplay",
+    "ApprovalReplayCase",
+    "ReplayPin",
+  ]);
 
 Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t) => {
   // No workers: a test event or redelivery stays queued, so only the call itself changes rows.
@@ -641,6 +651,68 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
         gql: (i) => [`mutation($id: ID!) { ${verb}Approval(id: $id) { id status } }`, { id: i.approvalId }],
         rest: { ok: 200, call: (c, i) => c.post(`/api/approvals/${i.approvalId}/${verb}`) },
       })),
+      // Replays: as approvals (supervisor:use).
+      {
+        name: "replayApproval",
+        field: "replayApproval",
+        allowed: [...APPROVAL_READERS],
+        outsideRestTables: true,
+        setup: async (i) => ({ ...i, approvalId: await newApproval(ownerCtx, i.agentId) }),
+        gql: (
+          i,
+        ) => ["mutation($id: ID!) { replayApproval(id: $id) { id replay { status } } }", {
+          id: i.approvalId,
+        }],
+        rest: { ok: 202, call: (c, i) => c.post(`/api/approvals/${i.approvalId}/replay`) },
+      },
+      {
+        name: "replayCases",
+        field: "replayCases",
+        allowed: [...APPROVAL_READERS],
+        read: true,
+        gql: (i) => [
+          "query($a: ID!) { replayCases(agentId: $a) { edges { node { conversationId } } } }",
+          { a: i.agentId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`${a(i)}/replay-cases`) },
+      },
+      {
+        name: "pinReplayCase",
+        field: "pinReplayCase",
+        allowed: [...APPROVAL_READERS],
+        outsideRestTables: true,
+        setup: async (i) => {
+          await db.replayPin.deleteMany({ where: { agentId: i.agentId } });
+          return i;
+        },
+        gql: (i) => [
+          "mutation($a: ID!, $c: String!) { pinReplayCase(agentId: $a, input: { conversationId: $c }) { conversationId } }",
+          { a: i.agentId, c: i.conversationId },
+        ],
+        rest: {
+          ok: 201,
+          call: (c, i) => c.post(`${a(i)}/replay-cases`, { conversationId: i.conversationId }),
+        },
+      },
+      {
+        name: "unpinReplayCase",
+        field: "unpinReplayCase",
+        allowed: [...APPROVAL_READERS],
+        outsideRestTables: true,
+        setup: async (i) => {
+          await db.replayPin.upsert({
+            where: { agentId_conversationId: { agentId: i.agentId, conversationId: i.conversationId } },
+            create: { agentId: i.agentId, conversationId: i.conversationId },
+            update: {},
+          });
+          return i;
+        },
+        gql: (i) => [
+          "mutation($a: ID!, $c: ID!) { unpinReplayCase(agentId: $a, conversationId: $c) }",
+          { a: i.agentId, c: i.conversationId },
+        ],
+        rest: { ok: 204, call: (c, i) => c.delete(`${a(i)}/replay-cases/${i.conversationId}`) },
+      },
 
       // Channels (agent:write; reads for everyone), the API channel's messages, conversation reads.
       {

@@ -1,13 +1,13 @@
 /** Approval events: published in the transaction of each change of state, followed by `approvalEvents`. */
 import type { Deps } from "../context.ts";
-import type { Tx } from "../db/client.ts";
+import type { SqlTx } from "../db/client.ts";
 import type { ApprovalEventType } from "../shared/events.ts";
 
 type ApprovalRef = { id: string; workspaceId: string; agentId: string | null };
 
 export async function publishApprovalEvent(
   deps: Pick<Deps, "events">,
-  tx: Tx,
+  tx: SqlTx,
   type: ApprovalEventType,
   approval: ApprovalRef,
 ): Promise<void> {
@@ -17,7 +17,7 @@ export async function publishApprovalEvent(
 /** The same event for each of `approvals`, as one batch (src/shared/events.ts). */
 export async function publishApprovalEvents(
   deps: Pick<Deps, "events">,
-  tx: Tx,
+  tx: SqlTx,
   type: ApprovalEventType,
   approvals: ApprovalRef[],
 ): Promise<void> {

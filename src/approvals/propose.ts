@@ -14,6 +14,8 @@ import { CHANGE_KINDS, sameJson, sealSnapshot, type Snapshot } from "./changes.t
 import { publishApprovalEvent } from "./events.ts";
 import { APPROVAL_TOOLS, ApprovalToolEnum } from "./views.ts";
 import type { PendingApproval } from "../generated/prisma/client.ts";
+import { createReplay } from "../replay/start.ts";
+import { WITH_REPLAY } from "../replay/stop.ts";
 
 /** How long a proposal waits for a decision before it expires. */
 export const APPROVAL_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -70,7 +72,8 @@ export const proposeChangeParameters: Record<string, unknown> = (() => {
  * Validates a proposal from the model and stores a PENDING approval (before/after computed now,
  * expiresAt = now + 24 h from ctx.clock); changes nothing else. Throws AppError (4xx; a target of
  * another workspace is 404 like everywhere) whose message is fit to send back to the model as a
- * tool error. Publishes the "created" approval event in its transaction. Answers the stored row.
+ * tool error. Publishes the "created" approval event in its transaction, and queues the replay of a
+ * change of what the agent says (src/replay/). Answers the stored row.
  */
 export async function proposeChange(
   ctx: ActorContext,
@@ -117,9 +120,16 @@ export async function proposeChange(
     };
     // The trial run: the same service call approve makes, undone at once.
     await dryRun(tx, () => kind.execute({ ...ctx, db: joinTransaction(tx) }, plain));
+    // A change of what the agent says is replayed on the agent's recent conversations (src/replay/).
+    const replayId = await createReplay(ctx, tx, {
+      workspaceId: ctx.actor.workspaceId,
+      agentId: resolved.agentId,
+      after,
+    });
     const created = await tx.pendingApproval.create({
       data: {
         workspaceId: ctx.actor.workspaceId,
+        replayId,
         tool: kind.tool,
         targetType: resolved.targetType,
         targetId: resolved.targetId,
@@ -132,6 +142,7 @@ export async function proposeChange(
         expiresAt: new Date(now.getTime() + APPROVAL_LIFETIME_MS),
         createdAt: now,
       },
+      include: WITH_REPLAY,
     });
     await publishApprovalEvent(ctx, tx, "approval.created", {
       ...created,

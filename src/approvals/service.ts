@@ -4,7 +4,8 @@
  * nothing. The approval row is locked (FOR UPDATE) first, so of two decisions at once, in any
  * processes, one finds it PENDING and the other finds it decided (409). The target's row is locked
  * next and compared with `before`: changed or gone since the proposal → 409 STALE_APPROVAL and the
- * approval stays PENDING.
+ * approval stays PENDING. A decision ends the approval's replay if it is still under way
+ * (src/replay/stop.ts); the decided approval is answered with it.
  */
 import type { ActorContext } from "../context.ts";
 import type { Tx } from "../db/client.ts";
@@ -14,6 +15,7 @@ import { assertId } from "../shared/validation.ts";
 import { CHANGE_KINDS, openSnapshot, sameJson } from "./changes.ts";
 import { publishApprovalEvent } from "./events.ts";
 import type { PendingApproval } from "../generated/prisma/client.ts";
+import { stoppedBy, stopReplays, WITH_REPLAY } from "../replay/stop.ts";
 
 /** Approving or rejecting needs a person, so a proposal is never approved by a script: an API token gets 403. */
 export function requirePerson(ctx: ActorContext): Promise<void> {
@@ -24,7 +26,7 @@ export function requirePerson(ctx: ActorContext): Promise<void> {
 }
 
 /** The approval of the actor's workspace, its row locked until the transaction ends; 404 otherwise. */
-async function lockApproval(ctx: ActorContext, tx: Tx, approvalId: string): Promise<PendingApproval> {
+export async function lockApproval(ctx: ActorContext, tx: Tx, approvalId: string): Promise<PendingApproval> {
   const id = assertId(approvalId, "Approval");
   const locked = await tx.$queryRaw<{ id: string }[]>`
     SELECT id FROM "PendingApproval" WHERE id = ${id} AND "workspaceId" = ${ctx.actor.workspaceId} FOR UPDATE`;
@@ -33,7 +35,7 @@ async function lockApproval(ctx: ActorContext, tx: Tx, approvalId: string): Prom
 }
 
 /** PENDING and not past its expiry (one the sweep has not reached yet counts as expired). */
-function assertPending(ctx: ActorContext, row: PendingApproval, verb: string): void {
+export function assertPending(ctx: ActorContext, row: PendingApproval, verb: string): void {
   if (row.status === "PENDING" && row.expiresAt <= ctx.clock.now()) {
     throw conflict(
       "APPROVAL_NOT_PENDING",
@@ -73,6 +75,7 @@ export async function approve(ctx: ActorContext, approvalId: string): Promise<Pe
     });
     if (!sameJson(current.before, before)) throw stale();
     const decided = { decidedById: ctx.actor.userId, decidedAt: ctx.clock.now() };
+    await stopReplays(tx, [approval.replayId], { error: stoppedBy("APPROVED"), at: decided.decidedAt });
     let done: PendingApproval;
     try {
       const changedId = await withSavepoint(tx, () =>
@@ -86,12 +89,14 @@ export async function approve(ctx: ActorContext, approvalId: string): Promise<Pe
       done = await tx.pendingApproval.update({
         where: { id: approval.id },
         data: { status: "APPROVED", ...decided, targetId: changedId },
+        include: WITH_REPLAY,
       });
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       done = await tx.pendingApproval.update({
         where: { id: approval.id },
         data: { status: "FAILED", ...decided, error: `${error.code}: ${error.message}` },
+        include: WITH_REPLAY,
       });
     }
     const type = done.status === "APPROVED" ? "approval.approved" : "approval.failed";
@@ -106,9 +111,12 @@ export async function reject(ctx: ActorContext, approvalId: string): Promise<Pen
   return await ctx.db.$transaction(async (tx) => {
     const approval = await lockApproval(ctx, tx, approvalId);
     assertPending(ctx, approval, "rejected");
+    const decidedAt = ctx.clock.now();
+    await stopReplays(tx, [approval.replayId], { error: stoppedBy("REJECTED"), at: decidedAt });
     const done = await tx.pendingApproval.update({
       where: { id: approval.id },
-      data: { status: "REJECTED", decidedById: ctx.actor.userId, decidedAt: ctx.clock.now() },
+      data: { status: "REJECTED", decidedById: ctx.actor.userId, decidedAt },
+      include: WITH_REPLAY,
     });
     await publishApprovalEvent(ctx, tx, "approval.rejected", { ...done, workspaceId: ctx.actor.workspaceId });
     return done;

@@ -1,6 +1,6 @@
 /**
  * `approvalEvents`: approvals of the workspace as they are created, approved,
- * rejected, expired or fail, for OWNER and MANAGER. The events are published in the transaction of
+ * rejected, expired or fail, and as their replays move on, for OWNER and MANAGER. The events are published in the transaction of
  * each change of state (./events.ts) and reach every server process through src/live/hub.ts.
  */
 import { defineSubscription } from "../shared/capability.ts";
@@ -11,8 +11,9 @@ import { approvalView } from "./views.ts";
 
 const ApprovalEventType = enumType(
   "ApprovalEventType",
-  ["CREATED", "APPROVED", "REJECTED", "EXPIRED", "FAILED"],
-  "What happened to the approval: proposed, approved (executed), rejected, expired, or approved but failed to execute.",
+  ["CREATED", "APPROVED", "REJECTED", "EXPIRED", "FAILED", "REPLAYED"],
+  "What happened to the approval: proposed, approved (executed), rejected, expired, approved but failed to " +
+    "execute, or its replay moved on (started, a case ended, it ended).",
 );
 
 const TYPES: Partial<Record<DomainEventType, typeof ApprovalEventType.values[number]>> = {
@@ -21,11 +22,13 @@ const TYPES: Partial<Record<DomainEventType, typeof ApprovalEventType.values[num
   "approval.rejected": "REJECTED",
   "approval.expired": "EXPIRED",
   "approval.failed": "FAILED",
+  "approval.replayed": "REPLAYED",
 };
 
 export const approvalEvents = defineSubscription({
   name: "approvalEvents",
-  summary: "The workspace's approvals as they are created, approved, rejected, expire or fail.",
+  summary:
+    "The workspace's approvals as they are created, approved, rejected, expire or fail, and as their replays start, end a case, and end.",
   action: "supervisor:use",
   params: {},
   output: {

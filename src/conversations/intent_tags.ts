@@ -191,6 +191,41 @@ export function parseIntentTags<I extends TaggedIntent>(reply: string, intents: 
   return found;
 }
 
+/** The summary of a transfer tag: its reason, or a default when it gives none. */
+export function transferSummary(match: Pick<TransferTagMatch, "reason">): string {
+  return match.reason?.trim() || "transfer requested by the agent";
+}
+
+/** What an answer's tags would carry out: the intents that fire (with their fields) and a transfer. */
+export interface TagEffects {
+  intents: Array<{ name: string; fields: Record<string, string> }>;
+  /** The transfer's summary, or null when the answer hands nothing to a person. */
+  transfer: string | null;
+}
+
+/**
+ * The effects of `reply`'s tags under the reply's rules, without carrying any out: an intent
+ * fires when every required field is given; the first transfer tag transfers when the agent's
+ * `enabledHumanTransfer` is on. `text`: the reply with every tag removed (no intent answers here).
+ */
+export function tagEffects<I extends TaggedIntent & { name: string }>(
+  reply: string,
+  intents: readonly I[],
+  options: { transferEnabled: boolean },
+): { effects: TagEffects; text: string } {
+  const effects: TagEffects = { intents: [], transfer: null };
+  const matches = parseIntentTags(reply, intents);
+  for (const match of matches) {
+    if (match.kind === "transfer") {
+      if (options.transferEnabled && effects.transfer === null) effects.transfer = transferSummary(match);
+    } else if (!match.missing.length) {
+      effects.intents.push({ name: match.intent.name, fields: match.fields });
+    }
+  }
+  const text = replaceTags(reply, matches.map((m) => ({ start: m.start, end: m.end, text: "" })));
+  return { effects, text };
+}
+
 /**
  * The intents that may be detected in a reply to customer messages of `types`: those whose triggerOnTypes include at least one of them.
  */

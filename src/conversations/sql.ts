@@ -182,7 +182,7 @@ export type PendingMessage = UnderstoodMessage & {
 export type HistoryMessage = UnderstoodMessage & { id: string; sender: PromptMessage["sender"] };
 
 /** The media part of a message row as the reply reads it (null for messages without media work). */
-const mediaJson = (m: string) =>
+export const mediaJson = (m: string) =>
   Prisma.raw(
     `CASE WHEN ${m}."mediaId" IS NOT NULL AND ${m}.type IN ('AUDIO', 'IMAGE', 'DOCUMENT') THEN json_build_object(` +
       `'pending', ${m}."mediaPending", 'error', ${m}."mediaError", 'fileName', ${m}."mediaFileName", ` +

@@ -34,6 +34,7 @@ export const LIVE_EVENT_TYPES: ReadonlySet<DomainEventType> = new Set<DomainEven
   "approval.rejected",
   "approval.expired",
   "approval.failed",
+  "approval.replayed",
 ]);
 
 /** What crosses processes: the event's type and the ids it names. */

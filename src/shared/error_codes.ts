@@ -90,7 +90,13 @@ export const ERROR_CODES = {
   },
   APPROVAL_NOT_PENDING: {
     status: 409,
-    meaning: "Approve or reject of an approval that is no longer PENDING (decided, expired or failed).",
+    meaning:
+      "Approve, reject or replay of an approval that is no longer PENDING (decided, expired or failed).",
+  },
+  REPLAY_UNAVAILABLE: {
+    status: 409,
+    meaning:
+      "`POST /api/approvals/{approvalId}/replay` of an approval whose change has no replay (it does not change what the agent says), or with replay off (`REPLAY_CONVERSATIONS=0`).",
   },
   STALE_APPROVAL: {
     status: 409,

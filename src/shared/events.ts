@@ -37,13 +37,17 @@ export type DomainEventType =
   | "message.media_pending"
   | ApprovalEventType;
 
-/** An approval was created, approved (executed), rejected, expired or failed (src/approvals/events.ts). */
+/**
+ * An approval was created, approved (executed), rejected, expired or failed (src/approvals/events.ts),
+ * or its replay moved on: started, a case ended, it ended (src/replay/).
+ */
 export type ApprovalEventType =
   | "approval.created"
   | "approval.approved"
   | "approval.rejected"
   | "approval.expired"
-  | "approval.failed";
+  | "approval.failed"
+  | "approval.replayed";
 
 export interface DomainEvent {
   type: DomainEventType;

@@ -12,9 +12,8 @@
  */
 import type { Deps } from "../../context.ts";
 import { fireIntent } from "../../intents/fire.ts";
-import { buildReplyPrompt, PENDING_MAX_CHARS, type PromptMessage } from "../prompt.ts";
-import { modelText, understoodType } from "../../media/understanding.ts";
-import { intentsForTypes, parseIntentTags, replaceTags, SKIPPING_INTENT } from "../intent_tags.ts";
+import { replyRequest } from "./request.ts";
+import { parseIntentTags, replaceTags, SKIPPING_INTENT, transferSummary } from "../intent_tags.ts";
 import { callIntentWebhook } from "../intent_call.ts";
 import { openUrlSecrets } from "../../shared/url_secrets.ts";
 import { shapeReply } from "../shaping.ts";
@@ -388,32 +387,15 @@ async function generate(
 ): Promise<Plan> {
   const { agent } = conv;
   const log = { conversationId: conv.id, agentId: agent.id };
-  const pendingIds = new Set(pending.map((m) => m.id));
-  // The latest messages before the window; customer messages newer than the claim are not history.
-  const history: PromptMessage[] = conv.history.filter((m) => !pendingIds.has(m.id)).map((m) => ({
-    sender: m.sender,
-    content: modelText(m, { inWindow: false }),
-  }));
-  // A media message triggers intents of its type once understood (a transcript, a seen image, a read document).
-  const types = pending.map((m) => understoodType(m, { imageShown: images.has(m.id) }));
-  const intents: ReplyIntent[] = intentsForTypes(conv.intents, types.filter((t) => t !== null));
-  // A document's text comes on top of what the window's messages may hold.
-  const documents = pending.some((m) => m.type === "DOCUMENT" && m.text !== null);
-  const prompt = buildReplyPrompt({
+  const { prompt, intents } = replyRequest({
     agent,
-    intents,
-    history,
-    pending: pending.map((m) => {
-      const image = images.get(m.id);
-      return {
-        sender: "CUSTOMER",
-        content: modelText(m, { inWindow: true, imageShown: image !== undefined }),
-        ...(image ? { image: { url: image } } : {}),
-      };
-    }),
+    intents: conv.intents,
+    history: conv.history,
+    pending,
+    images,
     contactName: conv.contact.name,
     now: deps.clock.now(),
-    limits: documents ? { pendingChars: PENDING_MAX_CHARS + deps.config.media.document.maxChars } : undefined,
+    documentMaxChars: deps.config.media.document.maxChars,
   });
   const completion = await completeWithRetries(deps.llm, prompt, {
     timeoutMs: deps.config.llmTimeoutMs,
@@ -440,7 +422,7 @@ async function generate(
     if (match.kind === "transfer") {
       replacements.push({ ...span, text: "" });
       if (agent.enabledHumanTransfer && !transfer) {
-        transfer = { reason: "TAG", summary: match.reason?.trim() || "transfer requested by the agent" };
+        transfer = { reason: "TAG", summary: transferSummary(match) };
       }
       continue;
     }

@@ -16,6 +16,7 @@ import { Intent } from "./intents.ts";
 import { Webhook } from "./webhooks.ts";
 import { Channel } from "./channels.ts";
 import { Conversation } from "./conversations.ts";
+import { ReplayPin } from "./replay.ts";
 
 /** The agent's rows of `table`, counted in SQL (`t` aliases the agent's row). */
 const counted = (table: string) =>
@@ -118,6 +119,11 @@ export const Agent = builder.prismaObject("Agent", {
         description: "Newest activity first (the last message of either side).",
       },
       connectionOf(Conversation),
+    ),
+    replayPins: t.relatedConnection(
+      "replayPins",
+      { ...byKey("createdAt", "asc"), description: "Conversations pinned for its replays, oldest first." },
+      connectionOf(ReplayPin),
     ),
   }),
 });

@@ -57,5 +57,10 @@ export const Approval = builder.prismaObject("PendingApproval", {
     }),
     error: t.exposeString("error", { nullable: true, description: "Why executing it failed (FAILED only)." }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
+    replay: t.relation("replay", {
+      nullable: true,
+      description: "The replay of a change of what the agent says (prompt, training, flags, model, " +
+        "temperature): its recent conversations answered as it is and as proposed; null for other changes.",
+    }),
   }),
 });

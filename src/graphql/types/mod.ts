@@ -14,6 +14,7 @@ import { WhatsAppTemplate } from "./templates.ts";
 import { Webhook, WebhookDelivery, WebhookDeliveryAttempt } from "./webhooks.ts";
 import { Contact, Conversation, Message } from "./conversations.ts";
 import { Approval } from "./approvals.ts";
+import { ApprovalReplay, ApprovalReplayCase, ReplayPin } from "./replay.ts";
 import { SupervisorConversation, SupervisorMessage } from "./supervisor.ts";
 
 type Types = typeof builder.$inferSchemaTypes;
@@ -34,7 +35,10 @@ const declared: ObjectRef<Types, unknown>[] = [
   Channel,
   Conversation,
   ApiToken,
+  ReplayPin,
   Agent,
+  ApprovalReplayCase,
+  ApprovalReplay,
   Approval,
   SupervisorMessage,
   SupervisorConversation,

@@ -6,6 +6,7 @@
  */
 import type { Deps } from "../../context.ts";
 import type { Jobs, QueueSpec } from "../boss.ts";
+import type { LiveReplies } from "../live_replies.ts";
 import { REPLY_QUEUE, type ReplyJob } from "../../conversations/pipeline/window.ts";
 import { runReply, sweepUnanswered } from "../../conversations/pipeline/reply.ts";
 import { MESSAGE_SEND_QUEUE, type SendJob, sendMessage } from "../../conversations/outbound.ts";
@@ -110,11 +111,15 @@ async function sweepReplies(deps: Deps): Promise<void> {
   if (queued) deps.logger.info("reply sweep queued conversations with unanswered messages", { queued });
 }
 
-export async function startConversationWorkers(jobs: Jobs, deps: Deps): Promise<void> {
+/**
+ * Starts the conversation workers. `live` counts the replies under way, so that replays give way to
+ * them (../live_replies.ts).
+ */
+export async function startConversationWorkers(jobs: Jobs, deps: Deps, live: LiveReplies): Promise<void> {
   await jobs.work<ReplyJob>(REPLY_QUEUE, REPLY_OPTIONS, async (batch) => {
     for (const job of batch) {
       try {
-        await runReply(deps, job.data);
+        await live.run(() => runReply(deps, job.data));
       } catch (error) {
         deps.logger.error("reply failed", { error });
         throw error;
