@@ -4,7 +4,8 @@
  * terminal 3 and then the walk-through's own `<!-- console -->` blocks pasted into bash, and the
  * browser doing what each step says with the labels it names: a customer writes through the
  * stand-ins, the chat appears live, the owner takes over and replies (reaching the Graph stand-in),
- * the supervisor proposes a prompt change, the approval appears live with its diff and is approved;
+ * the supervisor proposes a prompt change, the approval appears live with its diff and its replay
+ * (Ana's conversation answered again, SAME) and is approved;
  * the supervisor screen with its credits, a second proposal rejected, and the approved version
  * under Agents.
  */
@@ -122,6 +123,25 @@ Deno.test("the console walk-through of docs/console.md, in a browser", async (t)
             "Address customers formally, as sir or madam.",
           ),
         );
+        // The replay of Ana's conversation with Sheena: the stand-in answers the same either way.
+        await card.getByRole("status").filter({ hasText: "Done: 1 conversation replayed." }).waitFor();
+        const counts = await card.locator('dl[aria-label="Replay counts"] > div').allInnerTexts();
+        assert.deepEqual(counts.slice(0, 5).map((c) => c.replace(/\s+/g, " ")), [
+          "Replayed 1 of 1",
+          "Same 1",
+          "Changed 0",
+          "Regressed 0",
+          "Failed 0",
+        ]);
+        const replayed = card.getByRole("article", { name: "Replayed conversation, SAME" });
+        await replayed.getByRole("list", { name: "The customer's messages" }).getByText(
+          "Hi, is anyone there?",
+        )
+          .waitFor();
+        for (const side of ["Current answer", "Proposed answer"]) {
+          await replayed.getByRole("region", { name: side }).getByText("Hello! How can I help you today?")
+            .waitFor();
+        }
         await card.getByRole("button", { name: "Approve" }).click();
         await card.getByText("Approved: the change was made.").waitFor();
         assert.equal(await card.getByRole("button").count(), 0);

@@ -2,8 +2,9 @@
 /**
  * Before/after shown line by line (jsdiff's `diffLines`): a prompt's edit reads as the lines it
  * removes and adds. Values that are not text are shown as indented JSON, diffed the same way.
+ * Two answers are compared word by word (jsdiff's `diffWordsWithSpace`), each shown whole.
  */
-import { diffLines } from "diff";
+import { diffLines, diffWordsWithSpace } from "diff";
 
 /** The text form of a field's value: text as it is, anything else as indented JSON. */
 const textOf = (value: unknown): string =>
@@ -57,4 +58,33 @@ export function ChangeDiff({ before, after }: { before: unknown; after: unknown 
       ))}
     </div>
   );
+}
+
+/** A run of an answer's text: the same in both, or only in this one. */
+export interface WordPart {
+  text: string;
+  changed: boolean;
+}
+
+/**
+ * Two texts word by word, each as its own runs: `before`'s runs joined are `before` exactly, and
+ * `after`'s are `after` (jsdiff's `diffWordsWithSpace` keeps every space and line break, where
+ * `diffWords` may give one text's spacing to the other). A change of spacing alone is not marked:
+ * it cannot be seen.
+ */
+export function wordDiff(before: string, after: string): { before: WordPart[]; after: WordPart[] } {
+  const out = { before: [] as WordPart[], after: [] as WordPart[] };
+  for (const part of diffWordsWithSpace(before, after)) {
+    const changed = (part.added || part.removed) && /\S/.test(part.value);
+    const run = { text: part.value, changed };
+    if (!part.added) out.before.push(run);
+    if (!part.removed) out.after.push(run);
+  }
+  return out;
+}
+
+/** A text with its changed runs marked: removed words as <del>, added ones as <ins>. */
+export function MarkedText({ parts, mark }: { parts: WordPart[]; mark: "del" | "ins" }) {
+  const Mark = mark;
+  return <>{parts.map((p, i) => p.changed ? <Mark key={i}>{p.text}</Mark> : p.text)}</>;
 }

@@ -35,3 +35,6 @@ export function ErrorNote({ error }: { error: CombinedError | string | null | un
 export const Badge = ({ value }: { value: string }) => (
   <span class={`badge badge-${value.toLowerCase()}`}>{value}</span>
 );
+
+/** Credits with as many decimals as they carry (0.675), at most four. */
+export const formatCredits = (n: number) => String(Math.round(n * 10_000) / 10_000);

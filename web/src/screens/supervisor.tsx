@@ -7,7 +7,7 @@ import { useMutation, useQuery } from "@urql/preact";
 import { useState } from "preact/hooks";
 import { href } from "../router.ts";
 import { graphql, type ResultOf } from "../schema.ts";
-import { Badge, ErrorNote, Time } from "../ui.tsx";
+import { Badge, ErrorNote, formatCredits, Time } from "../ui.tsx";
 import { TOOL_LABELS } from "./approvals.tsx";
 
 /** A change a turn proposed (it waits under Approvals). */
@@ -101,6 +101,3 @@ function Turn({ message: m }: { message: SupervisorMessage }) {
     </article>
   );
 }
-
-/** Credits with as many decimals as they carry (0.675), at most four. */
-const formatCredits = (n: number) => String(Math.round(n * 10_000) / 10_000);
