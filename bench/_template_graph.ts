@@ -3,33 +3,18 @@
  * message templates in Meta's shape (its "Get templates" reference example), TEMPLATES of them,
  * listed at most 100 a page with `paging.cursors` and `paging.next`. Prints "ready <port>".
  */
+import { metaTemplate } from "../tests/_helpers/templates.ts";
+
 const TEMPLATES = Number(Deno.env.get("TEMPLATES") ?? 6000);
 const PAGE = 100;
 
-const template = (n: number) => ({
-  name: `seasonal_promotion_${n}`,
-  parameter_format: n % 2 ? "POSITIONAL" : "NAMED",
-  components: [
-    { type: "HEADER", format: "TEXT", text: "Our {{1}} is on!", example: { header_text: ["Summer Sale"] } },
-    {
-      type: "BODY",
-      text: "Shop now through {{1}} and use code {{2}} to get {{3}} off of all merchandise.",
-      example: { body_text: [["the end of August", "25OFF", "25%"]] },
-    },
-    { type: "FOOTER", text: "Use the buttons below to manage your marketing subscriptions" },
-    {
-      type: "BUTTONS",
-      buttons: [
-        { type: "QUICK_REPLY", text: "Unsubscribe from Promos" },
-        { type: "URL", text: "Shop", url: "https://example.com/shop/{{1}}", example: ["summer"] },
-      ],
-    },
-  ],
-  language: n % 3 ? "en_US" : "pt_BR",
-  status: n % 10 ? "APPROVED" : "PENDING",
-  category: n % 4 ? "MARKETING" : "UTILITY",
-  id: String(546151681022936 + n),
-});
+/** Meta's example template, in two languages and two categories, a tenth still PENDING review. */
+const template = (n: number) =>
+  metaTemplate(n, {
+    language: n % 3 ? "en_US" : "pt_BR",
+    status: n % 10 ? "APPROVED" : "PENDING",
+    category: n % 4 ? "MARKETING" : "UTILITY",
+  });
 
 const all = Array.from({ length: TEMPLATES }, (_, n) => template(n));
 

@@ -11,31 +11,15 @@
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { assertFitsWidth, consoleSuite, liveFeeds, PHONE, signIn } from "./_helpers/browser.ts";
-import { graphError, waitUntil } from "./_helpers/conversations.ts";
+import { reengagementError, waitUntil } from "./_helpers/conversations.ts";
 import { type Call, eventually, startReceiver } from "./_helpers/receiver.ts";
-import {
-  APP_SECRET,
-  customerWrites,
-  envelope,
-  postSigned,
-  type TestChannel,
-  VERIFY_TOKEN,
-} from "./_helpers/whatsapp.ts";
+import { createWhatsAppChannel, customerWrites, envelope, postSigned } from "./_helpers/whatsapp.ts";
 import type { Client } from "./_helpers/app.ts";
 import type { App } from "../src/app.ts";
 import { MESSAGE_SEND_QUEUE } from "../src/conversations/outbound.ts";
 
 const HOUR = 3600_000;
 const MINUTE = 60_000;
-
-/** Meta's answer to a free-form message outside the window. */
-const REENGAGEMENT = () =>
-  graphError(
-    400,
-    131047,
-    "(#131047) Re-engagement message",
-    "Message failed to send because more than 24 hours have passed since the customer last replied to this number.",
-  );
 
 /** Meta's answer to an accepted send. */
 const accepted = (i: number) =>
@@ -129,27 +113,14 @@ const templateList = () =>
   Response.json({ data: TEMPLATES, paging: { cursors: { before: "MAZDZD", after: "MjQZD" } } });
 
 const WABA = "102290129340398";
-let phones = 0;
 
 /** A WhatsApp channel of the business account WABA, its templates synced. */
 async function templateChannel(c: Client, agentId: string) {
-  const phoneNumberId = `${Date.now()}${++phones}`.slice(-15);
-  const created = await c.post(`/api/agents/${agentId}/channels`, {
-    type: "WHATSAPP",
-    label: "Sales",
-    config: {
-      phoneNumberId,
-      accessToken: "test-access-token",
-      appSecret: APP_SECRET,
-      verifyToken: VERIFY_TOKEN,
-      businessAccountId: WABA,
-    },
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const created = { body: await createWhatsAppChannel(c, agentId, { businessAccountId: WABA }) };
   const synced = await c.post(`/api/channels/${created.body.id}/templates/sync`);
   assert.equal(synced.status, 200, JSON.stringify(synced.body));
   assert.equal(synced.body.data.length, TEMPLATES.length);
-  return created.body as TestChannel;
+  return created.body;
 }
 
 Deno.test("the window's time left, each message's state, Reply closed with the window, templates and the reminder", async (t) => {
@@ -161,7 +132,7 @@ Deno.test("the window's time left, each message's state, Reply closed with the w
     if (call.path.endsWith("/message_templates")) return templateList();
     const i = sends.push(call) - 1;
     if (i === 0) await firstSendHeld;
-    return i === 1 ? REENGAGEMENT() : accepted(i);
+    return i === 1 ? reengagementError() : accepted(i);
   });
   const waitForSends = (n: number) => eventually(() => Promise.resolve(sends.length >= n || undefined));
   // The agent does not answer (a long grouping window): only people write here.

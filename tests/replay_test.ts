@@ -8,6 +8,7 @@
  * decided.
  */
 import assert from "node:assert/strict";
+import { WEBHOOK_EVENTS } from "../src/webhooks/schemas.ts";
 import { Client, startTestApp, testConfig } from "./_helpers/app.ts";
 import { buildApp } from "../src/app.ts";
 import { silentLogger } from "../src/shared/logger.ts";
@@ -97,16 +98,7 @@ Deno.test("replays of an agent change", async (tt) => {
     webhookUrl: intentHook.url("/intent"),
   });
   assert.equal(intent.status, 201);
-  for (
-    const event of [
-      "message.received",
-      "message.sent",
-      "conversation.opened",
-      "conversation.closed",
-      "human.transferred",
-      "intent.fired",
-    ]
-  ) {
+  for (const event of WEBHOOK_EVENTS) {
     assert.equal(
       (await o.post(`/api/agents/${agent.id}/webhooks`, { event, url: events.url() })).status,
       201,

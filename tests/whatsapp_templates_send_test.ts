@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
 import { type Call, eventually, startReceiver } from "./_helpers/receiver.ts";
-import { eventsOf, graphError, lastUserMessage, startModelServer } from "./_helpers/conversations.ts";
+import { eventsOf, lastUserMessage, reengagementError, startModelServer } from "./_helpers/conversations.ts";
 import { createWhatsAppChannel, customerWrites, postSigned, textMessage } from "./_helpers/whatsapp.ts";
 import { gqlOk, gqlRefused } from "./_helpers/roles.ts";
 import {
@@ -47,18 +47,11 @@ function templateGraph(listed: TemplateFixture[]) {
       });
     }
     const i = sends.push(call) - 1;
-    return refused.has(i)
-      ? graphError(
-        400,
-        131047,
-        "(#131047) Re-engagement message",
-        "Message failed to send because more than 24 hours have passed since the customer last replied to this number.",
-      )
-      : Response.json({
-        messaging_product: "whatsapp",
-        contacts: [{ input: "16505551234", wa_id: "16505551234" }],
-        messages: [{ id: `wamid.TEST${i}` }],
-      });
+    return refused.has(i) ? reengagementError() : Response.json({
+      messaging_product: "whatsapp",
+      contacts: [{ input: "16505551234", wa_id: "16505551234" }],
+      messages: [{ id: `wamid.TEST${i}` }],
+    });
   });
   return {
     url: receiver.url,

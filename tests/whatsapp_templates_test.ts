@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
 import { eventually } from "./_helpers/receiver.ts";
 import { graphError } from "./_helpers/conversations.ts";
-import { APP_SECRET, postSigned, VERIFY_TOKEN } from "./_helpers/whatsapp.ts";
+import { createWhatsAppChannel, postSigned } from "./_helpers/whatsapp.ts";
 import { metaTemplate, startTemplateGraph } from "./_helpers/templates.ts";
 import {
   queueEveryTemplateSync,
@@ -41,19 +41,6 @@ const statusUpdate = (waba: string, name: string, event: string, language = "en-
   object: "whatsapp_business_account",
 });
 
-let phones = 0;
-const channelInput = (fields: { businessAccountId?: string; appSecret?: string } = {}) => ({
-  type: "WHATSAPP",
-  label: "Sales",
-  config: {
-    phoneNumberId: `${Date.now()}${++phones}`.slice(-15),
-    accessToken: "test-access-token",
-    appSecret: fields.appSecret ?? APP_SECRET,
-    verifyToken: VERIFY_TOKEN,
-    ...(fields.businessAccountId ? { businessAccountId: fields.businessAccountId } : {}),
-  },
-});
-
 Deno.test("WhatsApp templates: synced every page, listed, on demand, hourly and from Meta's status webhook", async (t) => {
   // Three templates, two a page: the sync must follow paging.next to the second page.
   const graph = startTemplateGraph([metaTemplate(1), metaTemplate(2), metaTemplate(3)], 2);
@@ -70,13 +57,9 @@ Deno.test("WhatsApp templates: synced every page, listed, on demand, hourly and 
     await t.step(
       "a channel created with its WABA id: every page synced, listed in REST and GraphQL",
       async () => {
-        const created = await owner.client.post(
-          `/api/agents/${agent.id}/channels`,
-          channelInput({ businessAccountId: WABA }),
-        );
-        assert.equal(created.status, 201);
-        assert.equal(created.body.businessAccountId, WABA);
-        channelId = created.body.id;
+        const created = await createWhatsAppChannel(owner.client, agent.id, { businessAccountId: WABA });
+        assert.equal(created.businessAccountId, WABA);
+        channelId = created.id;
         await eventually(async () => (await names(channelId)).length === 3 || undefined);
         assert.equal(graph.listCalls.length, 2, "two pages");
         assert.equal(graph.listCalls[0].pathname, `/v21.0/${WABA}/message_templates`);
@@ -151,8 +134,7 @@ Deno.test("WhatsApp templates: synced every page, listed, on demand, hourly and 
     });
 
     await t.step("without a business account: 409 NO_BUSINESS_ACCOUNT, an empty list", async () => {
-      const plain = await owner.client.post(`/api/agents/${agent.id}/channels`, channelInput());
-      assert.equal(plain.status, 201);
+      const plain = { body: await createWhatsAppChannel(owner.client, agent.id) };
       const refused = await owner.client.post(`/api/channels/${plain.body.id}/templates/sync`);
       assert.equal(refused.status, 409);
       assert.equal(refused.body.code, "NO_BUSINESS_ACCOUNT");
@@ -169,16 +151,17 @@ Deno.test("WhatsApp templates: synced every page, listed, on demand, hourly and 
     await t.step("Meta's status webhook, routed by the WABA id to every channel of that app", async () => {
       // A second number of the same account and app, and the same account in another workspace
       // under another app: the post is signed by the first app only.
-      const sibling = await owner.client.post(
-        `/api/agents/${agent.id}/channels`,
-        channelInput({ businessAccountId: WABA }),
-      );
+      const sibling = {
+        body: await createWhatsAppChannel(owner.client, agent.id, { businessAccountId: WABA }),
+      };
       const other = await ta.seed.workspace("Other");
       const otherAgent = await ta.seed.agent(other.owner.client);
-      const stranger = await other.owner.client.post(
-        `/api/agents/${otherAgent.id}/channels`,
-        channelInput({ businessAccountId: WABA, appSecret: "another-app-secret-42" }),
-      );
+      const stranger = {
+        body: await createWhatsAppChannel(other.owner.client, otherAgent.id, {
+          businessAccountId: WABA,
+          appSecret: "another-app-secret-42",
+        }),
+      };
       for (const id of [sibling.body.id, stranger.body.id]) {
         await eventually(async () => (await names(id)).length === 3 || undefined);
       }

@@ -9,18 +9,9 @@
 import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
 import { eventually } from "./_helpers/receiver.ts";
-import { graphError, startGraph } from "./_helpers/conversations.ts";
+import { reengagementError, startGraph } from "./_helpers/conversations.ts";
 import { MESSAGE_SEND_QUEUE } from "../src/conversations/outbound.ts";
 import { createWhatsAppChannel, customerWrites, envelope, postSigned } from "./_helpers/whatsapp.ts";
-
-/** Meta's answer to a free-form message outside the window. */
-const REENGAGEMENT = () =>
-  graphError(
-    400,
-    131047,
-    "(#131047) Re-engagement message",
-    "Message failed to send because more than 24 hours have passed since the customer last replied to this number.",
-  );
 
 const WINDOW = `query ($id: ID!) { conversation(id: $id) { window { open closesAt } } }`;
 
@@ -28,7 +19,7 @@ Deno.test("the 24-hour window: read, refused human replies, and Meta's 131047 cl
   // Call 1 is refused with 131047; the others are accepted.
   const graph = startGraph((i) =>
     i === 1
-      ? REENGAGEMENT()
+      ? reengagementError()
       : Response.json({ messaging_product: "whatsapp", messages: [{ id: `wamid.OUT${i}` }] })
   );
   // The agent does not answer (a long grouping window): only people write here.

@@ -114,6 +114,15 @@ export const graphError = (status: number, code: number, message: string, detail
     },
   }, { status });
 
+/** Meta's answer to a free-form message outside the customer's 24-hour window (its error 131047). */
+export const reengagementError = () =>
+  graphError(
+    400,
+    131047,
+    "(#131047) Re-engagement message",
+    "Message failed to send because more than 24 hours have passed since the customer last replied to this number.",
+  );
+
 /** A Graph API stand-in: each send answered by `answer` (default, or when it answers undefined: 200 with a new wamid). */
 export function startGraph(answer?: (index: number) => Response | undefined): Receiver {
   return startReceiver((_call, index) =>

@@ -14,8 +14,15 @@ export interface TestChannel {
 
 let phones = 0;
 
-/** A WHATSAPP channel of `agentId` created over REST, with a phone number id unique in the run. */
-export async function createWhatsAppChannel(c: Client, agentId: string): Promise<TestChannel> {
+/**
+ * A WHATSAPP channel of `agentId` created over REST, with a phone number id unique in the run;
+ * `config` adds to or overrides the test credentials (a businessAccountId, another app secret).
+ */
+export async function createWhatsAppChannel(
+  c: Client,
+  agentId: string,
+  config: Record<string, string> = {},
+): Promise<TestChannel & { businessAccountId: string | null }> {
   const phoneNumberId = `${Date.now()}${++phones}`.slice(-15);
   const res = await c.post(`/api/agents/${agentId}/channels`, {
     type: "WHATSAPP",
@@ -25,6 +32,7 @@ export async function createWhatsAppChannel(c: Client, agentId: string): Promise
       accessToken: "test-access-token",
       appSecret: APP_SECRET,
       verifyToken: VERIFY_TOKEN,
+      ...config,
     },
   });
   if (res.status !== 201) throw new Error(`channel: ${res.status} ${JSON.stringify(res.body)}`);
