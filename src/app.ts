@@ -30,6 +30,7 @@ import { startWebhookDeadLetterWorker, webhookDeadLetterQueue } from "./jobs/wor
 import { maintenanceQueues, startMaintenanceWorkers } from "./jobs/workers/maintenance.ts";
 import { approvalQueues, startApprovalWorkers } from "./jobs/workers/approvals.ts";
 import { firstAttemptsMade, webhookListener } from "./webhooks/listener.ts";
+import { watchDeadDeliveryClaims } from "./webhooks/recovery.ts";
 import { startWhatsAppInboundWorker, whatsappInboundQueue } from "./jobs/workers/whatsapp_inbound.ts";
 import { conversationQueues, startConversationWorkers } from "./jobs/workers/conversations.ts";
 import { replyWindowListener } from "./conversations/pipeline/window.ts";
@@ -130,8 +131,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...conversationQueues,
     mediaQueue,
   ]);
+  // Before any worker: every claim this process takes carries its id, alive while its lock is held
+  // (the webhook listener's first attempts are claims too).
+  const instance = await registerInstance(databaseUrl, logger);
   const events = new EventBus(() => clock.now());
-  events.subscribe(webhookListener(jobs), firstAttemptsMade(db));
+  events.subscribe(webhookListener(jobs, instance), firstAttemptsMade(db));
   events.subscribe(replyWindowListener({ jobs, clock, config }));
   events.subscribe(mediaListener(jobs));
   // Subscriptions of every process: NOTIFY in the publishing transaction, one LISTEN here.
@@ -140,8 +144,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   events.subscribe(live.listener());
   const channels = new ChannelCache(db, secrets, databaseUrl, logger);
   await channels.start();
-  // Before any worker: every claim this process takes carries its id, alive while its lock is held.
-  const instance = await registerInstance(databaseUrl, logger);
   const deps: Deps = {
     db,
     config,
@@ -167,7 +169,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await startWhatsAppInboundWorker(jobs, workerDeps);
     await startConversationWorkers(jobs, workerDeps);
     await startMediaWorker(jobs, workerDeps);
-    stopWatchingClaims = watchDeadClaims(deps);
+    const stopReplyClaims = watchDeadClaims(deps);
+    const stopDeliveryClaims = watchDeadDeliveryClaims(deps);
+    stopWatchingClaims = async () => void await Promise.all([stopReplyClaims(), stopDeliveryClaims()]);
   }
   if (options.bootstrap !== false) await bootstrapFirstOwner(deps);
 
