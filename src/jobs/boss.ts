@@ -5,8 +5,8 @@
  * CTEs of the event batch's statement, insertShare). A queue whose worker says `runHere` has the
  * jobs this process sends run by it once committed (no fetch), their rows kept as the backstop, and
  * an insertShare's jobs run by it without a row at all when its caller claims the work itself
- * (runAfterCommit); the others' workers are woken by LISTEN/NOTIFY or this process' wake-ups, not by polling, so a
- * new job starts without waiting for a poll interval. What this relies on of pg-boss' private
+ * (runAfterCommit); the others' workers are woken by LISTEN/NOTIFY or this process' wake-ups, not
+ * by polling, so a new job starts without waiting for a poll interval. What this relies on of pg-boss' private
  * parts is listed in pgboss_internals.ts.
  */
 import { fromPrisma, type Job, PgBoss, type Queue, type Warning, type WorkOptions } from "pg-boss";
