@@ -361,11 +361,13 @@ What limits it: everything shares the machine's cores (publishers, workers, Post
 the webhooks, the receiver), and the burst keeps them busy: the workers keep up (see p50), so each
 side's rate is the cores' share it gets over its CPU per event, and the throughput ratio follows the
 CPU ratio when the neighbours are quiet (it moves with their load otherwise). Publishing an event is
-one statement, as a bare enqueue is, but it writes three rows (the event, its delivery, the
-delivery's job) with their indexes and foreign-key checks, where the enqueue writes one. Its first
-attempt adds an HTTP exchange and its signature, and its share of one load and one record
-statement per batch (the attempt's row and the delivery's update). Draining a backlog, a no-op job
-costs two statements per batch (fetch, complete).
+one statement, as a bare enqueue is; it writes two rows (the event, and its delivery claimed by the
+publishing process) with their indexes and foreign-key checks, where the enqueue writes one. The
+publishing process makes the first attempts itself, one batch at a time, without a job (beyond 64
+held, they are jobs for the workers): an HTTP exchange and its signature, and its share of one load
+and one record statement per batch (the attempt's row and the delivery's update), where a no-op job
+has its share of a fetch and a completion. Draining a backlog (published with no worker running:
+jobs), a no-op job costs two statements per batch (fetch, complete).
 `;
     await Deno.mkdir("bench/results", { recursive: true });
     await Deno.writeTextFile("bench/results/webhooks.md", md);

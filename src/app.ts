@@ -33,6 +33,7 @@ import { startTemplateWorkers, templateQueues } from "./jobs/workers/templates.t
 import { replayQueues, startReplayWorker } from "./jobs/workers/replay.ts";
 import { LiveReplies } from "./jobs/live_replies.ts";
 import { firstAttemptsMade, webhookListener } from "./webhooks/listener.ts";
+import { watchDeadDeliveryClaims } from "./webhooks/recovery.ts";
 import { startWhatsAppInboundWorker, whatsappInboundQueue } from "./jobs/workers/whatsapp_inbound.ts";
 import { conversationQueues, startConversationWorkers } from "./jobs/workers/conversations.ts";
 import { replyWindowListener } from "./conversations/pipeline/window.ts";
@@ -135,8 +136,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ...conversationQueues,
     mediaQueue,
   ]);
+  // Before any worker: every claim this process takes carries its id, alive while its lock is held
+  // (the webhook listener's first attempts are claims too).
+  const instance = await registerInstance(databaseUrl, logger);
   const events = new EventBus(() => clock.now());
-  events.subscribe(webhookListener(jobs), firstAttemptsMade(db));
+  events.subscribe(webhookListener(jobs, instance), firstAttemptsMade(db));
   events.subscribe(replyWindowListener({ jobs, clock, config }));
   events.subscribe(mediaListener(jobs));
   // Subscriptions of every process: NOTIFY in the publishing transaction, one LISTEN here.
@@ -145,8 +149,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   events.subscribe(live.listener());
   const channels = new ChannelCache(db, secrets, databaseUrl, logger);
   await channels.start();
-  // Before any worker: every claim this process takes carries its id, alive while its lock is held.
-  const instance = await registerInstance(databaseUrl, logger);
   const deps: Deps = {
     db,
     config,
@@ -177,7 +179,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await startConversationWorkers(jobs, workerDeps, live);
     await startReplayWorker(jobs, deps, live);
     await startMediaWorker(jobs, workerDeps);
-    stopWatchingClaims = watchDeadClaims(deps);
+    const stopReplyClaims = watchDeadClaims(deps);
+    const stopDeliveryClaims = watchDeadDeliveryClaims(deps);
+    stopWatchingClaims = async () => void await Promise.all([stopReplyClaims(), stopDeliveryClaims()]);
   }
   if (options.bootstrap !== false) await bootstrapFirstOwner(deps);
 

@@ -4,6 +4,9 @@
  * and completed by the run. A failed run is a failed attempt of the job, retried by a worker; a run that has not ended
  * leaves the job waiting for its backstop time, untaken. A job sent in a transaction (the reply
  * window) runs here once that committed and the job is due; a queue without the rule goes to the workers.
+ * The jobs of a run without a row (runAfterCommit: the caller's own rows claim the work) run after
+ * the commit and leave no row, unless the run fails: then they are inserted with their ids, for a
+ * worker to retry; with `runHereBatches`, the jobs waiting for the runs count in the limit.
  */
 import assert from "node:assert/strict";
 import { startTestApp } from "./_helpers/app.ts";
@@ -11,6 +14,7 @@ import { eventually } from "./_helpers/receiver.ts";
 import { createWhatsAppChannel, postSigned, textMessage } from "./_helpers/whatsapp.ts";
 import { WHATSAPP_INBOUND_QUEUE } from "../src/channels/whatsapp/process.ts";
 import type { Jobs } from "../src/jobs/boss.ts";
+import { sqlTransaction } from "../src/db/transaction.ts";
 
 interface JobRow {
   id: string;
@@ -179,6 +183,84 @@ Deno.test("jobs run where they were accepted", async (t) => {
         assert.ok((await rows()).every((j) => !j.fetched), "all run here");
       },
     );
+  } finally {
+    await ta.close();
+  }
+});
+
+Deno.test("jobs run here without a row: none left when the run succeeds, inserted with their ids when it fails", async () => {
+  const ta = await startTestApp({}, { workers: false });
+  try {
+    const db = ta.app.deps.db;
+    const jobs = ta.app.deps.jobs as Jobs;
+    const q = "test-run-here-rowless";
+    await jobs.boss.createQueue(q, { retryLimit: 1, retryDelay: 1 });
+    const batches: number[][] = [];
+    let behave: (ns: number[]) => Promise<void> = () => Promise.resolve();
+    await jobs.work<{ n: number }>(
+      q,
+      { runHere: true, runHereLimit: 4, runHereBatches: 1, batchSize: 16, pollingIntervalSeconds: 1 },
+      async (batch) => {
+        const ns = batch.map((j) => j.data.n);
+        batches.push(ns);
+        await behave(ns);
+      },
+    );
+    const rows = () =>
+      db.$queryRawUnsafe<Array<{ id: string; state: string; fetched: boolean; data: object }>>(
+        `SELECT id::text, state::text, started_on IS NOT NULL AS fetched, data FROM pgboss.job WHERE name = $1`,
+        q,
+      );
+    /** Commits a transaction that runs `ns` here (one job each, with a fresh id); returns the ids. */
+    const commit = (ns: number[]) =>
+      sqlTransaction(db, (tx) => {
+        const local = jobs.runAfterCommit(tx, q);
+        if (!local) return Promise.resolve(null);
+        const started = ns.map((n) => ({ id: crypto.randomUUID(), data: { n } }));
+        local.start(started);
+        return Promise.resolve(started.map((j) => j.id));
+      });
+
+    // Run after the commit; nothing inserted, nothing completed.
+    await commit([1]);
+    await eventually(() => Promise.resolve(batches.length === 1 || undefined));
+    assert.deepEqual(batches, [[1]]);
+    assert.deepEqual(await rows(), []);
+
+    // Never when rolled back.
+    await assert.rejects(sqlTransaction(db, (tx) => {
+      jobs.runAfterCommit(tx, q)!.start([{ id: crypto.randomUUID(), data: { n: 99 } }]);
+      return Promise.reject(new Error("roll back"));
+    }));
+
+    // A failed run: its job is inserted with its id, and a worker retries it after the queue's delay.
+    let failures = 1;
+    behave = () => failures-- > 0 ? Promise.reject(new Error("boom")) : Promise.resolve();
+    const [failed] = (await commit([2]))!;
+    await eventually(async () => (await rows())[0]?.state === "completed" || undefined);
+    const [retried] = await rows();
+    assert.equal(retried.id, failed);
+    assert.equal(retried.fetched, true);
+    assert.deepEqual(retried.data, { n: 2 });
+    assert.deepEqual(batches.slice(1), [[2], [2]]);
+    assert.equal((await rows()).length, 1);
+    await db.$executeRawUnsafe(`DELETE FROM pgboss.job WHERE name = $1`, q);
+    batches.length = 0;
+
+    // One run at a time: jobs committed meanwhile wait and run as one batch; with the limit held
+    // (the run's job and three waiting), the next transaction's jobs are not run here.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => release = resolve);
+    behave = (ns) => ns.includes(3) ? held : Promise.resolve();
+    await commit([3]);
+    await eventually(() => Promise.resolve(batches.length === 1 || undefined));
+    await commit([4]);
+    await commit([5, 6]);
+    assert.equal(await commit([7]), null);
+    release();
+    await eventually(() => Promise.resolve(batches.length === 2 || undefined));
+    assert.deepEqual(batches, [[3], [4, 5, 6]]);
+    assert.deepEqual(await rows(), []);
   } finally {
     await ta.close();
   }

@@ -3,9 +3,10 @@
  * caller's transaction (outbox pattern: pg-boss `insert(..., { db })`, or for keyed jobs its insert
  * statement with the bring-forward beside it, keyedInsertSql, or for an event listener its insert as
  * CTEs of the event batch's statement, insertShare). A queue whose worker says `runHere` has the
- * jobs this process sends run by it once committed (no fetch), their rows kept as the backstop;
- * the others' workers are woken by LISTEN/NOTIFY or this process' wake-ups, not by polling, so a
- * new job starts without waiting for a poll interval. What this relies on of pg-boss' private
+ * jobs this process sends run by it once committed (no fetch), their rows kept as the backstop, and
+ * an insertShare's jobs run by it without a row at all when its caller claims the work itself
+ * (runAfterCommit); the others' workers are woken by LISTEN/NOTIFY or this process' wake-ups, not
+ * by polling, so a new job starts without waiting for a poll interval. What this relies on of pg-boss' private
  * parts is listed in pgboss_internals.ts.
  */
 import { fromPrisma, type Job, PgBoss, type Queue, type Warning, type WorkOptions } from "pg-boss";
@@ -52,10 +53,18 @@ const BACKLOG_WARNING = "Warning: large queue backlog";
 /**
  * pg-boss' worker options, and the queue's rule for running here: with `runHere`, a job sent by
  * this process (JobQueue.send) and due within a minute is run by it once committed, rather than
- * fetched by a worker (no fetch, no wake-up), its row kept as the backstop; at most `runHereLimit`
- * of them at once (RUN_HERE_LIMIT).
+ * fetched by a worker (no fetch, no wake-up), its row kept as the backstop, and so are the jobs of
+ * an insertShare whose caller claims them (runAfterCommit), with no row; at most `runHereLimit` of
+ * them at once (RUN_HERE_LIMIT). With `runHereBatches`, at most that many runs (handler calls) are
+ * under way at once, each of up to `batchSize` jobs, as the workers fetch them, and `runHereLimit`
+ * counts the jobs waiting for them too: in a burst a run takes every job that came meanwhile
+ * (fewer, fuller batches) rather than starting one per commit.
  */
-export type WorkerOptions = WorkOptions & { runHere?: boolean; runHereLimit?: number };
+export type WorkerOptions = WorkOptions & {
+  runHere?: boolean;
+  runHereLimit?: number;
+  runHereBatches?: number;
+};
 
 /** A queue and its options, created (or brought up to date) when the boss starts. */
 export type QueueSpec = Queue & { name: string };
@@ -120,12 +129,21 @@ export class Jobs implements JobQueue {
   readonly #runsPerQueue = new Map<string, number>();
   /** Per queue, how many runs here may be under way (RUN_HERE_LIMIT unless its worker says). */
   readonly #runHereLimits = new Map<string, number>();
+  /** Per queue with WorkerOptions.runHereBatches: that, and its runs under way. */
+  readonly #runHereBatches = new Map<string, number>();
+  readonly #batchesPerQueue = new Map<string, number>();
   /** The queues whose jobs sent here run here (WorkerOptions.runHere). */
   readonly #runsHere = new Set<string>();
   /** The queues started here whose inserts send pg-boss' NOTIFY (the others are woken by wake()). */
   readonly #notifies = new Set<string>();
   /** Per queue started here, how long a job run here waits before a worker may take it (ms). */
   readonly #backstops = new Map<string, number>();
+  /** Per queue started here, its retry delay (s): when a failed run without a row is tried again. */
+  readonly #retryDelays = new Map<string, number>();
+  /** Jobs run here that have no row (runAfterCommit): nothing to complete, their retries inserted. */
+  readonly #rowless = new WeakSet<Job<object>>();
+  /** Pauses under way (#pause), ended at once on stop. */
+  readonly #pauses = new Set<() => void>();
   /** Per queue, the batch size of its workers: jobs run here together are handed over so many at a time. */
   readonly #batchSizes = new Map<string, number>();
   /** Jobs due to run here, not started yet (this turn's, or the limit of runs under way), oldest first. */
@@ -218,6 +236,7 @@ export class Jobs implements JobQueue {
         queue.name,
         Math.min(RUN_HERE_BACKSTOP_MS, (queue.expireInSeconds ?? Infinity) * 1000),
       );
+      this.#retryDelays.set(queue.name, queue.retryDelay ?? 0);
       this.#insertParts.set(
         queue.name,
         insertParts(BOSS_SCHEMA, { name: queue.name, table: queue.table, notify: queue.notify === true }),
@@ -295,18 +314,24 @@ export class Jobs implements JobQueue {
     delays: number[],
     onCommit: (fn: () => void) => void,
   ): Promise<void> {
-    const jobs = items.map((i, k) => ({ id: crypto.randomUUID(), data: i.data, delayMs: delays[k] }));
+    const jobs = items.map((i, k) => ({ id: i.id ?? crypto.randomUUID(), data: i.data, delayMs: delays[k] }));
     const sentAt = performance.now();
     const rows = jobs.map((j) => ({
       id: j.id,
       data: j.data,
       startAfter: (j.delayMs + this.#backstopMs(queue)) / 1000,
     }));
+    // A job given an id that is taken is not inserted, and not run here either: the job of that id
+    // stands for it. The ids inserted come back only when asked (another statement text).
+    const returnId = items.some((i) => i.id !== undefined);
     // The client's own statement: on pg-boss' pool, whose insert is prepared once per connection.
-    if (bare) await this.boss.insert(queue, rows);
-    else await this.boss.insert(queue, rows, { db: fromPrisma(tx) });
+    const inserted = bare
+      ? await this.boss.insert(queue, rows, { returnId })
+      : await this.boss.insert(queue, rows, { db: fromPrisma(tx), returnId });
+    const taken = returnId ? new Set(inserted ?? []) : null;
     onCommit(() => {
       for (const job of jobs) {
+        if (taken && !taken.has(job.id)) continue;
         if (job.delayMs === 0) {
           this.#startRun(queue, job.id, job.data);
           continue;
@@ -335,7 +360,7 @@ export class Jobs implements JobQueue {
     const sentAt = Date.now();
     const dueAt = delays.map((ms) => new Date(sentAt + ms));
     const jobs = items.map((i, k) => ({
-      id: crypto.randomUUID(),
+      id: i.id ?? crypto.randomUUID(),
       data: i.data,
       startAfter: delays[k] > 0 ? dueAt[k] : undefined,
       singletonKey: i.key,
@@ -400,12 +425,13 @@ export class Jobs implements JobQueue {
    */
   async work<T extends object>(
     queue: string,
-    { runHere, runHereLimit, ...options }: WorkerOptions,
+    { runHere, runHereLimit, runHereBatches, ...options }: WorkerOptions,
     handler: (jobs: Job<T>[]) => Promise<void>,
   ): Promise<void> {
     this.#handlers.set(queue, handler as (jobs: Job<object>[]) => Promise<void>);
     if (runHere) this.#runsHere.add(queue);
     if (runHereLimit !== undefined) this.#runHereLimits.set(queue, runHereLimit);
+    if (runHereBatches !== undefined) this.#runHereBatches.set(queue, runHereBatches);
     this.#batchSizes.set(queue, options.batchSize ?? 1);
     await this.boss.work<T>(queue, options, async (jobs) => {
       const due = Math.max(0, (this.#due.get(queue) ?? 0) - jobs.length);
@@ -424,10 +450,9 @@ export class Jobs implements JobQueue {
   runAfterCommit(tx: SqlTx, queue: string): LocalRun | null {
     if (!runsAfterCommit(tx) || !this.#canRunHere(queue, 0)) return null;
     return {
-      backstopSeconds: this.#backstopMs(queue) / 1000,
       start: (jobs) =>
         void afterCommit(tx, () => {
-          for (const job of jobs) this.#startRun(queue, job.id, job.data);
+          for (const job of jobs) this.#startRun(queue, job.id, job.data, false);
         }),
     };
   }
@@ -435,8 +460,13 @@ export class Jobs implements JobQueue {
   /** Whether a job of `queue` due in `delayMs` is run here (its queue's rule, room for it) rather than fetched. */
   #canRunHere(queue: string, delayMs: number): boolean {
     return !this.#stopped && this.#runsHere.has(queue) && this.#handlers.has(queue) &&
-      delayMs <= WAKE_TIMER_MAX_MS &&
-      (this.#runsPerQueue.get(queue) ?? 0) < this.#runHereLimit(queue);
+      delayMs <= WAKE_TIMER_MAX_MS && this.#heldHere(queue) < this.#runHereLimit(queue);
+  }
+
+  /** The jobs of `queue` that count against its runHereLimit: under way, and waiting with runHereBatches. */
+  #heldHere(queue: string): number {
+    const running = this.#runsPerQueue.get(queue) ?? 0;
+    return this.#runHereBatches.has(queue) ? running + (this.#waitingRuns.get(queue)?.length ?? 0) : running;
   }
 
   #backstopMs(queue: string): number {
@@ -454,10 +484,13 @@ export class Jobs implements JobQueue {
    * way (a burst of windows closing together), once one of them ends: the runs here never exceed
    * the limit.
    */
-  #startRun(queue: string, id: string, data: object): void {
-    if (this.#stopped || !this.#handlers.has(queue)) return; // the backstop runs it
+  #startRun(queue: string, id: string, data: object, hasRow = true): void {
+    // The backstop runs it, or for a job without a row its caller's claim.
+    if (this.#stopped || !this.#handlers.has(queue)) return;
     const waiting = this.#waitingRuns.get(queue) ?? [];
-    waiting.push({ id, name: queue, data } as Job<object>);
+    const job = { id, name: queue, data } as Job<object>;
+    if (!hasRow) this.#rowless.add(job);
+    waiting.push(job);
     this.#waitingRuns.set(queue, waiting);
     // setImmediate: after this turn's I/O callbacks (microseconds; setTimeout's 0 is about 2 ms).
     if (waiting.length === 1) setImmediate(() => this.#startWaiting(queue));
@@ -468,14 +501,22 @@ export class Jobs implements JobQueue {
     const waiting = this.#waitingRuns.get(queue) ?? [];
     if (this.#stopped || !handler) return void waiting.splice(0);
     const batchSize = this.#batchSizes.get(queue) ?? 1;
+    const maxBatches = this.#runHereBatches.get(queue);
     for (;;) {
-      const free = this.#runHereLimit(queue) - (this.#runsPerQueue.get(queue) ?? 0);
+      // With runHereBatches, the waiting jobs already count in the limit: a free batch takes them.
+      const free = maxBatches === undefined
+        ? this.#runHereLimit(queue) - (this.#runsPerQueue.get(queue) ?? 0)
+        : maxBatches - (this.#batchesPerQueue.get(queue) ?? 0) > 0
+        ? batchSize
+        : 0;
       if (!waiting.length || free <= 0) return;
       const batch = waiting.splice(0, Math.min(batchSize, free));
       this.#runsPerQueue.set(queue, (this.#runsPerQueue.get(queue) ?? 0) + batch.length);
+      this.#batchesPerQueue.set(queue, (this.#batchesPerQueue.get(queue) ?? 0) + 1);
       const run = this.#runHere(queue, handler, batch).finally(() => {
         this.#runs.delete(run);
         this.#runsPerQueue.set(queue, (this.#runsPerQueue.get(queue) ?? batch.length) - batch.length);
+        this.#batchesPerQueue.set(queue, (this.#batchesPerQueue.get(queue) ?? 1) - 1);
         if (waiting.length) this.#startWaiting(queue);
       });
       this.#runs.add(run);
@@ -483,12 +524,15 @@ export class Jobs implements JobQueue {
   }
 
   async #runHere(queue: string, handler: (jobs: Job<object>[]) => Promise<void>, jobs: Job<object>[]) {
-    const ids = jobs.map((job) => job.id);
+    const ids = jobs.filter((job) => !this.#rowless.has(job)).map((job) => job.id);
     try {
       await handler(jobs);
     } catch (error) {
       // The handler logs its own errors.
       this.#logger.debug("job run here failed", { queue, error: String(error) });
+      const rowless = jobs.filter((job) => this.#rowless.has(job));
+      if (rowless.length) await this.#insertRetries(queue, rowless);
+      if (!ids.length) return;
       try {
         // A failed attempt of the job, as if a worker had fetched it: pg-boss retries it after the
         // queue's delay, by a worker, or (retries spent) sends it to the dead letter. Marked as
@@ -500,6 +544,7 @@ export class Jobs implements JobQueue {
       }
       return;
     }
+    if (!ids.length) return;
     try {
       // The jobs were never fetched: completed from the created state.
       await this.boss.complete(queue, ids, undefined, { includeQueued: true });
@@ -507,6 +552,42 @@ export class Jobs implements JobQueue {
       // The backstop runs them again later; the handlers are idempotent.
       this.#logger.warn("job run here not completed", { queue, error: String(error) });
     }
+  }
+
+  /**
+   * A failed run of jobs without a row: they are inserted (their ids kept), due after the queue's
+   * retry delay, for a worker to retry. Until that insert succeeds (the database may be what
+   * failed) it is tried again, every few seconds, as long as this process runs; once it stops, the
+   * callers' claims hand the work on.
+   */
+  async #insertRetries(queue: string, jobs: Job<object>[]): Promise<void> {
+    const delayS = this.#retryDelays.get(queue) ?? 0;
+    const rows = jobs.map((job) => ({ id: job.id, data: job.data, startAfter: delayS }));
+    for (let pauseMs = 1000; !this.#stopped; pauseMs = Math.min(pauseMs * 2, 30_000)) {
+      try {
+        await this.boss.insert(queue, rows);
+        this.#wakeLater(queue, delayS * 1000 + 3);
+        return;
+      } catch (error) {
+        this.#logger.warn("failed run's jobs not inserted yet", { queue, error: String(error) });
+        await this.#pause(pauseMs);
+      }
+    }
+  }
+
+  /** Resolves after `ms`, or at once when the queue stops. */
+  #pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#pauses.delete(end);
+        resolve();
+      }, ms);
+      const end = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.#pauses.add(end);
+    });
   }
 
   /** Registers work to wait for on stop, after the workers stopped (e.g. attempts still in flight). */
@@ -569,6 +650,8 @@ export class Jobs implements JobQueue {
     this.#stopped = true;
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
+    for (const end of this.#pauses) end();
+    this.#pauses.clear();
     // Waiting for the workers here rather than with stop({ graceful }) , which polls every 500 ms.
     const queues = new Set(this.boss.getWipData().map((w) => w.name));
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -17,6 +17,11 @@ export interface JobItem {
    * waiting one is brought forward when the new one is due earlier.
    */
   key?: string;
+  /**
+   * The job's id (a uuid), for a job that stands for one piece of work whatever sends it: a second
+   * job with the same id is not inserted while the first is in the queue's table.
+   */
+  id?: string;
 }
 
 export interface InsertShareOptions {
@@ -31,14 +36,15 @@ export interface InsertShareOptions {
   jobs: Prisma.Sql;
 }
 
-/** Jobs of a queue to be run by this process once the transaction inserting them commits. */
+/**
+ * Jobs of a queue that this process runs once the transaction of an insertShare commits, with no
+ * job row: the caller's own rows, written in that transaction, must say that this process is
+ * making them (a claim naming its instance), so that they are handed to jobs if it dies. A run
+ * that fails inserts its jobs (with their ids), to be retried after the queue's delay as a failed
+ * fetched job would be; one that never starts (the process stops first) leaves them to the claim.
+ */
 export interface LocalRun {
-  /**
-   * Insert them due this many seconds from now: a worker fetches one only when its run here never
-   * completed it (this process died first).
-   */
-  readonly backstopSeconds: number;
-  /** Inside the transaction, once they are inserted: run these jobs (by their ids) after its commit. */
+  /** Inside the transaction, once the rows are written: run these jobs (ids are uuids) after its commit. */
   start(jobs: ReadonlyArray<{ id: string; data: object }>): void;
 }
 
@@ -58,9 +64,9 @@ export interface JobQueue {
    */
   insertShare(queue: string, options: InsertShareOptions): StatementShare;
   /**
-   * Whether jobs of `queue` inserted in `tx` by an insertShare run in this process once `tx`
-   * commits (the queue's rule, room for them, and `tx` a transaction of the app's client): how,
-   * or null, and they are inserted due as usual for the workers.
+   * Whether jobs of `queue` that `tx` would insert by an insertShare run in this process once `tx`
+   * commits instead, without a row (the queue's rule, room for them, and `tx` a transaction of the
+   * app's client; see LocalRun): how, or null, and they are inserted as usual for the workers.
    */
   runAfterCommit(tx: SqlTx, queue: string): LocalRun | null;
 }

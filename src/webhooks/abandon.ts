@@ -27,7 +27,7 @@ export async function abandonDelivery(db: Db, now: Date, job: DeliveryJob, reaso
   return await db.$transaction(async (tx) => {
     const rows = await tx.$queryRaw<Abandoned[]>`
       UPDATE "WebhookDelivery" d
-         SET status = 'FAILED', "updatedAt" = ${now}
+         SET status = 'FAILED', "updatedAt" = ${now}, "claimedBy" = NULL
         FROM "DomainEvent" e
        WHERE d.id = ${job.deliveryId} AND d.status = 'PENDING' AND d."attemptCount" = ${job.attempt - 1}
          AND e.id = d."eventId"
@@ -60,7 +60,7 @@ export async function sweepStaleDeliveries(
              FOR UPDATE SKIP LOCKED
         )
         UPDATE "WebhookDelivery" d
-           SET status = 'FAILED', "updatedAt" = ${now}
+           SET status = 'FAILED', "updatedAt" = ${now}, "claimedBy" = NULL
           FROM stale, "DomainEvent" e
          WHERE d.id = stale.id AND e.id = d."eventId"
         RETURNING d.id, d."webhookId", d."attemptCount", e.type AS "eventType"`;

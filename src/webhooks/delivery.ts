@@ -31,6 +31,12 @@ export interface DeliveryJob {
   attempt: number;
   /** The delivery's webhook, so a worker can apply its per-webhook cap before loading anything. */
   webhookId?: string;
+  /**
+   * Attempt 1 run by the process that published the event, which claimed the delivery (no job
+   * row): any job made to carry it on takes the delivery's id, as the recovery's does
+   * (webhooks/recovery.ts), so that the two are never both queued.
+   */
+  claimed?: true;
 }
 
 export interface DeliveryDeps {

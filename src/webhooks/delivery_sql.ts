@@ -6,6 +6,7 @@
 import { type DeliveryAttempt, Prisma } from "../generated/prisma/client.ts";
 import type { DeliveryStatus } from "../generated/prisma/enums.ts";
 import { col, command, query } from "../db/statement.ts";
+import { LIVE_INSTANCES } from "../db/instance.ts";
 import type { WebhookPayload } from "./sender.ts";
 
 const at0 = new Date(0);
@@ -44,7 +45,10 @@ export const loadDeliveries = query(
 /** One made attempt, as recordAttempts stores it: its whole row. */
 export type AttemptRow = DeliveryAttempt;
 
-/** Inserts the attempts and moves their deliveries to `status`, in one statement. */
+/**
+ * Inserts the attempts and moves their deliveries to `status`, in one statement; a delivery's
+ * claim (its first attempt's, by the process making it) ends with it.
+ */
 export const recordAttempts = command(
   ({ attempts, status, now }: { attempts: AttemptRow[]; status: DeliveryStatus; now: Date }) => {
     const col = <T>(f: (a: AttemptRow) => T) => attempts.map(f);
@@ -60,9 +64,27 @@ export const recordAttempts = command(
       SELECT * FROM made
     )
     UPDATE "WebhookDelivery" d
-       SET "attemptCount" = made.number, status = ${status}::"DeliveryStatus", "updatedAt" = ${now}
+       SET "attemptCount" = made.number, status = ${status}::"DeliveryStatus", "updatedAt" = ${now},
+           "claimedBy" = NULL
       FROM made
      WHERE d.id = made."deliveryId"`;
   },
   [{ attempts: [], status: "SUCCEEDED", now: at0 }],
+);
+
+/**
+ * Ends up to `limit` claims of deliveries whose process is gone, returning each with whether its
+ * first attempt is still to be made (PENDING, no attempt recorded).
+ */
+export const releaseDeadDeliveryClaims = query(
+  { id: col.text, webhookId: col.text, due: col.boolean },
+  ({ limit }: { limit: number }) =>
+    Prisma.sql`
+    UPDATE "WebhookDelivery" d SET "claimedBy" = NULL
+      FROM (SELECT id FROM "WebhookDelivery"
+             WHERE "claimedBy" IS NOT NULL AND "claimedBy" NOT IN (${Prisma.raw(LIVE_INSTANCES)})
+             LIMIT ${limit} FOR UPDATE SKIP LOCKED) dead
+     WHERE d.id = dead.id
+    RETURNING d.id, d."webhookId", d.status = 'PENDING' AND d."attemptCount" = 0 AS due`,
+  [{ limit: 1 }],
 );

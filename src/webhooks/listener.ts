@@ -1,14 +1,17 @@
 /**
  * The webhook listener of the event bus: turns each published event into one WebhookDelivery per
- * matching webhook of the agent and enqueues their first attempts, inside the publisher's
- * transaction (so nothing is lost between commit and enqueue, nothing sent
- * for a rolled-back change). What it writes, the first attempts' jobs included, is its share of the
- * batch's one statement (src/shared/events.ts): publishing costs no statement of its own.
+ * matching webhook of the agent, inside the publisher's transaction (so nothing is lost between
+ * commit and enqueue, nothing sent for a rolled-back change). Their first attempts are made by
+ * this process right after the commit when it can, the deliveries claimed by it (their claim is
+ * what hands them to a job if it dies: webhooks/recovery.ts), or else enqueued as jobs for the
+ * workers. What it writes, those jobs included, is its share of the batch's one statement
+ * (src/shared/events.ts): publishing costs no statement of its own.
  */
 import type { Db } from "../db/client.ts";
 import { Prisma } from "../generated/prisma/client.ts";
 import type { EventListener, PublishedEvent, SettledCheck, StatementShare } from "../shared/events.ts";
 import type { JobQueue, LocalRun } from "../shared/jobs.ts";
+import type { Instance } from "../db/instance.ts";
 import { sha256Hex } from "../shared/crypto.ts";
 import { type DeliveryJob, WEBHOOK_DELIVERY_QUEUE } from "./delivery.ts";
 import { WEBHOOK_EVENTS } from "./schemas.ts";
@@ -24,21 +27,21 @@ export function idempotencyKeyOf(eventId: string): string {
 /**
  * The listener: stores each event of a batch with its payload as the receivers will get it (so
  * every attempt sends the same body), one delivery per webhook of the agent registered for its type
- * (for `webhook.test`, only the webhook it names), and one job per delivery for attempt 1.
+ * (for `webhook.test`, only the webhook it names), and for attempt 1 of each delivery either its
+ * claim by this process (`instance`; without one, never) or a job.
  */
-export function webhookListener(jobs: JobQueue): EventListener {
+export function webhookListener(jobs: JobQueue, instance?: Pick<Instance, "id">): EventListener {
   const delivered = (events: readonly PublishedEvent[]) =>
     events.filter((event) => DELIVERED.has(event.type));
-  // Attempt 1 of each delivery (a DeliveryJob each), inserted by the same statement. Made on first
-  // use: the queue's insert is known once the job queue has started.
+  // Attempt 1 of each delivery not claimed here (a DeliveryJob each), inserted by the same statement.
+  // Made on first use: the queue's insert is known once the job queue has started.
   let firstAttempts: StatementShare | undefined;
   const firstAttemptsShare = () =>
     firstAttempts ??= jobs.insertShare(WEBHOOK_DELIVERY_QUEUE, {
       name: "webhook_jobs",
-      // Each job's id is its delivery's (a fresh uuid), so the run here knows its jobs from the
-      // deliveries returned; due later when run here (the backstop), at once otherwise.
+      // Each job's id is its delivery's (a fresh uuid).
       jobs: Prisma.sql`(
-        SELECT json_agg(json_build_object('id', d.id, 'startAfter', e.backstop, 'data',
+        SELECT json_agg(json_build_object('id', d.id, 'data',
                  json_build_object('deliveryId', d.id, 'attempt', 1, 'webhookId', d."webhookId")) ORDER BY e.n)
           FROM webhook_deliveries d JOIN webhook_events e ON e.id = d."eventId")`,
     });
@@ -53,11 +56,13 @@ export function webhookListener(jobs: JobQueue): EventListener {
       const stored = delivered(events);
       if (!stored.length) return undefined;
       const attempts = firstAttemptsShare();
-      // The first attempts are made by this process right after the commit when it can (no fetch,
-      // no wake-up), by a worker anywhere otherwise.
-      const local = jobs.runAfterCommit(tx, WEBHOOK_DELIVERY_QUEUE);
+      // The first attempts are made by this process right after the commit when it can (no job, no
+      // fetch, no wake-up), by a worker anywhere otherwise.
+      const local = instance ? jobs.runAfterCommit(tx, WEBHOOK_DELIVERY_QUEUE) : null;
       if (local) localRuns.set(events, local);
-      const backstop = local ? String(local.backstopSeconds) : null;
+      // Two statement texts, each prepared once: claimed by this process, or with the jobs' insert
+      // (whose executor set-up is a good part of the statement's cost, even inserting nothing).
+      const claim = local ? Prisma.sql`${instance!.id}::int` : Prisma.sql`NULL::int`;
       const input = JSON.stringify(stored.map((event, n) => ({
         n,
         id: event.id,
@@ -69,14 +74,12 @@ export function webhookListener(jobs: JobQueue): EventListener {
         key: idempotencyKeyOf(event.id),
         at: event.occurredAt.toISOString(),
         data: event.data,
-        backstop,
       })));
       return {
         ctes: Prisma.sql`
           webhook_events AS (
             SELECT * FROM jsonb_to_recordset(${input}::jsonb) AS e(n int, id text, "workspaceId" text,
-              "agentId" text, "conversationId" text, type text, target text, key text, at text, data jsonb,
-              backstop text)
+              "agentId" text, "conversationId" text, type text, target text, key text, at text, data jsonb)
           ), webhook_stored AS (
             INSERT INTO "DomainEvent" (id, "workspaceId", "agentId", "conversationId", type, payload, "createdAt")
             SELECT e.id, e."workspaceId", a.id, c.id, e.type,
@@ -97,18 +100,19 @@ export function webhookListener(jobs: JobQueue): EventListener {
              ORDER BY e.n
             RETURNING id, "conversationId"
           ), webhook_deliveries AS (
-            INSERT INTO "WebhookDelivery" (id, "webhookId", "eventId", "idempotencyKey", "createdAt", "updatedAt")
-            SELECT gen_random_uuid()::text, w.id, e.id, e.key, e.at::timestamptz, e.at::timestamptz
+            INSERT INTO "WebhookDelivery" (id, "webhookId", "eventId", "idempotencyKey", "createdAt", "updatedAt",
+                                           "claimedBy")
+            SELECT gen_random_uuid()::text, w.id, e.id, e.key, e.at::timestamptz, e.at::timestamptz, ${claim}
               FROM webhook_events e
               JOIN webhook_stored s ON s.id = e.id
               JOIN "EventWebhook" w ON w."agentId" = e."agentId" AND (w.event = e.type OR w.id = e.target)
              ORDER BY e.n
             RETURNING id, "webhookId", "eventId"
-          ), ${attempts.ctes}`,
+          )${local ? Prisma.empty : Prisma.sql`, ${attempts.ctes}`}`,
         result: Prisma.sql`json_build_object(
           'stored', (SELECT COALESCE(json_object_agg(id, "conversationId"), '{}') FROM webhook_stored),
           'deliveries', (SELECT COALESCE(json_agg(json_build_array(id, "webhookId")), '[]') FROM webhook_deliveries),
-          'jobs', ${attempts.result})`,
+          'jobs', ${local ? Prisma.sql`0` : attempts.result})`,
       };
     },
     after(_tx, events, result) {
@@ -130,16 +134,17 @@ export function webhookListener(jobs: JobQueue): EventListener {
           );
         }
       }
-      // pg-boss's insert skips a job that conflicts (none can here: no ids, no keys); a delivery
-      // without its attempt would wait for the stale sweep.
-      if (row.jobs !== row.deliveries.length) {
+      // pg-boss's insert skips a job that conflicts (none can here: fresh ids, no keys); a delivery
+      // neither claimed nor with its job would wait for the stale sweep.
+      const local = localRuns.get(events);
+      if (row.jobs !== (local ? 0 : row.deliveries.length)) {
         throw new Error(
           `publish: ${row.jobs} delivery jobs inserted for ${row.deliveries.length} deliveries`,
         );
       }
-      localRuns.get(events)?.start(row.deliveries.map(([deliveryId, webhookId]) => ({
+      local?.start(row.deliveries.map(([deliveryId, webhookId]) => ({
         id: deliveryId,
-        data: { deliveryId, attempt: 1, webhookId } satisfies DeliveryJob,
+        data: { deliveryId, attempt: 1, webhookId, claimed: true } satisfies DeliveryJob,
       })));
       return Promise.resolve();
     },

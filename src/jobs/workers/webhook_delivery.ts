@@ -16,6 +16,7 @@ import {
 } from "../../webhooks/delivery.ts";
 import { ATTEMPT_TIMEOUT_MS } from "../../webhooks/sender.ts";
 import type { Jobs, QueueSpec } from "../boss.ts";
+import type { JobItem } from "../../shared/jobs.ts";
 import { WEBHOOK_DEAD_LETTER_QUEUE } from "./webhook_dead_letter.ts";
 
 /** Just above one attempt (5 s, DNS check included) plus recording it. */
@@ -61,6 +62,23 @@ export interface WebhookWorkerOptions {
 }
 
 /**
+ * The job that carries an attempt on (deferred, or guarding one handed off). A claimed first
+ * attempt's takes its delivery's id, as the recovery's would (DeliveryJob.claimed), and is no
+ * longer claimed: it has a row.
+ */
+function carriedOn({ claimed, ...job }: DeliveryJob): Pick<JobItem, "data" | "id"> {
+  return { data: job, id: claimed ? job.deliveryId : undefined };
+}
+
+/**
+ * First attempts made by the process that published their events (see below): one batch at a time
+ * (in a burst it takes every attempt that came meanwhile: fuller batches, fewer statements per
+ * attempt), and up to this many held here, under way or waiting; beyond, they are jobs for the
+ * workers.
+ */
+const RUN_HERE_LIMIT = 64;
+
+/**
  * Attempts in flight per webhook in one process. One batch of each of the workers (2 x 16), so a
  * receiver that answers promptly is never held back by it, while one that hangs ties up at most
  * this many connections; its further jobs are deferred instead of waiting in a worker.
@@ -104,7 +122,9 @@ class Limiter {
  * receiver for long: attempts still running after `detachAfterMs` carry on in the background, and a
  * guard job for each (the same attempt, due after the job expiry) is committed before the batch
  * returns. The guard finds the attempt recorded and does nothing, unless this process died first;
- * then it makes the attempt.
+ * then it makes the attempt. A first attempt run by the process that published its event has no
+ * job: its delivery's claim hands it on if this process dies (webhooks/recovery.ts), and a job
+ * that carries it on takes the delivery's id, so that the two never both run it.
  *
  * Fairness: a receiver known to be slow (its attempts take longer than `detachAfterMs` on
  * average) is handed off at once, so no batch waits on it; and a webhook with `perWebhook` attempts
@@ -142,12 +162,12 @@ export async function startWebhookDeliveryWorker(
 
   const handler = async (batch: Job<DeliveryJob>[]) => {
     const now = performance.now();
-    const deferred: Array<{ data: DeliveryJob; startAfterMs: number }> = [];
+    const deferred: JobItem[] = [];
     const defer = (job: DeliveryJob, r: ReceiverState) => {
       // One slot frees every avgMs / perWebhook on average: the deferred jobs follow that pace,
       // so a backlog is fetched about once rather than over and over.
       r.deferredUntil = Math.max(r.deferredUntil, now) + Math.max(r.avgMs, 100) / perWebhook;
-      deferred.push({ data: job, startAfterMs: Math.max(50, r.deferredUntil - now) });
+      deferred.push({ ...carriedOn(job), startAfterMs: Math.max(50, r.deferredUntil - now) });
     };
     // Jobs that name their webhook are deferred before anything is loaded when it is at its cap.
     const capped = (job: DeliveryJob) => {
@@ -203,7 +223,7 @@ export async function startWebhookDeliveryWorker(
       await jobs.send(
         deps.db,
         WEBHOOK_DELIVERY_QUEUE,
-        slow.map((r) => ({ data: r.due.job, startAfterMs: EXPIRE_SECONDS * 1000 })),
+        slow.map((r) => ({ ...carriedOn(r.due.job), startAfterMs: EXPIRE_SECONDS * 1000 })),
       );
       for (const r of slow) {
         const recorded = r.promise
@@ -222,13 +242,12 @@ export async function startWebhookDeliveryWorker(
 
   await jobs.work<DeliveryJob>(WEBHOOK_DELIVERY_QUEUE, {
     ...webhookWorkOptions,
-    // An event's first attempts are made by the process that published it (src/webhooks/listener.ts),
-    // and retries due within a minute by the one that scheduled them: the first attempt starts ~1 ms
-    // after the commit rather than ~10. Only two at once, though: in a burst, the workers'
-    // fetched batches cost PostgreSQL less per attempt than many small runs here (`deno task bench
-    // webhooks`: 0.54x of no-op jobs with 16, 0.58x with 2, 0.59x with none; p95 1 ms paced).
+    // An event's first attempts are made by the process that published it, without a job
+    // (src/webhooks/listener.ts), and retries due within a minute by the one that scheduled them:
+    // the first attempt starts ~1 ms after the commit rather than ~10 (RUN_HERE_LIMIT).
     runHere: true,
-    runHereLimit: 2,
+    runHereLimit: RUN_HERE_LIMIT,
+    runHereBatches: 1,
     localConcurrency: options.localConcurrency ?? webhookWorkOptions.localConcurrency,
     batchSize: options.batchSize ?? webhookWorkOptions.batchSize,
   }, handler);
