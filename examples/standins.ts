@@ -7,7 +7,8 @@
  *   an image → what it sees, a document → a quote of its text, anything else → a greeting. As the
  *   supervisor (a request that offers tools) it finds the agent named in the manager's message and
  *   proposes a more formal prompt ("formal"), or lists its webhooks and proposes removing the first
- *   ("webhook"). `POST /v1/audio/transcriptions` hears every voice note as TRANSCRIPT and, like the
+ *   ("webhook"); as the judge of a replay, "same" for equal answers, else the shorter.
+ *   `POST /v1/audio/transcriptions` hears every voice note as TRANSCRIPT and, like the
  *   real endpoint, refuses a file named `.oga`;
  * - :9101 the WhatsApp Graph API (`WHATSAPP_GRAPH_URL=http://127.0.0.1:9101`): sends, the media
  *   of MEDIA (`GET /{mediaId}` describes one, its `url` serves the bytes; both need the tour
@@ -176,12 +177,31 @@ async function transcription(req: Request): Promise<Response> {
   return Response.json({ text: TRANSCRIPT });
 }
 
+/** A replay's judge (the supervisor's model comparing two answers, A and B), rather than an agent? */
+const judging = (messages: ChatMessage[]) =>
+  typeof messages[0]?.content === "string" && messages[0].content.startsWith("You compare two answers");
+
+/** The judge: "same" for equal answers, else the shorter one, as a customer on a phone would. */
+function judgement(messages: ChatMessage[]): string {
+  const text = String(messages.at(-1)?.content ?? "");
+  const answer = (label: string) =>
+    new RegExp(`Answer ${label}:\\n([\\s\\S]*?)\\nActions of ${label}`).exec(text)?.[1] ?? "";
+  const [a, b] = [answer("A"), answer("B")];
+  if (a === b) return JSON.stringify({ better: "same", why: "Both answers say the same." });
+  const better = a.length <= b.length ? "A" : "B";
+  return JSON.stringify({ better, why: `${better} says it in fewer words.` });
+}
+
 Deno.serve(
   { hostname: "127.0.0.1", port: PORT, onListen: () => log("model", `listening on :${PORT}`) },
   async (req) => {
     if (new URL(req.url).pathname.endsWith("/audio/transcriptions")) return await transcription(req);
     const body = await req.json();
-    const step = body.tools ? supervisorStep(body.messages) : modelAnswer(body.messages ?? []);
+    const step = body.tools
+      ? supervisorStep(body.messages)
+      : judging(body.messages ?? [])
+      ? judgement(body.messages)
+      : modelAnswer(body.messages ?? []);
     log("model", typeof step === "string" ? { answered: step } : { called: step });
     const message = typeof step === "string" ? { role: "assistant", content: step } : {
       role: "assistant",
