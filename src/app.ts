@@ -172,10 +172,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await startMaintenanceWorkers(jobs, deps, { retentionDays: config.retentionDays });
     await startApprovalWorkers(jobs, deps);
     await startTemplateWorkers(jobs, deps);
-    await startWhatsAppInboundWorker(jobs, workerDeps);
-    // Each step of a replay waits for the live replies under way here, for 50 of them at most: under
-    // a steady load a replay's work is spread thin between the customers' replies.
+
+    // Each step of a replay waits for the live work under way here (customers' posts being stored,
+    // replies), for 50 of them at most: under a steady load a replay's work is spread thin between them.
     const live = new LiveReplies(50);
+    await startWhatsAppInboundWorker(jobs, workerDeps, live);
     await startConversationWorkers(jobs, workerDeps, live);
     await startReplayWorker(jobs, deps, live);
     await startMediaWorker(jobs, workerDeps);

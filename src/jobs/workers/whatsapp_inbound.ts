@@ -2,6 +2,7 @@
 import type { Deps } from "../../context.ts";
 import type { Jobs, QueueSpec } from "../boss.ts";
 import { type InboundJob, processInbound, WHATSAPP_INBOUND_QUEUE } from "../../channels/whatsapp/process.ts";
+import type { LiveReplies } from "../live_replies.ts";
 
 export const whatsappInboundQueue: QueueSpec = {
   name: WHATSAPP_INBOUND_QUEUE,
@@ -16,7 +17,8 @@ export const whatsappInboundQueue: QueueSpec = {
   deleteAfterSeconds: 24 * 3600,
 };
 
-export async function startWhatsAppInboundWorker(jobs: Jobs, deps: Deps): Promise<void> {
+/** `live` counts the posts being stored as live work too: a replay's steps give way to them (../live_replies.ts). */
+export async function startWhatsAppInboundWorker(jobs: Jobs, deps: Deps, live: LiveReplies): Promise<void> {
   await jobs.work<InboundJob>(
     WHATSAPP_INBOUND_QUEUE,
     {
@@ -27,7 +29,7 @@ export async function startWhatsAppInboundWorker(jobs: Jobs, deps: Deps): Promis
       pollingIntervalSeconds: 1,
     },
     async (batch) => {
-      for (const job of batch) await processInbound(deps, job.data);
+      for (const job of batch) await live.run(() => processInbound(deps, job.data));
     },
   );
 }
