@@ -2,8 +2,8 @@
  * `deno task bench templates`: a channel's template sync (src/templates/sync.ts, as the job and
  * POST .../templates/sync run it) of 6 000 templates over 60 pages of 100 from a Graph API stand-in
  * in its own process, on a throwaway PostgreSQL with pg_stat_statements: the first sync (every
- * template new), then syncs with nothing new, and one where a tenth changed status and a tenth is
- * gone. Goal: under 10 s each. Writes bench/results/templates.md; its last line is
+ * template new), then syncs with nothing new, and one after a tenth were deleted here (they come
+ * back as new). Goal: under 10 s each. Writes bench/results/templates.md; its last line is
  * `templates: <N> synced in <s> s, <n> statements` (the first sync). Not part of the tests.
  */
 import { applyMigrations } from "../src/db/migrate.ts";

@@ -18,7 +18,7 @@
  * The period is a process timer rather than a pg-boss schedule: cron's resolution is a minute.
  */
 import type { Deps } from "../context.ts";
-import { LIVE_INSTANCES } from "../db/instance.ts";
+import { LIVE_INSTANCES, watchOrphanedClaims } from "../db/instance.ts";
 import { sqlTransaction } from "../db/transaction.ts";
 import { REPLY_QUEUE, type ReplyJob } from "./pipeline/window.ts";
 import { MESSAGE_SEND_QUEUE, type SendJob } from "./outbound.ts";
@@ -76,26 +76,13 @@ export async function recoverDeadClaims(
 export function watchDeadClaims(
   deps: Pick<Deps, "db" | "jobs" | "clock" | "logger" | "instance">,
 ): () => Promise<void> {
-  let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let current: Promise<void> = Promise.resolve();
-  const pass = () => current = look();
-  const look = async () => {
-    try {
-      const [row] = (await deps.instance.probe<{ found: boolean }>(ORPHANS_SQL)) ?? [];
-      if (!row?.found || stopped) return;
+  return watchOrphanedClaims(deps, {
+    orphansSql: ORPHANS_SQL,
+    intervalMs: CHECK_INTERVAL_MS,
+    what: "claims",
+    async recover() {
       const freed = await recoverDeadClaims(deps);
       if (freed.replies || freed.sends) deps.logger.info("took over the claims of a stopped process", freed);
-    } catch (error) {
-      if (!stopped) deps.logger.warn("looking for claims of stopped processes failed", { error });
-    } finally {
-      if (!stopped) timer = setTimeout(pass, CHECK_INTERVAL_MS);
-    }
-  };
-  pass();
-  return async () => {
-    stopped = true;
-    clearTimeout(timer);
-    await current;
-  };
+    },
+  });
 }

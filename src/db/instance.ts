@@ -122,3 +122,36 @@ export async function registerInstance(databaseUrl: string, logger: Logger): Pro
     },
   };
 }
+
+/**
+ * Looks, at once and then every `intervalMs`, for claims of dead processes with `orphansSql` (one
+ * row `{ found }`, run on the lock connection: the pool is not touched), and calls `recover` when
+ * there are some. Returns the function that stops it (once a pass under way has ended). The period
+ * is a process timer rather than a pg-boss schedule: cron's resolution is a minute.
+ */
+export function watchOrphanedClaims(
+  deps: { instance: Pick<Instance, "probe">; logger: Logger },
+  options: { orphansSql: string; intervalMs: number; what: string; recover: () => Promise<void> },
+): () => Promise<void> {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let current: Promise<void> = Promise.resolve();
+  const pass = () => current = look();
+  const look = async () => {
+    try {
+      const [row] = (await deps.instance.probe<{ found: boolean }>(options.orphansSql)) ?? [];
+      if (!row?.found || stopped) return;
+      await options.recover();
+    } catch (error) {
+      if (!stopped) deps.logger.warn(`looking for ${options.what} of stopped processes failed`, { error });
+    } finally {
+      if (!stopped) timer = setTimeout(pass, options.intervalMs);
+    }
+  };
+  pass();
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    await current;
+  };
+}

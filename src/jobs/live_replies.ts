@@ -1,9 +1,9 @@
 /**
- * The live replies under way in this process, so that work that can wait gives way to them: each
- * step of a replay (src/replay/run.ts: a model call, the writing of a case) waits until no live
- * reply is under way here, or until `yieldTo` of them have ended since it began to wait. Without
- * live traffic it never waits; under a steady load it goes at a pace the live replies set, behind
- * them, and never stops altogether.
+ * The live work under way in this process (replies, and customers' WhatsApp posts being stored), so
+ * that work that can wait gives way to it: each step of a replay (src/replay/run.ts: a model call,
+ * the writing of a case) waits until nothing live is under way here, or until `yieldTo` live runs
+ * have ended since it began to wait. Without live traffic it never waits; under a steady load it
+ * goes at a pace the live work sets, behind it, and never stops altogether.
  */
 export class LiveReplies {
   #running = 0;
@@ -11,7 +11,7 @@ export class LiveReplies {
 
   constructor(readonly yieldTo: number) {}
 
-  /** Runs one live reply, counted while it runs. */
+  /** Runs one piece of live work (a reply, a post being stored), counted while it runs. */
   async run<T>(reply: () => Promise<T>): Promise<T> {
     this.#running++;
     try {

@@ -14,12 +14,10 @@
  * each claim once. A process whose lock connection dropped while it lives (a database restart) may
  * have its claims taken: its attempt may then be made twice, with the same idempotency key, and is
  * recorded once (at least once, as for any crash).
- *
- * The period is a process timer rather than a pg-boss schedule: cron's resolution is a minute.
  */
 import type { Db } from "../db/client.ts";
 import type { Instance } from "../db/instance.ts";
-import { LIVE_INSTANCES } from "../db/instance.ts";
+import { LIVE_INSTANCES, watchOrphanedClaims } from "../db/instance.ts";
 import { sqlTransaction } from "../db/transaction.ts";
 import type { JobQueue } from "../shared/jobs.ts";
 import type { Logger } from "../shared/logger.ts";
@@ -71,26 +69,13 @@ export async function recoverDeadDeliveryClaims(deps: Pick<RecoveryDeps, "db" | 
  * comment); returns the function that stops it (once a pass under way has ended).
  */
 export function watchDeadDeliveryClaims(deps: RecoveryDeps): () => Promise<void> {
-  let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let current: Promise<void> = Promise.resolve();
-  const pass = () => current = look();
-  const look = async () => {
-    try {
-      const [row] = (await deps.instance.probe<{ found: boolean }>(ORPHANS_SQL)) ?? [];
-      if (!row?.found || stopped) return;
+  return watchOrphanedClaims(deps, {
+    orphansSql: ORPHANS_SQL,
+    intervalMs: CHECK_INTERVAL_MS,
+    what: "delivery claims",
+    async recover() {
       const ended = await recoverDeadDeliveryClaims(deps);
       if (ended) deps.logger.info("queued the first webhook attempts of a stopped process", { ended });
-    } catch (error) {
-      if (!stopped) deps.logger.warn("looking for delivery claims of stopped processes failed", { error });
-    } finally {
-      if (!stopped) timer = setTimeout(pass, CHECK_INTERVAL_MS);
-    }
-  };
-  pass();
-  return async () => {
-    stopped = true;
-    clearTimeout(timer);
-    await current;
-  };
+    },
+  });
 }
