@@ -17,6 +17,8 @@ Deno.test("an agent's settings are saved, its prompt edited, compared and revert
     await page.getByRole("heading", { name: /Ana/ }).waitFor();
 
     await t.step("settings and flags are saved whole", async () => {
+      // The form starts from the stored values, choices included (a save sends them all).
+      assert.equal(await page.getByLabel("Message grouping").inputValue(), "MEDIUM");
       await page.getByLabel("Job name").fill("Acme Tea");
       await page.getByLabel("Temperature").fill("0.4");
       await page.getByLabel("Message grouping").selectOption("FAST");

@@ -18,6 +18,7 @@ import { ApprovalsScreen } from "./screens/approvals.tsx";
 import { SupervisorScreen } from "./screens/supervisor.tsx";
 import { AgentsScreen } from "./screens/agents.tsx";
 import { AgentScreen } from "./screens/agent.tsx";
+import { AgentPartScreen } from "./screens/agent_tabs.tsx";
 
 const MEMBERSHIPS = graphql(`query ConsoleMemberships { workspaces { id name role } }`);
 const LOGOUT = graphql(`mutation ConsoleLogout { logout }`);
@@ -129,7 +130,7 @@ function Console(
 
 /** The screen named by the hash, as the role allows. */
 function Screen({ membership }: { membership: Membership }) {
-  const [screen, id] = useRoute();
+  const [screen, id, part] = useRoute();
   const role = membership.role;
   switch (screen) {
     case "conversation":
@@ -139,6 +140,11 @@ function Screen({ membership }: { membership: Membership }) {
     case "supervisor":
       return can.manage(role) ? <SupervisorScreen /> : <NotForRole />;
     case "agents":
+      if (id && part) {
+        return can.manage(role)
+          ? <AgentPartScreen agentId={id} part={part} workspaceId={membership.id} />
+          : <NotForRole />;
+      }
       return id ? <AgentScreen id={id} role={role} /> : <AgentsScreen role={role} />;
     default:
       return <ConversationsScreen agentId={screen === "conversations" ? id : undefined} />;
