@@ -1,6 +1,6 @@
 /**
  * The console served by the server: `GET /` and its assets from this origin only (nothing the page
- * asks for leaves 127.0.0.1), sign-in with "Email", "Password", "Log in", the workspace switch,
+ * asks for leaves 127.0.0.1), its own icon, sign-in with "Email", "Password", "Log in", the workspace switch,
  * "Log out", and a session revoked elsewhere signing the page out on its next call.
  */
 import assert from "node:assert/strict";
@@ -20,15 +20,42 @@ Deno.test("the console signs in, switches workspace, logs out, and is signed out
       assert.match(policy, /script-src 'self'/);
       const html = await page.text();
       const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
-      assert.deepEqual(assets.map((a) => a.split("?")[0]).sort(), ["/console/app.js", "/console/style.css"]);
+      assert.deepEqual(assets.map((a) => a.split("?")[0]).sort(), [
+        "/console/app.js",
+        "/console/favicon.svg",
+        "/console/style.css",
+      ]);
       for (const asset of assets) {
         const res = await fetch(`${suite.baseUrl}${asset}`);
         assert.equal(res.status, 200, asset);
         await res.body?.cancel();
       }
+      const icon = await fetch(`${suite.baseUrl}/console/favicon.svg`);
+      assert.equal(icon.headers.get("content-type"), "image/svg+xml");
+      const svg = await icon.text();
+      assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+      // Nothing outside the origin: the icon links, loads and draws nothing from elsewhere.
+      assert.doesNotMatch(svg, /href|url\(|<image|<script/i);
       const unknown = await fetch(`${suite.baseUrl}/console/other.js`);
       assert.equal(unknown.status, 404);
       await unknown.body?.cancel();
+    });
+
+    await t.step("the page's icon is the console's own SVG, drawn by Chromium from this origin", async () => {
+      const { page, refused, incidents, close } = await suite.open("/");
+      await page.getByRole("button", { name: "Log in" }).waitFor();
+      const icon = await page.evaluate(async () => {
+        const link = document.querySelector<HTMLLinkElement>('link[rel="icon"]')!;
+        const img = new Image();
+        img.src = link.href;
+        await img.decode();
+        return { href: link.href, type: link.type, width: img.naturalWidth, height: img.naturalHeight };
+      });
+      assert.match(icon.href, new RegExp(`^${suite.baseUrl}/console/favicon\\.svg\\?v=[0-9a-f]{24}$`));
+      assert.deepEqual({ ...icon, href: "" }, { href: "", type: "image/svg+xml", width: 32, height: 32 });
+      assert.deepEqual(refused, []);
+      assert.deepEqual(incidents, []);
+      await close();
     });
 
     await t.step("a wrong password is refused on the page; the right one opens the console", async () => {

@@ -8,8 +8,8 @@ import type { ActorContext, Deps } from "../context.ts";
 import type { Principal, Role } from "../auth/actor.ts";
 import { authorize, can } from "../auth/permissions.ts";
 import { dummyHash, hashPassword, verifyPassword } from "../auth/passwords.ts";
-import { openSession, revokeOtherSessions, revokeSession } from "../auth/sessions.ts";
-import { guardPasswordCheck } from "../auth/rate_limit.ts";
+import { openSession, revokeAllSessions, revokeOtherSessions, revokeSession } from "../auth/sessions.ts";
+import { clearPasswordFailures, guardPasswordCheck } from "../auth/rate_limit.ts";
 import { API_TOKEN_PREFIX } from "../auth/authenticate.ts";
 import { AppError, conflict, forbidden, notFound, unauthorized } from "../shared/errors.ts";
 import { randomToken, sha256Hex } from "../shared/crypto.ts";
@@ -382,6 +382,29 @@ export async function createUser(deps: Deps, input: unknown): Promise<SessionUse
     data: { email, name: name ?? email.split("@")[0], passwordHash: await hashPassword(password) },
   });
   return { id: user.id, name: user.name, email: user.email };
+}
+
+/**
+ * Admin CLI `reset-password`: a new random password for the user of `email`, whose every login
+ * session is revoked in the same transaction and whose failed attempts are forgotten (an owner who
+ * locked the account out by guessing can log in at once). 404 for an unknown email. The password is
+ * returned once and stored only as its hash.
+ */
+export async function resetPassword(
+  deps: Deps,
+  email: string,
+): Promise<{ user: SessionUser; password: string; revokedSessions: number }> {
+  const address = email.trim().toLowerCase();
+  const user = await deps.db.user.findUnique({ where: { email: address } });
+  if (!user) throw notFound(`A user with email ${JSON.stringify(address)}`);
+  const password = randomToken(12);
+  const passwordHash = await hashPassword(password);
+  const revokedSessions = await deps.db.$transaction(async (tx) => {
+    await tx.user.update({ where: { id: user.id }, data: { passwordHash } });
+    return await revokeAllSessions(deps, tx, user.id);
+  });
+  await clearPasswordFailures(deps, address);
+  return { user: { id: user.id, name: user.name, email: user.email }, password, revokedSessions };
 }
 
 /** Makes `userId` a member of a new workspace with the given role (admin CLI and bootstrap). */

@@ -419,12 +419,12 @@ function Versions(
         <tbody>
           {versions.map((v, i) => (
             <tr key={v.id} aria-label={`Version of ${label(v)}`}>
-              <td>
+              <td class="when">
                 <Time value={v.createdAt} />
               </td>
-              <td>{v.authorLabel}</td>
+              <td class="by">{v.authorLabel}</td>
               <td class="rationale">{v.rationale}</td>
-              <td>
+              <td class="action">
                 {i === 0
                   ? <span class="muted">current</span>
                   : editable && v.systemPrompt !== agent.systemPrompt && (
