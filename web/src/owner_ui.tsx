@@ -3,7 +3,7 @@
  * Pieces of the owner's screens: a delete that asks first (in the page, not a browser dialog, so
  * it reads the same everywhere and the keyboard lands on "Cancel"), and a value to copy once.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 
 /**
  * A danger button that asks `question` before `onConfirm`; the question's "Cancel" has the focus,
@@ -21,7 +21,8 @@ export function ConfirmButton(
 ) {
   const [asking, setAsking] = useState(false);
   const cancel = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
+  // Before the question is painted, so no key pressed meanwhile reaches anything else.
+  useLayoutEffect(() => {
     if (asking) cancel.current?.focus();
   }, [asking]);
   if (!asking) {
