@@ -57,8 +57,8 @@ export async function assign(
         ],
       );
     }
-    // An AGENT lets go only of what they hold.
-    if (!others && userId === null && result.before !== self) {
+    // An AGENT lets go only of what they hold (nobody's stays nobody's).
+    if (!others && userId === null && result.before !== null && result.before !== self) {
       throw forbidden(`Your role (${ctx.actor.role}) may unassign only a conversation you hold.`);
     }
     if (result.before !== userId) {
