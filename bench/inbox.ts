@@ -32,7 +32,7 @@ import { median, pct } from "./_percentiles.ts";
 const CONVERSATIONS = Number(Deno.env.get("BENCH_INBOX_CONVERSATIONS") ?? 20_000);
 const MESSAGES_EACH = 10;
 const AGENTS = 4;
-const REQUESTS = Number(Deno.env.get("BENCH_INBOX_REQUESTS") ?? 400);
+const REQUESTS = Number(Deno.env.get("BENCH_INBOX_REQUESTS") ?? 300);
 const WARMUP = 30;
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 3);
 const RESULTS = "bench/results/inbox.md";

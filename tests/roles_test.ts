@@ -820,12 +820,19 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
         rest: { ok: 200, call: (c, i) => c.get(`/api/conversations?agentId=${i.agentId}&search=Maria`) },
       },
       // Assignment (conversation:attend): to nobody, which every attendant may do to a conversation
-      // nobody holds; a member's read marker (members only: an API token has none).
+      // the AGENT holds; a member's read marker (members only: an API token has none).
       {
         name: "assignConversation",
         field: "assignConversation",
         allowed: ATTENDANTS,
-        setup: (i) => newConversation(i, "HUMAN"),
+        setup: async (i) => {
+          const made = await newConversation(i, "HUMAN");
+          await db.conversation.update({
+            where: { id: made.conversationId },
+            data: { assignedUserId: agentUser.userId },
+          });
+          return made;
+        },
         gql: (i) => [
           "mutation($id: ID!) { assignConversation(id: $id, input: { userId: null }) { id assignee { id } } }",
           { id: i.conversationId },
