@@ -617,7 +617,10 @@ export const markFailed = command(
 
 // --- Transitions (transitions.ts) ---
 
-/** OPEN → HUMAN with the reason and summary; no row changed when the conversation was not OPEN. */
+/**
+ * OPEN → HUMAN with the reason and summary; no row changed when the conversation was not OPEN. The
+ * person taking it over holds it; a transfer without one keeps whoever was assigned it while OPEN.
+ */
 export const markHuman = command(
   ({ id, reason, summary, userId, now }: {
     id: string;
@@ -628,7 +631,7 @@ export const markHuman = command(
   }) =>
     Prisma.sql`
       UPDATE "Conversation" SET status = 'HUMAN', "humanReason" = ${reason}, "transferSummary" = ${summary},
-             "assignedUserId" = ${userId}, "updatedAt" = ${now}
+             "assignedUserId" = COALESCE(${userId}, "assignedUserId"), "updatedAt" = ${now}
        WHERE id = ${id} AND status = 'OPEN'`,
   [{ id: "c", reason: "TAG", summary: "s", userId: null, now: at0 }],
 );

@@ -208,19 +208,44 @@ export async function changeMemberRole(
   const targetId = assertId(userId, "Member");
   return await ctx.db.$transaction(async (tx) => {
     const target = await lockAndCheck(ctx, tx, targetId, role);
+    // A VIEWER attends no conversation: what they held is nobody's now.
+    if (role === "VIEWER") await unassignMember(ctx, tx, targetId);
     return await tx.membership.update({ where: { id: target.id }, data: { role }, include: memberInclude });
   });
 }
 
 /**
+ * Inside `tx`: the member's conversations of the workspace are held by nobody now, each with its
+ * `conversation.assigned` (live feeds only).
+ */
+async function unassignMember(ctx: ActorContext, tx: Tx, userId: string): Promise<void> {
+  const rows = await tx.$queryRaw<Array<{ id: string; agentId: string }>>`
+    UPDATE "Conversation" SET "assignedUserId" = NULL, "updatedAt" = ${ctx.clock.now()}
+     WHERE "workspaceId" = ${ctx.actor.workspaceId} AND "assignedUserId" = ${userId}
+    RETURNING id, "agentId"`;
+  await ctx.events.publishAll(
+    tx,
+    rows.map((row) => ({
+      type: "conversation.assigned" as const,
+      workspaceId: ctx.actor.workspaceId,
+      agentId: row.agentId,
+      conversationId: row.id,
+      data: { assigneeId: null },
+    })),
+  );
+}
+
+/**
  * DELETE /api/workspaces/{id}/members/{userId} (members:manage; see lockAndCheck). The removed
- * user's credentials stop working for this workspace with the next request (403).
+ * user's credentials stop working for this workspace with the next request (403), and the
+ * conversations they held are nobody's.
  */
 export async function removeMember(ctx: ActorContext, userId: string): Promise<void> {
   const targetId = assertId(userId, "Member");
   await ctx.db.$transaction(async (tx) => {
     const target = await lockAndCheck(ctx, tx, targetId, null);
     await tx.membership.delete({ where: { id: target.id } });
+    await unassignMember(ctx, tx, targetId);
   });
 }
 
