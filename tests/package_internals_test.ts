@@ -1,10 +1,10 @@
 /**
  * The private parts of pg, pg-protocol and graphql-yoga (with its GraphiQL page) the app relies on
  * live in one module per package (src/db/pg_internals.ts, src/graphql/yoga_internals.ts; pg-boss's
- * has its own test,
- * ./pgboss_internals_test.ts). They were read in one version of each: this fails when deno.lock
- * holds another, naming what to read again, and checks each member or behaviour relied on against
- * the installed package, so that an upgrade that drops one fails here rather than in production.
+ * has its own test, ./pgboss_internals_test.ts). They were read in one version of each: this fails
+ * when deno.lock holds another, naming what to read again, and checks each member or behaviour
+ * relied on against the installed package, so that an upgrade that drops one fails here rather
+ * than in production.
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
