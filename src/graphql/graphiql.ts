@@ -3,7 +3,9 @@
  * call needs. With the console's live session cookie: `x-workspace-id` of the workspace the console
  * acts in (the one it keeps in localStorage, when it is still one of the member's; else the first),
  * and every call carries the cookie and the CSRF header, so no token is written into the page.
- * Without one: an example of the Bearer headers to fill in.
+ * Without one: an example of the Bearer headers to fill in. The page is render-graphiql's, scripts
+ * and styles inline from the pinned npm package: it needs no network beyond this server (Yoga's
+ * default loads them from a CDN).
  */
 import type { Deps } from "../context.ts";
 import { authenticate } from "../auth/authenticate.ts";
