@@ -625,7 +625,7 @@ function subscriptionField(t: SubscriptionFields, sub: SubscriptionCapability) {
       // the feed with its 401/403 at the next event.
       const credential = await live.credentials.track(
         ctx.deps,
-        ctx.request.headers.get("authorization"),
+        ctx.authorization,
         workspaceId,
         first.actor,
       );
