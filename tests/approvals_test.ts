@@ -29,6 +29,7 @@ const APPROVAL_KEYS = [
   "after",
   "agentId",
   "before",
+  "comment",
   "createdAt",
   "decidedAt",
   "decidedBy",
@@ -38,6 +39,7 @@ const APPROVAL_KEYS = [
   "proposedBy",
   "rationale",
   "replay",
+  "requestedBy",
   "status",
   "supervisorMessageId",
   "targetId",
@@ -73,6 +75,10 @@ Deno.test("each of the nine changes: proposal, approve, effect visible over REST
         assert.equal(res.body.decidedBy, manager.userId);
         assert.equal(res.body.decidedAt, new Date(clock.now()).toISOString());
         assert.equal(res.body.error, null);
+        assert.equal(res.body.comment, null);
+        // Who asked: the member chatting with the supervisor, as a user (never a password hash).
+        assert.deepEqual(res.body.requestedBy, (await c.get("/api/auth/me")).body.user);
+        assert.equal(res.body.requestedBy.id, manager.userId);
         await check(targets, res.body);
         // The answer is the record as the reads show it.
         assert.deepEqual((await c.get(`/api/approvals/${approval.id}`)).body, res.body);
@@ -155,6 +161,49 @@ Deno.test("reject, not PENDING, stale, failed execution, who may decide", async 
       assert.deepEqual(after.slice(0, -1), was.slice(0, -1));
       assertStatus(await c.get(`/api/agents/${targets.agentId}/webhooks/${targets.webhookId}`), 200);
     });
+
+    await t.step(
+      "reject with a comment keeps it on the approval (REST and GraphQL); it is bounded",
+      async () => {
+        const one = await propose(ctx, p.toggle_agent_active);
+        assertProblem(
+          await owner.client.post(`/api/approvals/${one.id}/reject`, { comment: "x".repeat(2001) }),
+          400,
+          "VALIDATION_FAILED",
+          ["comment"],
+        );
+        assertProblem(
+          await owner.client.post(`/api/approvals/${one.id}/reject`, { reason: "not a field" }),
+          400,
+          "VALIDATION_FAILED",
+        );
+        assert.equal((await c.get(`/api/approvals/${one.id}`)).body.status, "PENDING");
+        const res = await owner.client.post(`/api/approvals/${one.id}/reject`, {
+          comment: "  Not this week.  ",
+        });
+        assertStatus(res, 200);
+        assert.equal(res.body.status, "REJECTED");
+        assert.equal(res.body.comment, "Not this week.");
+        assert.deepEqual((await c.get(`/api/approvals/${one.id}`)).body, res.body);
+
+        const two = await propose(ctx, p.toggle_agent_active);
+        const gql = await owner.client.graphql(
+          `mutation($id: ID!) { rejectApproval(id: $id, input: { comment: "Too risky." }) { status comment requestedBy { id } } }`,
+          { id: two.id },
+        );
+        assert.equal(gql.body.errors, undefined, JSON.stringify(gql.body));
+        assert.deepEqual(gql.body.data.rejectApproval, {
+          status: "REJECTED",
+          comment: "Too risky.",
+          requestedBy: { id: ctx.actor.userId },
+        });
+        // Without a comment (and without a body, above): null.
+        const three = await propose(ctx, p.toggle_agent_active);
+        const plain = await owner.client.post(`/api/approvals/${three.id}/reject`, {});
+        assertStatus(plain, 200);
+        assert.equal(plain.body.comment, null);
+      },
+    );
 
     await t.step("not PENDING: approve or reject again → 409 APPROVAL_NOT_PENDING", async () => {
       const approval = await propose(ctx, p.toggle_agent_active);
