@@ -197,6 +197,13 @@ Deno.test("reject, not PENDING, stale, failed execution, who may decide", async 
           comment: "Too risky.",
           requestedBy: { id: ctx.actor.userId },
         });
+        // A null input is no comment, as a missing one (GraphQL asks for the default).
+        const nulled = await propose(ctx, p.toggle_agent_active);
+        const none = await owner.client.graphql(
+          `mutation($id: ID!) { rejectApproval(id: $id, input: null) { status comment } }`,
+          { id: nulled.id },
+        );
+        assert.deepEqual(none.body, { data: { rejectApproval: { status: "REJECTED", comment: null } } });
         // Without a comment (and without a body, above): null.
         const three = await propose(ctx, p.toggle_agent_active);
         const plain = await owner.client.post(`/api/approvals/${three.id}/reject`, {});

@@ -125,7 +125,7 @@ function MemberRow(
             </select>
           )
           : m.role}
-        {done && <span class="muted" role="status">{" "}{done}</span>}
+        {done && <span class="muted aside" role="status">{done}</span>}
       </td>
       <td data-label="Joined">
         <Time value={m.joinedAt} />

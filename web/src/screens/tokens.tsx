@@ -106,7 +106,7 @@ function TokenRow({ token: t, onRevoked }: { token: Token; onRevoked: () => void
       </td>
       <td data-label="Created">
         <Time value={t.createdAt} />
-        {t.createdBy && <span class="muted">{" "}by {t.createdBy.name}</span>}
+        {t.createdBy && <span class="muted aside">by {t.createdBy.name}</span>}
       </td>
       <td data-label="Last used">{t.lastUsedAt ? <Time value={t.lastUsedAt} /> : "never"}</td>
       <td>
