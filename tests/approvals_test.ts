@@ -280,6 +280,33 @@ Deno.test("reject, not PENDING, stale, failed execution, who may decide", async 
       },
     );
 
+    await t.step("who asked: null for an API token, and once the member who asked is deleted", async () => {
+      const prompt = (text: string) => ({
+        tool: "update_agent_prompt",
+        target: { agentId: targets.agentId },
+        change: { systemPrompt: text },
+        rationale: "who asked",
+      });
+      const created = await owner.client.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "bot" });
+      const byToken = await propose(
+        await actorOf(ta.app, created.body.token, workspaceId),
+        prompt("Asked by a token."),
+      );
+      assert.equal(byToken.proposedBy, null);
+      assert.equal((await c.get(`/api/approvals/${byToken.id}`)).body.requestedBy, null);
+      const gone = await ta.seed.member(workspaceId, "MANAGER");
+      const asked = await propose(
+        await actorOf(ta.app, gone.token, workspaceId),
+        prompt("Asked by a person."),
+      );
+      assert.equal((await c.get(`/api/approvals/${asked.id}`)).body.requestedBy.id, gone.userId);
+      await db.user.delete({ where: { id: gone.userId } });
+      const after = (await c.get(`/api/approvals/${asked.id}`)).body;
+      assert.equal(after.requestedBy, null);
+      assert.equal(after.proposedBy, null);
+      for (const id of [byToken.id, asked.id]) assertStatus(await c.post(`/api/approvals/${id}/reject`), 200);
+    });
+
     await t.step("who may decide: API token, AGENT, VIEWER → 403; another workspace → 404", async () => {
       const approval = await propose(ctx, p.update_agent_training);
       const token =

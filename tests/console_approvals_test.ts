@@ -65,7 +65,7 @@ Deno.test("the supervisor proposes, approvals arrive live with their diff, and a
       const me = (await manager.client.get("/api/auth/me")).body.user;
       assert.equal(proposed.requestedBy.id, manager.userId);
       await card.getByText(`Asked by ${me.name} (${me.email})`).waitFor();
-      const link = card.getByRole("link", { name: "See the supervisor's answer" });
+      const link = card.getByRole("link", { name: "See where it was asked" });
       assert.equal(await link.getAttribute("href"), `#/supervisor/${proposed.supervisorMessageId}`);
       await screenshot(page, "approvals");
       await card.getByRole("button", { name: "Approve" }).click();

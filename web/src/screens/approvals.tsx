@@ -339,7 +339,7 @@ function RequestedBy({ approval: a }: { approval: Approval }) {
         : <strong>an API token or a former member</strong>}
       {a.supervisorMessageId && (
         <>
-          {" "}· <a href={href("supervisor", a.supervisorMessageId)}>See the supervisor's answer</a>
+          {" "}· <a href={href("supervisor", a.supervisorMessageId)}>See where it was asked</a>
         </>
       )}
     </p>
