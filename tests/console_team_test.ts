@@ -73,20 +73,32 @@ Deno.test("members and API tokens are managed from the console, as the role allo
       await screenshot(page, "members");
     });
 
-    await t.step("a role is changed; the last OWNER stays one, and the screen says why", async () => {
-      const agentName = await nameOf(agent.userId);
-      await page.getByLabel(`Role of ${agentName}`).selectOption("VIEWER");
-      await (await row(agent.userId)).getByText("Now VIEWER.").waitFor();
-      assert.equal((await roles())[agent.userId], "VIEWER");
+    await t.step(
+      "a role is changed; the last OWNER stays one and stays, and the screen says why",
+      async () => {
+        const agentName = await nameOf(agent.userId);
+        await page.getByLabel(`Role of ${agentName}`).selectOption("VIEWER");
+        await (await row(agent.userId)).getByText("Now VIEWER.").waitFor();
+        assert.equal((await roles())[agent.userId], "VIEWER");
 
-      const ownerName = await nameOf(owner.userId);
-      await page.getByLabel(`Role of ${ownerName}`).selectOption("MANAGER");
-      await (await row(owner.userId)).getByRole("alert").filter({
-        hasText: "A workspace needs at least one OWNER: make someone else OWNER first.",
-      }).waitFor();
-      assert.equal(await page.getByLabel(`Role of ${ownerName}`).inputValue(), "OWNER");
-      assert.equal((await roles())[owner.userId], "OWNER");
-    });
+        const ownerName = await nameOf(owner.userId);
+        await page.getByLabel(`Role of ${ownerName}`).selectOption("MANAGER");
+        await (await row(owner.userId)).getByRole("alert").filter({
+          hasText: "A workspace needs at least one OWNER: make someone else OWNER first.",
+        }).waitFor();
+        assert.equal(await page.getByLabel(`Role of ${ownerName}`).inputValue(), "OWNER");
+        assert.equal((await roles())[owner.userId], "OWNER");
+        // Nor can the last OWNER remove themselves.
+        const mine = await row(owner.userId);
+        await mine.getByRole("button", { name: "Remove" }).click();
+        await mine.getByText("Remove yourself from this workspace? You lose access at once.").waitFor();
+        await mine.getByRole("button", { name: "Remove member" }).click();
+        // The question goes with the answer; the reason shown is the removal's.
+        await mine.getByRole("alertdialog").waitFor({ state: "detached" });
+        await mine.getByRole("alert").filter({ hasText: "A workspace needs at least one OWNER" }).waitFor();
+        assert.equal((await roles())[owner.userId], "OWNER");
+      },
+    );
 
     await t.step("a member is removed after a second question; an invite is withdrawn", async () => {
       const viewerRow = await row(viewer.userId);
