@@ -29,6 +29,7 @@ const APPROVAL_KEYS = [
   "after",
   "agentId",
   "before",
+  "comment",
   "createdAt",
   "decidedAt",
   "decidedBy",
@@ -38,6 +39,7 @@ const APPROVAL_KEYS = [
   "proposedBy",
   "rationale",
   "replay",
+  "requestedBy",
   "status",
   "supervisorMessageId",
   "targetId",
@@ -73,6 +75,10 @@ Deno.test("each of the nine changes: proposal, approve, effect visible over REST
         assert.equal(res.body.decidedBy, manager.userId);
         assert.equal(res.body.decidedAt, new Date(clock.now()).toISOString());
         assert.equal(res.body.error, null);
+        assert.equal(res.body.comment, null);
+        // Who asked: the member chatting with the supervisor, as a user (never a password hash).
+        assert.deepEqual(res.body.requestedBy, (await c.get("/api/auth/me")).body.user);
+        assert.equal(res.body.requestedBy.id, manager.userId);
         await check(targets, res.body);
         // The answer is the record as the reads show it.
         assert.deepEqual((await c.get(`/api/approvals/${approval.id}`)).body, res.body);
@@ -156,6 +162,56 @@ Deno.test("reject, not PENDING, stale, failed execution, who may decide", async 
       assertStatus(await c.get(`/api/agents/${targets.agentId}/webhooks/${targets.webhookId}`), 200);
     });
 
+    await t.step(
+      "reject with a comment keeps it on the approval (REST and GraphQL); it is bounded",
+      async () => {
+        const one = await propose(ctx, p.toggle_agent_active);
+        assertProblem(
+          await owner.client.post(`/api/approvals/${one.id}/reject`, { comment: "x".repeat(2001) }),
+          400,
+          "VALIDATION_FAILED",
+          ["comment"],
+        );
+        assertProblem(
+          await owner.client.post(`/api/approvals/${one.id}/reject`, { reason: "not a field" }),
+          400,
+          "VALIDATION_FAILED",
+        );
+        assert.equal((await c.get(`/api/approvals/${one.id}`)).body.status, "PENDING");
+        const res = await owner.client.post(`/api/approvals/${one.id}/reject`, {
+          comment: "  Not this week.  ",
+        });
+        assertStatus(res, 200);
+        assert.equal(res.body.status, "REJECTED");
+        assert.equal(res.body.comment, "Not this week.");
+        assert.deepEqual((await c.get(`/api/approvals/${one.id}`)).body, res.body);
+
+        const two = await propose(ctx, p.toggle_agent_active);
+        const gql = await owner.client.graphql(
+          `mutation($id: ID!) { rejectApproval(id: $id, input: { comment: "Too risky." }) { status comment requestedBy { id } } }`,
+          { id: two.id },
+        );
+        assert.equal(gql.body.errors, undefined, JSON.stringify(gql.body));
+        assert.deepEqual(gql.body.data.rejectApproval, {
+          status: "REJECTED",
+          comment: "Too risky.",
+          requestedBy: { id: ctx.actor.userId },
+        });
+        // A null input is no comment, as a missing one (GraphQL asks for the default).
+        const nulled = await propose(ctx, p.toggle_agent_active);
+        const none = await owner.client.graphql(
+          `mutation($id: ID!) { rejectApproval(id: $id, input: null) { status comment } }`,
+          { id: nulled.id },
+        );
+        assert.deepEqual(none.body, { data: { rejectApproval: { status: "REJECTED", comment: null } } });
+        // Without a comment (and without a body, above): null.
+        const three = await propose(ctx, p.toggle_agent_active);
+        const plain = await owner.client.post(`/api/approvals/${three.id}/reject`, {});
+        assertStatus(plain, 200);
+        assert.equal(plain.body.comment, null);
+      },
+    );
+
     await t.step("not PENDING: approve or reject again → 409 APPROVAL_NOT_PENDING", async () => {
       const approval = await propose(ctx, p.toggle_agent_active);
       assertStatus(await c.post(`/api/approvals/${approval.id}/approve`), 200);
@@ -223,6 +279,33 @@ Deno.test("reject, not PENDING, stale, failed execution, who may decide", async 
         assertProblem(await c.post(`/api/approvals/${approval.id}/approve`), 409, "APPROVAL_NOT_PENDING");
       },
     );
+
+    await t.step("who asked: null for an API token, and once the member who asked is deleted", async () => {
+      const prompt = (text: string) => ({
+        tool: "update_agent_prompt",
+        target: { agentId: targets.agentId },
+        change: { systemPrompt: text },
+        rationale: "who asked",
+      });
+      const created = await owner.client.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "bot" });
+      const byToken = await propose(
+        await actorOf(ta.app, created.body.token, workspaceId),
+        prompt("Asked by a token."),
+      );
+      assert.equal(byToken.proposedBy, null);
+      assert.equal((await c.get(`/api/approvals/${byToken.id}`)).body.requestedBy, null);
+      const gone = await ta.seed.member(workspaceId, "MANAGER");
+      const asked = await propose(
+        await actorOf(ta.app, gone.token, workspaceId),
+        prompt("Asked by a person."),
+      );
+      assert.equal((await c.get(`/api/approvals/${asked.id}`)).body.requestedBy.id, gone.userId);
+      await db.user.delete({ where: { id: gone.userId } });
+      const after = (await c.get(`/api/approvals/${asked.id}`)).body;
+      assert.equal(after.requestedBy, null);
+      assert.equal(after.proposedBy, null);
+      for (const id of [byToken.id, asked.id]) assertStatus(await c.post(`/api/approvals/${id}/reject`), 200);
+    });
 
     await t.step("who may decide: API token, AGENT, VIEWER → 403; another workspace → 404", async () => {
       const approval = await propose(ctx, p.update_agent_training);

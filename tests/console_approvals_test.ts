@@ -3,7 +3,10 @@
  * answer's credits and proposals; an approval arriving live with its prompt diff by line, approved
  * from the page (its effect read over REST); a rejection; and the reasons an approval cannot be
  * decided: stale (its target changed), decided elsewhere while on the screen, or expired (the app's
- * clock moved past its expiry: refused when decided, then marked by the sweep, live).
+ * clock moved past its expiry: refused when decided, then marked by the sweep, live). Each says who
+ * asked, with a link to the supervisor's answer; changes that are not text show labelled fields,
+ * never JSON; a prompt gaining a line keeps its unchanged lines unchanged (its final newline
+ * aside); a rejection may carry a comment, shown on the approval and stored.
  */
 import assert from "node:assert/strict";
 import { consoleSuite, liveFeeds, screenshot, signIn } from "./_helpers/browser.ts";
@@ -57,12 +60,28 @@ Deno.test("the supervisor proposes, approvals arrive live with their diff, and a
       assert.deepEqual(await added.allTextContents(), [FORMAL]);
       const removed = await card.locator(".diff .removed").allTextContents();
       assert.deepEqual(removed, promptBefore.split("\n").map((l) => l || " "));
+      // Who asked, and where: the manager, and the supervisor's answer that proposed it.
+      const proposed = (await manager.client.get("/api/approvals?status=PENDING")).body.data[0];
+      const me = (await manager.client.get("/api/auth/me")).body.user;
+      assert.equal(proposed.requestedBy.id, manager.userId);
+      await card.getByText(`Asked by ${me.name} (${me.email})`).waitFor();
+      const link = card.getByRole("link", { name: "See where it was asked" });
+      assert.equal(await link.getAttribute("href"), `#/supervisor/${proposed.supervisorMessageId}`);
       await screenshot(page, "approvals");
       await card.getByRole("button", { name: "Approve" }).click();
       await card.getByText("Approved: the change was made.").waitFor();
       assert.equal(await card.getByRole("button", { name: "Approve" }).count(), 0);
       const agent = await manager.client.get(`/api/agents/${agentId}`);
       assert.equal(agent.body.systemPrompt, FORMAL);
+      // The link opens the supervisor conversation at that answer.
+      await link.click();
+      const answer = page.locator(`#turn-${proposed.supervisorMessageId}`);
+      await answer.getByText(PROPOSED_REPLY).waitFor();
+      assert.equal(await answer.getAttribute("aria-current"), "true");
+      assert.equal(
+        await page.evaluate(() => document.activeElement?.id),
+        `turn-${proposed.supervisorMessageId}`,
+      );
     });
 
     await t.step(
@@ -81,10 +100,100 @@ Deno.test("the supervisor proposes, approvals arrive live with their diff, and a
         await screenshot(page, "supervisor");
         await answer.getByRole("link", { name: "Delete a webhook" }).click();
         const card = page.getByRole("article", { name: "Delete a webhook for Ana" });
+        // What it deletes, field by field, never as JSON.
+        await card.getByText("Deletes:").waitFor();
+        assert.equal(
+          await card.getByRole("group", { name: "Event" }).locator("dd").textContent(),
+          "message.sent",
+        );
+        assert.equal(
+          await card.getByRole("group", { name: "URL" }).locator("dd").textContent(),
+          "https://example.com/hook",
+        );
+        assert.doesNotMatch(await card.locator(".change").textContent() ?? "", /[{}"]/);
         await card.getByRole("button", { name: "Reject" }).click();
         await card.getByText("Rejected: nothing was changed.").waitFor();
         const hooks = await manager.client.get(`/api/agents/${agentId}/webhooks`);
         assert.deepEqual(hooks.body.data.map((h: { id: string }) => h.id), [hook.body.id]);
+      },
+    );
+
+    await t.step(
+      "a prompt gaining a line: its old lines stay unchanged, whatever their final newline",
+      async () => {
+        const current: string = (await manager.client.get(`/api/agents/${agentId}`)).body.systemPrompt;
+        assert.ok(!current.endsWith("\n"));
+        const ctx = await actorOf(suite.t.app, manager.token, workspaceId);
+        const id = await newApproval(ctx, agentId, {
+          tool: "update_agent_prompt",
+          target: { agentId },
+          change: { systemPrompt: `${current}\nEnd each answer with a thank you.\n` },
+        });
+        const card = page.getByRole("article", { name: "Change the agent's prompt for Ana" }).filter({
+          hasText: "End each answer with a thank you.",
+        });
+        await page.getByRole("link", { name: "Approvals" }).click();
+        await card.waitFor();
+        assert.deepEqual(await card.locator(".diff .added").allTextContents(), [
+          "End each answer with a thank you.",
+        ]);
+        assert.deepEqual(await card.locator(".diff .removed").allTextContents(), []);
+        assert.deepEqual(
+          await card.locator(".diff .same").allTextContents(),
+          current.split("\n").map((l) => l || " "),
+        );
+        // Rejected with a comment: shown on the approval, and stored.
+        await card.getByLabel("Comment if you reject (optional)").fill("Not before the holidays.");
+        await card.getByRole("button", { name: "Reject" }).click();
+        await card.getByText("Rejected: nothing was changed.").waitFor();
+        await card.getByText("Not before the holidays.").waitFor();
+        assert.equal(await card.getByRole("textbox").count(), 0);
+        const stored = (await manager.client.get(`/api/approvals/${id}`)).body;
+        assert.equal(stored.status, "REJECTED");
+        assert.equal(stored.comment, "Not before the holidays.");
+      },
+    );
+
+    await t.step(
+      "an intent's change shows its fields as words: lists, required fields, before and after",
+      async () => {
+        const intent = await owner.client.post(`/api/agents/${agentId}/intents`, {
+          name: "Book Visit",
+          description: "When they want a visit",
+          triggerOnTypes: ["TEXT"],
+          requiredFields: [],
+          webhookUrl: "https://example.com/i",
+        });
+        assert.equal(intent.status, 201, JSON.stringify(intent.body));
+        const ctx = await actorOf(suite.t.app, manager.token, workspaceId);
+        const id = await newApproval(ctx, agentId, {
+          tool: "update_intent",
+          target: { intentId: intent.body.id },
+          change: {
+            triggerOnTypes: ["TEXT", "AUDIO"],
+            requiredFields: [{ name: "date", type: "string", description: "The day of the visit" }],
+          },
+        });
+        const card = page.getByRole("article", { name: "Change an intent for Ana" });
+        await card.waitFor();
+        const name = card.getByRole("group", { name: "Name" });
+        assert.equal(await name.locator("dd").textContent(), "Book Visit (unchanged)");
+        const triggers = card.getByRole("group", { name: "Triggered by" });
+        assert.deepEqual(await triggers.locator("dd.was li").allTextContents(), ["TEXT"]);
+        assert.deepEqual(await triggers.locator("dd.is li").allTextContents(), ["TEXT", "AUDIO"]);
+        const required = card.getByRole("group", { name: "Required fields" });
+        assert.equal(await required.locator("dd.was").textContent(), "Before none");
+        assert.deepEqual(await required.locator("dd.is li").allTextContents(), [
+          "date (string): The day of the visit",
+        ]);
+        // Only what changes, and the name saying which intent.
+        assert.equal(await card.locator(".change-field").count(), 3);
+        assert.doesNotMatch(await card.locator("dl.change-fields").textContent() ?? "", /[{}"]/);
+        await card.scrollIntoViewIfNeeded();
+        await screenshot(page, "approval-fields");
+        await card.getByRole("button", { name: "Reject" }).click();
+        await card.getByText("Rejected: nothing was changed.").waitFor();
+        assert.equal((await manager.client.get(`/api/approvals/${id}`)).body.comment, null);
       },
     );
 

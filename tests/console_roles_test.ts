@@ -119,7 +119,14 @@ Deno.test("roles decide what the console offers; invites, removals, keyboard and
         // Signed in to the workspace that invited them, as a MANAGER, beside their own workspace.
         await page.getByText("MANAGER", { exact: true }).waitFor();
         assert.equal(await page.getByLabel("Workspace").inputValue(), workspaceId);
-        await expectNav(page, ["Conversations", "Approvals", "Supervisor", "Agents"]);
+        await expectNav(page, [
+          "Conversations",
+          "Approvals",
+          "Supervisor",
+          "Agents",
+          "Members",
+          "API tokens",
+        ]);
         assert.deepEqual((await memberIds()).sort(), [...before, `${existing.userId} MANAGER`].sort());
         const own = await existing.client.get(`/api/workspaces/${elsewhere.workspaceId}/members`);
         assert.deepEqual(own.body.data.map((m: { id: string; role: string }) => [m.id, m.role]), [
@@ -236,6 +243,15 @@ Deno.test("roles decide what the console offers; invites, removals, keyboard and
             button("Save settings"),
             button("Pause"),
             button("Edit prompt"),
+          ]],
+          ["/#/members", button("Invite"), [page.getByLabel("Email"), button("Invite")]],
+          ["/#/tokens", button("Create token"), [page.getByLabel("Label"), button("Create token")]],
+          ["/#/account", button("Change password"), [
+            page.getByLabel("Current password"),
+            page.getByLabel("New password", { exact: true }),
+            page.getByLabel("New password again"),
+            button("Change password"),
+            button("Log out everywhere else"),
           ]],
         ];
         for (const [path, ready, controls] of screens) {

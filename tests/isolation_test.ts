@@ -326,6 +326,7 @@ const NOT_WORKSPACE_SCOPED = [
   "workspaces",
   "login",
   "logout",
+  "logoutOtherSessions",
   "changePassword",
   "acceptInvite",
   "invitation",

@@ -67,6 +67,8 @@ interface Row {
   fresh?: boolean;
   /** A write of tables `snapshot(app)` leaves out only (events and deliveries, sessions). */
   outsideRestTables?: boolean;
+  /** Runs with the row's (fresh) client before the database is read: what the call needs of its caller. */
+  prepare?: (c: Client) => Promise<void>;
   setup?: (ids: Ids) => Promise<Ids>;
   gql: (ids: Ids) => [string, Record<string, unknown>?];
   /** The same capability over REST, with its success status. */
@@ -991,6 +993,20 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
         rest: { ok: 204, call: (c) => c.post("/api/auth/logout") },
       },
       {
+        name: "logoutOtherSessions",
+        field: "logoutOtherSessions",
+        allowed: PEOPLE,
+        outsideRestTables: true,
+        fresh: true,
+        // The caller's other session, for it to end (an API token has none).
+        prepare: async (c) => {
+          const user = (await c.get("/api/auth/me")).body.user;
+          if (user) await new Client(app).post("/api/auth/login", { email: user.email, password: PASSWORD });
+        },
+        gql: () => ["mutation { logoutOtherSessions { ended } }"],
+        rest: { ok: 200, call: (c) => c.post("/api/auth/logout-others") },
+      },
+      {
         name: "changePassword",
         field: "changePassword",
         allowed: PEOPLE,
@@ -1106,6 +1122,7 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
             const where = `${who} ${row.name} over ${api}`;
             const ids = row.setup ? await row.setup(fixture) : fixture;
             const c = row.fresh ? await freshClient(who, ids) : clientOf(who, ids);
+            await row.prepare?.(c);
             const before = !row.setup && !row.fresh && last !== undefined ? last : await fullSnapshot(app);
             let res: Reply;
             if (api === "GraphQL") {

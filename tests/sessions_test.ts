@@ -1,6 +1,7 @@
 /**
  * Login sessions (docs/behaviour.md "Accounts, members and sessions"): each login JWT carries a `jti`
- * backed by a Session row; logout revokes it; a password change revokes every other session;
+ * backed by a Session row; logout revokes it; a password change and "log out everywhere else" revoke
+ * every other session;
  * revoked, expired or a deleted user's → 401. REST and GraphQL.
  */
 import assert from "node:assert/strict";
@@ -123,6 +124,41 @@ Deno.test("sessions", async (t) => {
           "INVALID_CREDENTIALS",
         );
         await works(await signIn(user.email, "brand new pw"));
+      },
+    );
+
+    await t.step(
+      "log out everywhere else: the user's other sessions 401 (REST and GraphQL), this one and others' stay",
+      async () => {
+        const user = await seed.member(workspaceId, "VIEWER");
+        const here = await signIn(user.email, user.password);
+        const other = await signIn(user.email, user.password);
+        const bystander = await seed.member(workspaceId, "VIEWER");
+        // An expired session of the user is not counted: it ended by itself.
+        await db.session.create({
+          data: { id: crypto.randomUUID(), userId: user.userId, expiresAt: new Date(Date.now() - 1000) },
+        });
+        const res = await here.post("/api/auth/logout-others");
+        assertStatus(res, 200);
+        // The seeded login and `other`.
+        assert.deepEqual(res.body, { ended: 2 });
+        await refused(other);
+        await refused(user.client);
+        await works(here);
+        await works(bystander.client);
+        await works(owner.client);
+        assert.deepEqual((await here.post("/api/auth/logout-others")).body, { ended: 0 });
+
+        const third = await signIn(user.email, user.password);
+        const gql = await here.graphql(`mutation { logoutOtherSessions { ended } }`);
+        assert.deepEqual(gql.body, { data: { logoutOtherSessions: { ended: 1 } } });
+        await refused(third);
+        await works(here);
+        // An API token has no sessions to end.
+        const created = await owner.client.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "y" });
+        const tokenClient = new Client(app, created.body.token, workspaceId);
+        assertProblem(await tokenClient.post("/api/auth/logout-others"), 403, "FORBIDDEN");
+        assertProblem(await anon.post("/api/auth/logout-others"), 401, "UNAUTHENTICATED");
       },
     );
 

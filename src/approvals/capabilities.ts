@@ -2,11 +2,23 @@
  * What the API can do with approvals, declared once (see shared/capability.ts). Reads and decisions
  * are for OWNER and MANAGER; deciding also needs a person (API token 403).
  */
+import { z } from "zod";
 import { defineOperation, defineRead } from "../shared/capability.ts";
+import { text } from "../shared/validation.ts";
 import * as service from "./service.ts";
 import { ApprovalStatus, approvalView } from "./views.ts";
 
 const approvalParam = { approvalId: "Approval" } as const;
+
+/** The longest comment a rejection keeps. */
+const MAX_COMMENT_CHARS = 2_000;
+
+/** A rejection's body: optional, as is its comment (no body at all rejects without one). */
+const rejectSchema = z.strictObject({
+  comment: text(MAX_COMMENT_CHARS).optional().describe(
+    `Why it was rejected, shown on the approval (at most ${MAX_COMMENT_CHARS} characters).`,
+  ),
+}).prefault({});
 
 export const approvals = defineRead({
   name: "approvals",
@@ -53,12 +65,13 @@ export const approveApproval = defineOperation({
 export const rejectApproval = defineOperation({
   name: "rejectApproval",
   summary:
-    "Rejects a PENDING approval; nothing is executed (a person only: API tokens get 403). 409 APPROVAL_NOT_PENDING when decided or expired.",
+    "Rejects a PENDING approval, with an optional comment kept on it; nothing is executed (a person only: API tokens get 403). 409 APPROVAL_NOT_PENDING when decided or expired.",
   access: { kind: "workspace", action: "approval:decide" },
   guard: service.requirePerson,
   params: approvalParam,
   target: "approvalId",
+  input: rejectSchema,
   output: { view: approvalView },
   http: { method: "POST", path: "/api/approvals/{approvalId}/reject" },
-  run: (ctx, { approvalId }) => service.reject(ctx, approvalId),
+  run: (ctx, { approvalId }, input) => service.reject(ctx, approvalId, input),
 });

@@ -12,10 +12,9 @@ import { badRequest, notFound } from "../shared/errors.ts";
 import { parseInput, text } from "../shared/validation.ts";
 import { CHANGE_KINDS, sameJson, sealSnapshot, type Snapshot } from "./changes.ts";
 import { publishApprovalEvent } from "./events.ts";
-import { APPROVAL_TOOLS, ApprovalToolEnum } from "./views.ts";
+import { APPROVAL_INCLUDE, APPROVAL_TOOLS, ApprovalToolEnum } from "./views.ts";
 import type { PendingApproval } from "../generated/prisma/client.ts";
 import { createReplay } from "../replay/start.ts";
-import { WITH_REPLAY } from "../replay/stop.ts";
 
 /** How long a proposal waits for a decision before it expires. */
 export const APPROVAL_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -142,7 +141,7 @@ export async function proposeChange(
         expiresAt: new Date(now.getTime() + APPROVAL_LIFETIME_MS),
         createdAt: now,
       },
-      include: WITH_REPLAY,
+      include: APPROVAL_INCLUDE,
     });
     await publishApprovalEvent(ctx, tx, "approval.created", {
       ...created,

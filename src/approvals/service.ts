@@ -15,7 +15,8 @@ import { assertId } from "../shared/validation.ts";
 import { CHANGE_KINDS, openSnapshot, sameJson } from "./changes.ts";
 import { publishApprovalEvent } from "./events.ts";
 import type { PendingApproval } from "../generated/prisma/client.ts";
-import { stoppedBy, stopReplays, WITH_REPLAY } from "../replay/stop.ts";
+import { stoppedBy, stopReplays } from "../replay/stop.ts";
+import { APPROVAL_INCLUDE, WITH_REQUESTER } from "./views.ts";
 
 /** Approving or rejecting needs a person, so a proposal is never approved by a script: an API token gets 403. */
 export function requirePerson(ctx: ActorContext): Promise<void> {
@@ -31,7 +32,7 @@ export async function lockApproval(ctx: ActorContext, tx: Tx, approvalId: string
   const locked = await tx.$queryRaw<{ id: string }[]>`
     SELECT id FROM "PendingApproval" WHERE id = ${id} AND "workspaceId" = ${ctx.actor.workspaceId} FOR UPDATE`;
   if (!locked.length) throw notFound("Approval");
-  return await tx.pendingApproval.findUniqueOrThrow({ where: { id } });
+  return await tx.pendingApproval.findUniqueOrThrow({ where: { id }, include: WITH_REQUESTER });
 }
 
 /** PENDING and not past its expiry (one the sweep has not reached yet counts as expired). */
@@ -89,14 +90,14 @@ export async function approve(ctx: ActorContext, approvalId: string): Promise<Pe
       done = await tx.pendingApproval.update({
         where: { id: approval.id },
         data: { status: "APPROVED", ...decided, targetId: changedId },
-        include: WITH_REPLAY,
+        include: APPROVAL_INCLUDE,
       });
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       done = await tx.pendingApproval.update({
         where: { id: approval.id },
         data: { status: "FAILED", ...decided, error: `${error.code}: ${error.message}` },
-        include: WITH_REPLAY,
+        include: APPROVAL_INCLUDE,
       });
     }
     const type = done.status === "APPROVED" ? "approval.approved" : "approval.failed";
@@ -105,8 +106,12 @@ export async function approve(ctx: ActorContext, approvalId: string): Promise<Pe
   }, QUEUED_TRANSACTION);
 }
 
-/** Rejects: nothing is executed. Answers the stored row. */
-export async function reject(ctx: ActorContext, approvalId: string): Promise<PendingApproval> {
+/** Rejects: nothing is executed; the optional comment is kept on the approval. Answers the stored row. */
+export async function reject(
+  ctx: ActorContext,
+  approvalId: string,
+  { comment }: { comment?: string } = {},
+): Promise<PendingApproval> {
   await requirePerson(ctx);
   return await ctx.db.$transaction(async (tx) => {
     const approval = await lockApproval(ctx, tx, approvalId);
@@ -115,8 +120,13 @@ export async function reject(ctx: ActorContext, approvalId: string): Promise<Pen
     await stopReplays(tx, [approval.replayId], { error: stoppedBy("REJECTED"), at: decidedAt });
     const done = await tx.pendingApproval.update({
       where: { id: approval.id },
-      data: { status: "REJECTED", decidedById: ctx.actor.userId, decidedAt },
-      include: WITH_REPLAY,
+      data: {
+        status: "REJECTED",
+        decidedById: ctx.actor.userId,
+        decidedAt,
+        decisionComment: comment ?? null,
+      },
+      include: APPROVAL_INCLUDE,
     });
     await publishApprovalEvent(ctx, tx, "approval.rejected", { ...done, workspaceId: ctx.actor.workspaceId });
     return done;

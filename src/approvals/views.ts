@@ -6,6 +6,14 @@ import { can } from "../auth/permissions.ts";
 import type { ActorContext } from "../context.ts";
 import { declaredType, enumType } from "../shared/view.ts";
 import { MASK, maskUrlSecrets, openUrlSecrets } from "../shared/url_secrets.ts";
+import { WITH_REPLAY } from "../replay/stop.ts";
+import { userPrivate } from "../workspaces/views.ts";
+
+/** Who asked for a change: the member whose supervisor message led to it (never their password hash). */
+export const WITH_REQUESTER = { requestedBy: { omit: userPrivate } } as const;
+
+/** What an approval's row carries wherever it is answered: who asked, and its replay with its cases. */
+export const APPROVAL_INCLUDE = { ...WITH_REPLAY, ...WITH_REQUESTER } as const;
 
 export const APPROVAL_TOOLS = [
   "update_agent_prompt",

@@ -28,16 +28,26 @@ export async function revokeSession(deps: Deps, sessionId: string): Promise<void
   });
 }
 
-/** Revokes every live session of the user except `keepSessionId` (password change). */
+/**
+ * Revokes every live session of the user except `keepSessionId` (password change, "log out
+ * everywhere else"); answers how many there were (expired ones end by themselves and are not counted).
+ */
 export async function revokeOtherSessions(
   deps: Deps,
   tx: Tx,
   user: { userId: string; keepSessionId: string },
-): Promise<void> {
-  await tx.session.updateMany({
-    where: { userId: user.userId, id: { not: user.keepSessionId }, revokedAt: null },
+): Promise<number> {
+  // Expiry is the JWT's `exp`, on the system clock (as openSession keeps it).
+  const { count } = await tx.session.updateMany({
+    where: {
+      userId: user.userId,
+      id: { not: user.keepSessionId },
+      revokedAt: null,
+      expiresAt: { gt: new Date() },
+    },
     data: { revokedAt: deps.clock.now() },
   });
+  return count;
 }
 
 /** Revokes every live session of the user (an operator's password reset); returns how many. */

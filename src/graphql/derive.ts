@@ -391,7 +391,8 @@ function operationField(t: RootFields, cap: OperationCapability): RootField {
     ) => {
       const ids = Object.fromEntries(params.map((p) => [p, rawArgs[argName(p, cap.target)]]));
       const caller = graphQLCaller(ctx, params.includes("workspaceId") ? String(ids.workspaceId) : undefined);
-      const result = await invoke(cap, caller, ids, rawArgs.input);
+      // An optional input given as null asks for its default, as when it is left out.
+      const result = await invoke(cap, caller, ids, rawArgs.input ?? undefined);
       if ("none" in cap.output) {
         const param = noneAnswerParam(cap);
         return param ? ids[param] : true;

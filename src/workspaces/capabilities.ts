@@ -13,6 +13,7 @@ import {
   createApiTokenSchema,
   createInviteSchema,
   createWorkspaceSchema,
+  endedSessionsSchema,
   invitationSchema,
   loginSchema,
   membershipSchema,
@@ -86,6 +87,17 @@ export const changePassword = defineOperation({
   output: { none: true },
   http: { method: "POST", path: "/api/auth/password", status: 204 },
   run: (ctx, _params, input) => service.changePassword(ctx.deps, ctx.principal, input),
+});
+
+export const logoutOtherSessions = defineOperation({
+  name: "logoutOtherSessions",
+  summary:
+    "Ends every other login session of the caller (other browsers and devices); this one stays. Answers how many ended.",
+  access: { kind: "principal" },
+  params: {},
+  output: { schema: endedSessionsSchema },
+  http: { method: "POST", path: "/api/auth/logout-others" },
+  run: (ctx) => service.logoutOtherSessions(ctx.deps, ctx.principal),
 });
 
 export const viewer = defineOperation({

@@ -53,6 +53,10 @@ export const viewerSchema = z.object({
   description: "Who the credential is (user is null for an API token) and its workspaces.",
 });
 
+export const endedSessionsSchema = z.object({
+  ended: z.number().int().describe("How many other sessions were ended."),
+}).meta({ id: "EndedSessions", description: "The other sessions of the caller that a logout ended." });
+
 export const invitationSchema = z.object({
   email: z.string(),
   role: Role.schema,

@@ -108,6 +108,20 @@ export async function changePassword(
   });
 }
 
+/**
+ * POST /api/auth/logout-others: ends every other session of the caller's user (other browsers and
+ * devices) and keeps this one; answers how many ended. Their live feeds end with them.
+ */
+export async function logoutOtherSessions(deps: Deps, principal: Principal): Promise<{ ended: number }> {
+  if (principal.kind !== "user") {
+    throw forbidden("Only a login session can end the other sessions; revoke API tokens instead.");
+  }
+  const ended = await deps.db.$transaction((tx) =>
+    revokeOtherSessions(deps, tx, { userId: principal.userId, keepSessionId: principal.sessionId })
+  );
+  return { ended };
+}
+
 /** GET /api/workspaces: the caller's memberships (an API token sees its own workspace). */
 export async function listWorkspaces(deps: Deps, principal: Principal): Promise<Membership[]> {
   if (principal.kind === "user") return membershipsOf(deps, principal.userId);

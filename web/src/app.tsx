@@ -29,6 +29,9 @@ import { SupervisorScreen } from "./screens/supervisor.tsx";
 import { AgentsScreen } from "./screens/agents.tsx";
 import { AgentScreen } from "./screens/agent.tsx";
 import { AgentPartScreen } from "./screens/agent_tabs.tsx";
+import { MembersScreen } from "./screens/members.tsx";
+import { TokensScreen } from "./screens/tokens.tsx";
+import { AccountScreen } from "./screens/account.tsx";
 
 const MEMBERSHIPS = graphql(`query ConsoleMemberships { workspaces { id name role } }`);
 
@@ -116,6 +119,8 @@ function Console(
             {can.manage(membership.role) && <a href={href("approvals")}>Approvals</a>}
             {can.manage(membership.role) && <a href={href("supervisor")}>Supervisor</a>}
             <a href={href("agents")}>Agents</a>
+            {can.manage(membership.role) && <a href={href("members")}>Members</a>}
+            {can.manage(membership.role) && <a href={href("tokens")}>API tokens</a>}
           </nav>
           <div class="who">
             {session.workspaces.length > 1
@@ -138,11 +143,12 @@ function Console(
               )
               : <span class="workspace">{membership.name}</span>}
             <span class="role" title={session.user.email}>{membership.role}</span>
+            <a href={href("account")}>My account</a>
             <button type="button" onClick={logOut}>Log out</button>
           </div>
         </header>
         <main key={session.workspaceId}>
-          <Screen membership={membership} />
+          <Screen membership={membership} user={session.user} />
         </main>
       </ApiContext.Provider>
     </Provider>
@@ -150,7 +156,7 @@ function Console(
 }
 
 /** The screen named by the hash, as the role allows. */
-function Screen({ membership }: { membership: Membership }) {
+function Screen({ membership, user }: { membership: Membership; user: Session["user"] }) {
   const [screen, id, part] = useRoute();
   const role = membership.role;
   switch (screen) {
@@ -159,7 +165,13 @@ function Screen({ membership }: { membership: Membership }) {
     case "approvals":
       return can.manage(role) ? <ApprovalsScreen /> : <NotForRole />;
     case "supervisor":
-      return can.manage(role) ? <SupervisorScreen /> : <NotForRole />;
+      return can.manage(role) ? <SupervisorScreen focus={id} /> : <NotForRole />;
+    case "members":
+      return can.manage(role) ? <MembersScreen role={role} userId={user.id} /> : <NotForRole />;
+    case "tokens":
+      return can.manage(role) ? <TokensScreen /> : <NotForRole />;
+    case "account":
+      return <AccountScreen user={user} />;
     case "agents":
       if (id && part) {
         return can.manage(role)

@@ -46,11 +46,20 @@ export const Approval = builder.prismaObject("PendingApproval", {
       description: "The supervisor message whose propose_change created it (null once the history is reset).",
     }),
     proposedBy: t.exposeID("proposedById", { nullable: true, description: "The user who was chatting." }),
+    requestedBy: t.relation("requestedBy", {
+      nullable: true,
+      description:
+        "The member whose message to the supervisor led to the proposal (null when an API token asked, or the user was deleted).",
+    }),
     decidedBy: t.exposeID("decidedById", {
       nullable: true,
       description: "The user who approved or rejected.",
     }),
     decidedAt: t.expose("decidedAt", { type: "DateTime", nullable: true }),
+    comment: t.exposeString("decisionComment", {
+      nullable: true,
+      description: "What the person who decided wrote with the decision (a rejection's optional comment).",
+    }),
     expiresAt: t.expose("expiresAt", {
       type: "DateTime",
       description: "24 h after creation; then EXPIRED if still PENDING.",

@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
 /**
- * The pending approvals, live (`approvalEvents`): each with its tool, the agent, the rationale and
- * a before/after diff, "Approve" and "Reject". A change of what an agent says comes with its replay
+ * The pending approvals, live (`approvalEvents`): each with its tool, the agent, who asked (with a
+ * link to the supervisor answer that proposed it), the rationale and its fields before and after,
+ * "Approve" and "Reject" (with an optional comment, shown on the approval afterwards). A change of what an agent says comes with its replay
  * (./replay.tsx), live as its cases end, and "Replay again"; "Approve" asks again when a case
  * REGRESSED. An approval decided or expired while on the screen stays in view saying so; one that
  * cannot be decided says why (stale, decided, expired).
@@ -11,6 +12,7 @@ import type { CombinedError } from "@urql/core";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ChangeDiff } from "../diff.tsx";
 import { errorCode, errorText } from "../graphql.ts";
+import { href } from "../router.ts";
 import { graphql, type ResultOf } from "../schema.ts";
 import { Badge, ErrorNote, Time, useRereadOnConnect } from "../ui.tsx";
 import { ReplayCases, ReplayFields, ReplaySummary } from "./replay.tsx";
@@ -18,6 +20,7 @@ import { ReplayCases, ReplayFields, ReplaySummary } from "./replay.tsx";
 const ApprovalFields = graphql(
   `fragment ConsoleApproval on Approval {
     id tool targetType targetId agentId rationale before after status error createdAt expiresAt decidedAt
+    comment supervisorMessageId requestedBy { id name email }
     replay { ...ConsoleReplay }
   }`,
   [ReplayFields],
@@ -40,7 +43,9 @@ const APPROVE = graphql(
   [ApprovalFields],
 );
 const REJECT = graphql(
-  `mutation ConsoleReject($id: ID!) { rejectApproval(id: $id) { ...ConsoleApproval } }`,
+  `mutation ConsoleReject($id: ID!, $input: RejectApprovalInput) {
+    rejectApproval(id: $id, input: $input) { ...ConsoleApproval }
+  }`,
   [ApprovalFields],
 );
 const REPLAY = graphql(
@@ -195,6 +200,7 @@ export function ApprovalCard(
   const [rejecting, reject] = useMutation(REJECT);
   const [replaying, replay] = useMutation(REPLAY);
   const [reason, setReason] = useState<string | null>(null);
+  const [comment, setComment] = useState("");
   // Refused as no longer PENDING (decided elsewhere, or expired before the sweep marked it): no
   // decision is offered any more. A stale one stays PENDING and may still be rejected.
   const [closed, setClosed] = useState(false);
@@ -222,7 +228,7 @@ export function ApprovalCard(
         const r = await approve({ id: a.id });
         return r.error ? void refused(r.error) : r.data?.approveApproval;
       }
-      const r = await reject({ id: a.id });
+      const r = await reject({ id: a.id, input: comment.trim() ? { comment: comment.trim() } : null });
       return r.error ? void refused(r.error) : r.data?.rejectApproval;
     });
   const replayAgain = () =>
@@ -248,6 +254,7 @@ export function ApprovalCard(
           </>
         )}
       </p>
+      <RequestedBy approval={a} />
       <p class="rationale">{a.rationale}</p>
       <ChangeDiff before={a.before} after={a.after} />
       {a.replay && (
@@ -266,7 +273,23 @@ export function ApprovalCard(
           {a.error && <>{a.error}</>}
         </p>
       )}
+      {a.comment && (
+        <p class="decision-comment">
+          <span class="muted">Comment:</span> <q>{a.comment}</q>
+        </p>
+      )}
       {reason && <p class="error" role="alert">{reason}</p>}
+      {pending && !confirming && (
+        <label class="comment-field">
+          Comment if you reject (optional)
+          <textarea
+            rows={2}
+            maxLength={2000}
+            value={comment}
+            onInput={(e) => setComment((e.target as HTMLTextAreaElement).value)}
+          />
+        </label>
+      )}
       {pending && !confirming && (
         <div class="buttons">
           <button ref={approveRef} type="button" disabled={approving.fetching} onClick={onApprove}>
@@ -297,5 +320,28 @@ export function ApprovalCard(
       )}
       {a.replay && <ReplayCases replay={a.replay} />}
     </article>
+  );
+}
+
+/**
+ * Who asked for the change: the member whose message to the supervisor led to it, with a link to
+ * the supervisor's answer that proposed it (none once the supervisor conversation was reset).
+ */
+function RequestedBy({ approval: a }: { approval: Approval }) {
+  return (
+    <p class="requested">
+      Asked by {a.requestedBy
+        ? (
+          <>
+            <strong>{a.requestedBy.name}</strong> <span class="muted">({a.requestedBy.email})</span>
+          </>
+        )
+        : <strong>an API token or a former member</strong>}
+      {a.supervisorMessageId && (
+        <>
+          {" "}· <a href={href("supervisor", a.supervisorMessageId)}>See where it was asked</a>
+        </>
+      )}
+    </p>
   );
 }

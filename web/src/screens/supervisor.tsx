@@ -1,10 +1,11 @@
 /// <reference lib="dom" />
 /**
  * The workspace's supervisor chat: "Message" and "Send"; each answer shows its credits and the
- * changes it proposed, which wait under Approvals.
+ * changes it proposed, which wait under Approvals. `#/supervisor/<messageId>` (an approval's link)
+ * scrolls to that answer and marks it.
  */
 import { useMutation, useQuery } from "@urql/preact";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { href } from "../router.ts";
 import { graphql, type ResultOf } from "../schema.ts";
 import { Badge, ErrorNote, formatCredits, Time } from "../ui.tsx";
@@ -35,12 +36,18 @@ const SEND = graphql(
 
 type SupervisorMessage = ResultOf<typeof TurnFields>;
 
-export function SupervisorScreen() {
+export function SupervisorScreen({ focus }: { focus?: string }) {
   const [result, reread] = useQuery({ query: CONVERSATION });
   const [sending, send] = useMutation(SEND);
   const [text, setText] = useState("");
   const [asked, setAsked] = useState<string | null>(null);
   const turns = result.data?.supervisorConversation.messages.filter((m) => m.role !== "TOOL") ?? [];
+  const found = turns.some((m) => m.id === focus);
+  useEffect(() => {
+    const el = focus && found ? document.getElementById(`turn-${focus}`) : null;
+    el?.scrollIntoView({ block: "center" });
+    el?.focus({ preventScroll: true });
+  }, [focus, found]);
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -59,7 +66,7 @@ export function SupervisorScreen() {
       </p>
       <ErrorNote error={result.error} />
       <div class="chat" aria-label="Supervisor conversation" role="log">
-        {turns.map((m) => <Turn key={m.id} message={m} />)}
+        {turns.map((m) => <Turn key={m.id} message={m} focused={m.id === focus} />)}
         {asked && <div class="turn user">{asked}</div>}
         {sending.fetching && <p class="muted" role="status">The supervisor is thinking…</p>}
       </div>
@@ -80,10 +87,16 @@ export function SupervisorScreen() {
   );
 }
 
-function Turn({ message: m }: { message: SupervisorMessage }) {
+function Turn({ message: m, focused }: { message: SupervisorMessage; focused: boolean }) {
   if (m.role === "USER") return <div class="turn user">{m.content}</div>;
   return (
-    <article class="turn assistant" aria-label="Supervisor answer">
+    <article
+      id={`turn-${m.id}`}
+      class={focused ? "turn assistant focused" : "turn assistant"}
+      aria-label="Supervisor answer"
+      aria-current={focused ? "true" : undefined}
+      tabIndex={focused ? -1 : undefined}
+    >
       <div>{m.content}</div>
       <p class="muted">
         <span class="credits">{formatCredits(m.credits)} credits</span> · <Time value={m.createdAt} />
