@@ -29,11 +29,14 @@ Deno.test("a member logs out everywhere else and changes the password from the c
     await t.step("Log out everywhere else: other sessions end, this one goes on", async () => {
       // Another browser of the same member, on its conversations with their live feed up.
       const other = await suite.open("/");
-      const socket = other.page.waitForEvent("websocket");
+      // Listening for the ack as soon as the socket opens: it may come before the sign-in returns.
+      const acked = other.page.waitForEvent("websocket").then((socket) =>
+        socket.waitForEvent("framereceived", {
+          predicate: (f) => String(f.payload).includes("connection_ack"),
+        })
+      );
       await signIn(other.page, agent);
-      await (await socket).waitForEvent("framereceived", {
-        predicate: (f) => String(f.payload).includes("connection_ack"),
-      });
+      await acked;
       await page.getByRole("link", { name: "My account" }).click();
       await page.getByRole("heading", { name: "My account" }).waitFor();
       await page.getByText(agent.email).waitFor();

@@ -3,7 +3,7 @@
  * Pieces of the owner's screens: a delete that asks first (in the page, not a browser dialog, so
  * it reads the same everywhere and the keyboard lands on "Cancel"), and a value to copy once.
  */
-import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 
 /**
  * A danger button that asks `question` before `onConfirm`; the question's "Cancel" has the focus,
