@@ -26,6 +26,16 @@ export const Contact = builder.prismaObject("Contact", {
     }),
     name: t.exposeString("name"),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
+    conversations: t.relatedConnection(
+      "conversations",
+      {
+        cursor: "id",
+        description:
+          "Its conversations on every channel of the workspace, newest first (a conversation's own included).",
+        query: { orderBy: [{ createdAt: "desc" }, { id: "desc" }] },
+      },
+      connectionOf(Conversation),
+    ),
   }),
 });
 
@@ -115,6 +125,10 @@ export const Message = builder.prismaObject("Message", {
       type: jsonObjectRef(MessageTemplateType),
       nullable: true,
       resolve: (m) => m.template as { name: string; language: string } | null,
+    }),
+    resentFromId: t.exposeID("resentFromId", {
+      nullable: true,
+      description: "The FAILED message this one sends again (POST /api/messages/{messageId}/resend).",
     }),
     inputTokens: t.exposeInt("inputTokens", { nullable: true, description: "Model usage of an AI message." }),
     outputTokens: t.exposeInt("outputTokens", { nullable: true }),
