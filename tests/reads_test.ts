@@ -487,7 +487,13 @@ Deno.test("restRead answers every read exactly as today's REST routes do, 404s i
       content: "hi",
     });
     const approvalId = await newApproval(await actorOf(t, owner.token, workspaceId), agent.id);
+    const saved = await c.post("/api/saved-replies", { shortcut: "thanks", content: "Obrigado!" });
+    const { contactId } = await t.app.deps.db.conversation.findUniqueOrThrow({
+      where: { id: message.body.conversationId },
+    });
     const ids: Record<string, string> = {
+      savedReplyId: saved.body.id,
+      contactId,
       approvalId,
       agentId: agent.id,
       intentId: made.body.id,
@@ -520,8 +526,9 @@ Deno.test("restRead answers every read exactly as today's REST routes do, 404s i
       }
       compared++;
     }
-    // 19, a channel's templates, an agent's pinned replay cases.
-    assert.equal(compared, 21);
+    // 19, a channel's templates, an agent's pinned replay cases, the saved replies (list and one),
+    // a contact's conversations.
+    assert.equal(compared, 24);
   }, { workers: false }));
 
 Deno.test("objects of more than 50 keys (json_build_object's limit) and rows just written", () =>
