@@ -24,6 +24,7 @@ const MESSAGE_KEYS = [
   "outputTokens",
   "payload",
   "pricing",
+  "resentFromId",
   "sender",
   "senderUserId",
   "status",

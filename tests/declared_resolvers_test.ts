@@ -233,6 +233,31 @@ Deno.test("a write answers every field of its type's row as the row's read shows
       await inList(`/api/conversations/${message.body.conversationId}/messages`, message.body.id as string),
     );
 
+    const saved = await o.post("/api/saved-replies", { shortcut: "thanks", content: "Obrigado!" });
+    same("SavedReply", saved, await one(`/api/saved-replies/${saved.body.id}`));
+    same(
+      "SavedReply",
+      await o.patch(`/api/saved-replies/${saved.body.id}`, { content: "Valeu!" }),
+      await one(`/api/saved-replies/${saved.body.id}`),
+    );
+    // A failed reply sent again: the new message as its conversation's messages show it.
+    const failed = await app.deps.db.message.create({
+      data: {
+        conversationId: message.body.conversationId,
+        channelId: channel.body.id as string,
+        direction: "OUTBOUND",
+        senderKind: "AI",
+        content: "Oi!",
+        status: "FAILED",
+      },
+    });
+    const resent = await o.post(`/api/messages/${failed.id}/resend`);
+    same(
+      "Message",
+      resent,
+      await inList(`/api/conversations/${message.body.conversationId}/messages`, resent.body.id as string),
+    );
+
     const members = `/api/workspaces/${workspaceId}/members`;
     same(
       "Member",

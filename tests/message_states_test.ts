@@ -13,6 +13,7 @@ import { eventually } from "./_helpers/receiver.ts";
 import { graphError, startGraph } from "./_helpers/conversations.ts";
 import { createWhatsAppChannel, customerWrites, envelope, postSigned } from "./_helpers/whatsapp.ts";
 import { type Result, subscribe, subscribed, wsClient } from "./_helpers/live.ts";
+import { sweepStaleSends } from "../src/conversations/outbound.ts";
 
 const MESSAGE_UPDATED = `subscription ($id: ID!) {
   messageUpdated(conversationId: $id) { id status error content sender resentFromId }
@@ -257,6 +258,29 @@ Deno.test("message states live, and a failed message sent again once", async (t)
       assert.equal(update.messageUpdated.status, "SENT");
       assert.equal(graph.calls.length, calls + 1);
     });
+
+    await t.step(
+      "a sender that stopped mid-call: the stale-send sweep's UNCONFIRMED is pushed too",
+      async () => {
+        const long = new Date(Date.now() - 10 * 60_000);
+        const stuck = await db.message.create({
+          data: {
+            conversationId,
+            channelId: channel.id,
+            direction: "OUTBOUND",
+            senderKind: "AI",
+            content: "Em que posso ajudar?",
+            status: "PENDING",
+            sendClaimedAt: long,
+            sendClaimedBy: ta.app.deps.instance.id,
+            sendStartedAt: long,
+          },
+        });
+        assert.equal(await sweepStaleSends(ta.app.deps, new Date()), 0, "nothing to send again");
+        const update = await next(updates, () => true, "UNCONFIRMED");
+        assert.deepEqual([update.messageUpdated.id, update.messageUpdated.status], [stuck.id, "UNCONFIRMED"]);
+      },
+    );
   } finally {
     await updates.stop();
     await events.stop();

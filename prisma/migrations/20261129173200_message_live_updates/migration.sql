@@ -4,16 +4,13 @@
 -- live event like the event bus' (ids only), of the live-only type `message.updated`; webhooks never
 -- see it. The conversation gives the workspace and agent the hub and the feeds route by.
 CREATE FUNCTION "live_message_updated"() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  c RECORD;
 BEGIN
-  SELECT "workspaceId", "agentId" INTO c FROM "Conversation" WHERE id = NEW."conversationId";
-  IF FOUND THEN
-    PERFORM pg_notify('switchboard_live', json_build_object(
+  -- One statement (the lookup and the notification together): it runs once per change.
+  PERFORM pg_notify('switchboard_live', json_build_object(
       'id', gen_random_uuid()::text, 'type', 'message.updated', 'workspaceId', c."workspaceId",
       'agentId', c."agentId", 'conversationId', NEW."conversationId", 'messageId', NEW.id,
-      'approvalId', NULL)::text);
-  END IF;
+      'approvalId', NULL)::text)
+    FROM "Conversation" c WHERE c.id = NEW."conversationId";
   RETURN NULL;
 END
 $$;
