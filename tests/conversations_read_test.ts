@@ -15,6 +15,7 @@ const MESSAGE_KEYS = [
   "conversationId",
   "createdAt",
   "error",
+  "errorMessage",
   "id",
   "inputTokens",
   "media",

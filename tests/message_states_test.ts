@@ -16,7 +16,7 @@ import { type Result, subscribe, subscribed, wsClient } from "./_helpers/live.ts
 import { sweepStaleSends } from "../src/conversations/outbound.ts";
 
 const MESSAGE_UPDATED = `subscription ($id: ID!) {
-  messageUpdated(conversationId: $id) { id status error content sender resentFromId }
+  messageUpdated(conversationId: $id) { id status error errorMessage content sender resentFromId }
 }`;
 const CONVERSATION_EVENTS = `subscription ($agentId: ID!) {
   conversationEvents(agentId: $agentId) { type conversation { id window { open } } message { id status error } }
@@ -146,6 +146,10 @@ Deno.test("message states live, and a failed message sent again once", async (t)
       assert.equal(failed.messageUpdated.content, "Está aí?");
       assert.equal(failed.messageUpdated.error.code, 131026);
       assert.match(failed.messageUpdated.error.message, /Message undeliverable/);
+      assert.equal(
+        failed.messageUpdated.errorMessage,
+        "(#131026) Message undeliverable: Receiver is incapable of receiving this message",
+      );
       failedId = failed.messageUpdated.id;
       const e = await next(events, (d) => d.conversationEvents.type === "MESSAGE_UPDATED", "FAILED event");
       assert.equal(e.conversationEvents.message.id, failedId);
@@ -225,6 +229,14 @@ Deno.test("message states live, and a failed message sent again once", async (t)
       assert.equal(failed.messageUpdated.status, "FAILED");
       assert.equal(failed.messageUpdated.error.errors[0].code, 131047);
       assert.equal(failed.messageUpdated.error.errors[0].title, "Re-engagement message");
+      assert.equal(
+        failed.messageUpdated.errorMessage,
+        "(#131047) Re-engagement message: Message failed to send because more than 24 hours have passed.",
+      );
+      // REST shows the same reason.
+      const listed = await owner.client.get(`${path}/messages`);
+      const shown = listed.body.data.find((m: { id: string }) => m.id === failed.messageUpdated.id);
+      assert.equal(shown.errorMessage, failed.messageUpdated.errorMessage);
       const e = await next(events, (d) => d.conversationEvents.type === "MESSAGE_UPDATED", "window event");
       assert.equal(e.conversationEvents.message.status, "FAILED");
       assert.deepEqual(e.conversationEvents.conversation, { id: conversationId, window: { open: false } });
