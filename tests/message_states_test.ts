@@ -302,7 +302,7 @@ Deno.test("message states live, and a failed message sent again once", async (t)
   }
 });
 
-Deno.test("resend of a failed AI message keeps its sender; a CLOSED conversation refuses it", async () => {
+Deno.test("resend keeps the sender and the template, outside the window too; a CLOSED conversation refuses it", async () => {
   const graph = startGraph();
   const ta = await startTestApp({ WHATSAPP_GRAPH_URL: graph.url("") });
   const db = ta.app.deps.db;
@@ -332,6 +332,36 @@ Deno.test("resend of a failed AI message keeps its sender; a CLOSED conversation
     await graph.waitForCalls(1);
     assert.equal(JSON.parse(graph.calls[0].body).text.body, "Olá! Como posso ajudar?");
 
+    // A person's template that failed: sent again as the same template, whatever the window.
+    await db.conversation.update({
+      where: { id: customer.conversationId },
+      data: { lastContactMessageAt: new Date(Date.now() - 25 * 3600_000) },
+    });
+    const send = { name: "hello_world", language: { code: "en_US" } };
+    const template = await db.message.create({
+      data: {
+        conversationId: customer.conversationId,
+        channelId: channel.id,
+        direction: "OUTBOUND",
+        senderKind: "HUMAN",
+        senderUserId: owner.userId,
+        type: "TEMPLATE",
+        content: "Hello World",
+        template: { name: "hello_world", language: "en_US" },
+        payload: send,
+        status: "FAILED",
+      },
+    });
+    const again = await owner.client.post(`/api/messages/${template.id}/resend`);
+    assert.equal(again.status, 201, JSON.stringify(again.body));
+    assert.deepEqual(
+      [again.body.type, again.body.template, again.body.payload, again.body.sender],
+      ["TEMPLATE", { name: "hello_world", language: "en_US" }, send, "HUMAN"],
+    );
+    await graph.waitForCalls(2);
+    const call = JSON.parse(graph.calls[1].body);
+    assert.deepEqual([call.type, call.template], ["template", send]);
+
     const second = await db.message.create({
       data: {
         conversationId: customer.conversationId,
@@ -348,7 +378,7 @@ Deno.test("resend of a failed AI message keeps its sender; a CLOSED conversation
     assert.equal(refused.status, 409);
     assert.equal(refused.body.code, "CONVERSATION_CLOSED");
     assert.equal(await db.message.count({ where: { resentFromId: second.id } }), 0);
-    assert.equal(graph.calls.length, 1);
+    assert.equal(graph.calls.length, 2);
   } finally {
     await ta.close();
     await graph.close();
