@@ -206,6 +206,17 @@ Deno.test("message states live, and a failed message sent again once", async (t)
       const other = await ta.seed.workspace("Other");
       const foreign = await other.owner.client.post(`/api/messages/${failedId}/resend`);
       assert.equal(foreign.status, 404);
+      // Nor can another workspace follow this conversation's message states.
+      const otherWs = wsClient(port, { token: other.owner.token, workspaceId: other.workspaceId });
+      try {
+        const refused = await within(
+          subscribe(otherWs, MESSAGE_UPDATED, { id: conversationId }).next(),
+          "404",
+        );
+        assert.equal(refused.errors?.[0].extensions.code, "NOT_FOUND");
+      } finally {
+        await otherWs.dispose();
+      }
       assert.equal((await owner.client.post(`/api/messages/nope/resend`)).status, 404);
       assert.equal(graph.calls.length, calls, "nothing sent");
       assert.equal(await db.message.count(), messages, "nothing stored");
