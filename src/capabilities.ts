@@ -19,6 +19,8 @@ import * as approvalSubscriptions from "./approvals/subscriptions.ts";
 import * as templateSends from "./templates/send_capabilities.ts";
 import * as usage from "./usage/capabilities.ts";
 import * as replay from "./replay/capabilities.ts";
+import * as savedReplies from "./saved_replies/capabilities.ts";
+import * as messages from "./conversations/message_capabilities.ts";
 
 export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(workspaces),
@@ -30,11 +32,13 @@ export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(conversations),
   ...Object.values(handoff),
   ...Object.values(inbox),
+  ...Object.values(messages),
   ...Object.values(templateSends),
   ...Object.values(supervisor),
   ...Object.values(approvals),
   ...Object.values(usage),
   ...Object.values(replay),
+  ...Object.values(savedReplies),
 ];
 
 /** Every live feed (GraphQL subscriptions, derived by src/graphql/derive.ts). */

@@ -115,6 +115,48 @@ Deno.test("every declared type answers a Prisma row as the planner answers the r
     assert.equal(prompt.status, 200, JSON.stringify(prompt.body));
     const version = await db.promptVersion.findFirstOrThrow({ where: { agentId: agent.id } });
 
+    // Outbound messages with each shape of `error` (errorMessage is computed in SQL and from the row).
+    const errors = [
+      {
+        status: 400,
+        code: 131026,
+        message: "(#131026) Message undeliverable: Receiver is incapable",
+        retryable: false,
+      },
+      {
+        errors: [{
+          code: 131047,
+          title: "Re-engagement message",
+          message: "Re-engagement message",
+          details: "24h",
+        }],
+      },
+      { errors: [{ code: null, title: "Title only", message: "", details: null }] },
+      { errors: [{ title: "", message: null }] },
+      { errors: [] },
+      { errors: "not a list", message: "odd" },
+      { message: 7 },
+      "a string",
+      [1, 2],
+    ];
+    const failed = [];
+    for (const error of errors) {
+      failed.push(
+        await db.message.create({
+          data: {
+            conversationId,
+            channelId: channel.id,
+            direction: "OUTBOUND",
+            senderKind: "AI",
+            content: "x",
+            status: "FAILED",
+            error,
+          },
+        }),
+      );
+    }
+    const savedReply =
+      (await o.post("/api/saved-replies", { shortcut: "thanks", content: "Obrigado!" })).body;
     for (const [what, created] of Object.entries({ intent, hook, delivery, invite, token })) {
       assert.ok(typeof created.id === "string", `${what}: ${JSON.stringify(created)}`);
     }
@@ -132,6 +174,8 @@ Deno.test("every declared type answers a Prisma row as the planner answers the r
       ["Contact", "Contact", conversation.contactId, { id: conversation.contactId }],
       ["Conversation", "Conversation", conversationId, { id: conversationId }],
       ["Message", "Message", messageId, { id: messageId }],
+      ...failed.map((m): [string, string, string, Obj] => ["Message", "Message", m.id, { id: m.id }]),
+      ["SavedReply", "SavedReply", savedReply.id, { id: savedReply.id }],
       ["Approval", "PendingApproval", approvalId, { id: approvalId }],
       ["SupervisorConversation", "SupervisorConversation", supervisor.id, { id: supervisor.id }],
       ["SupervisorMessage", "SupervisorMessage", said.id, { id: said.id }],
@@ -231,6 +275,31 @@ Deno.test("a write answers every field of its type's row as the row's read shows
       "Message",
       message,
       await inList(`/api/conversations/${message.body.conversationId}/messages`, message.body.id as string),
+    );
+
+    const saved = await o.post("/api/saved-replies", { shortcut: "thanks", content: "Obrigado!" });
+    same("SavedReply", saved, await one(`/api/saved-replies/${saved.body.id}`));
+    same(
+      "SavedReply",
+      await o.patch(`/api/saved-replies/${saved.body.id}`, { content: "Valeu!" }),
+      await one(`/api/saved-replies/${saved.body.id}`),
+    );
+    // A failed reply sent again: the new message as its conversation's messages show it.
+    const failed = await app.deps.db.message.create({
+      data: {
+        conversationId: message.body.conversationId,
+        channelId: channel.body.id as string,
+        direction: "OUTBOUND",
+        senderKind: "AI",
+        content: "Oi!",
+        status: "FAILED",
+      },
+    });
+    const resent = await o.post(`/api/messages/${failed.id}/resend`);
+    same(
+      "Message",
+      resent,
+      await inList(`/api/conversations/${message.body.conversationId}/messages`, resent.body.id as string),
     );
 
     const members = `/api/workspaces/${workspaceId}/members`;

@@ -47,6 +47,10 @@ interface Fixture {
   conversation: string;
   /** A PENDING approval. */
   approval: string;
+  /** The conversation's contact, a FAILED outbound message of it, and a saved reply. */
+  contact: string;
+  message: string;
+  savedReply: string;
 }
 
 /** One GraphQL call: the root field it exercises, the document and its variables. */
@@ -125,6 +129,19 @@ const BY_ID: ById[] = [
     "conversation",
   ),
   byOwnId("markConversationRead", "mutation($id: ID!) { markConversationRead(id: $id) }", "conversation"),
+  mutationOf("resendMessage", "message"),
+  byOwnId(
+    "contactConversations",
+    "query($id: ID!) { contactConversations(contactId: $id) { edges { node { id } } } }",
+    "contact",
+  ),
+  byOwnId("savedReply", "query($id: ID!) { savedReply(id: $id) { id shortcut } }", "savedReply"),
+  byOwnId(
+    "updateSavedReply",
+    'mutation($id: ID!) { updateSavedReply(id: $id, input: { content: "Taken" }) { id } }',
+    "savedReply",
+  ),
+  byOwnId("deleteSavedReply", "mutation($id: ID!) { deleteSavedReply(id: $id) }", "savedReply"),
   mutationOf("releaseConversation", "conversation"),
   mutationOf("closeConversation", "conversation"),
   byOwnId(
@@ -309,6 +326,12 @@ const listAndCreateCalls: Call[] = [
   ["resetSupervisorConversation", "resetSupervisorConversation", "mutation { resetSupervisorConversation }"],
   ["supervisorCredits", "supervisorCredits", "{ supervisorCredits { day credits } }"],
   ["workspace", "workspace", "{ workspace { id } }"],
+  ["savedReplies", "savedReplies", "{ savedReplies { edges { node { id } } } }"],
+  [
+    "createSavedReply",
+    "createSavedReply",
+    'mutation { createSavedReply(input: { shortcut: "planted", content: "Planted" }) { id } }',
+  ],
 ];
 
 /** Fields that need a person: an API token gets FORBIDDEN before any id is looked at. */
@@ -388,6 +411,11 @@ function restByIdCalls(c: Client, from: Fixture, target: Fixture): Array<[string
       "POST templates/send",
       c.post(`/api/channels/${target.channel}/templates/send`, { ...HELLO_TEMPLATE, to: "155501" }),
     ],
+    ["resend", c.post(`/api/messages/${target.message}/resend`)],
+    ["GET contact conversations", c.get(`/api/contacts/${target.contact}/conversations`)],
+    ["GET saved reply", c.get(`/api/saved-replies/${target.savedReply}`)],
+    ["PATCH saved reply", c.patch(`/api/saved-replies/${target.savedReply}`, { content: "Taken" })],
+    ["DELETE saved reply", c.delete(`/api/saved-replies/${target.savedReply}`)],
     ["GET approval", c.get(`/api/approvals/${target.approval}`)],
     ["replay", c.post(`/api/approvals/${target.approval}/replay`)],
     ["GET replay cases", c.get(`${A}/replay-cases`)],
@@ -459,7 +487,23 @@ Deno.test("isolation over REST and GraphQL", async (t) => {
         content: "hi",
       })).body.conversationId;
       const approval = await newApproval(await actorOf(app, client.token!, workspaceId), agent);
+      const { contactId: contact } = await db.conversation.findUniqueOrThrow({ where: { id: conversation } });
+      const message = (await db.message.create({
+        data: {
+          conversationId: conversation,
+          channelId: apiChannel,
+          direction: "OUTBOUND",
+          senderKind: "HUMAN",
+          content: "same",
+          status: "FAILED",
+        },
+      })).id;
+      const savedReply =
+        (await client.post("/api/saved-replies", { shortcut: "same", content: "same" })).body.id;
       return {
+        contact,
+        message,
+        savedReply,
         approval,
         channel,
         apiChannel,
@@ -497,6 +541,9 @@ Deno.test("isolation over REST and GraphQL", async (t) => {
       apiChannel: UNKNOWN,
       conversation: UNKNOWN,
       approval: UNKNOWN,
+      contact: UNKNOWN,
+      message: UNKNOWN,
+      savedReply: UNKNOWN,
     };
 
     await t.step(
@@ -586,6 +633,8 @@ Deno.test("isolation over REST and GraphQL", async (t) => {
           assert.deepEqual(ids(await c.get(`/api/workspaces/${f.workspaceId}/invites`)), [f.invite]);
           assert.deepEqual(ids(await c.get(`/api/workspaces/${f.workspaceId}/api-tokens`)), [f.apiToken]);
           assert.deepEqual(ids(await c.get("/api/approvals")), [f.approval]);
+          assert.deepEqual(ids(await c.get("/api/saved-replies")), [f.savedReply]);
+          assert.deepEqual(ids(await c.get(`/api/contacts/${f.contact}/conversations`)), [f.conversation]);
           assert.deepEqual(ids(await c.get("/api/supervisor/changes")), [f.approval]);
         }
       }
@@ -637,6 +686,7 @@ Deno.test("isolation over REST and GraphQL", async (t) => {
         apiTokens { edges { node { id } } }
         approvals { edges { node { id } } }
         supervisorChanges { edges { node { id } } }
+        savedReplies { edges { node { id } } }
         intents(agentId: $a) { edges { node { id } } }
         webhooks(agentId: $a) { edges { node { id } } }
         agent(id: $a) {
@@ -657,6 +707,7 @@ Deno.test("isolation over REST and GraphQL", async (t) => {
           assert.deepEqual(nodeIds(d.apiTokens), [f.apiToken]);
           assert.deepEqual(nodeIds(d.approvals), [f.approval]);
           assert.deepEqual(nodeIds(d.supervisorChanges), [f.approval]);
+          assert.deepEqual(nodeIds(d.savedReplies), [f.savedReply]);
           assert.deepEqual(nodeIds(d.intents), [f.intent]);
           assert.deepEqual(nodeIds(d.webhooks), [f.webhook]);
           assert.deepEqual(nodeIds(d.agent.intents), [f.intent]);

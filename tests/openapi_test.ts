@@ -439,7 +439,14 @@ Deno.test("real answers of every documented read conform to the documented schem
     // A decided approval: every field of it set.
     const approvalId = await newApproval(await actorOf(ta.app, owner.token, workspaceId), agentId);
     assert.equal((await c.post(`/api/approvals/${approvalId}/approve`)).status, 200);
+    const saved = await c.post("/api/saved-replies", { shortcut: "thanks", content: "Obrigado!" });
+    assert.equal(saved.status, 201);
+    const { contactId } = await ta.app.deps.db.conversation.findUniqueOrThrow({
+      where: { id: message.body.conversationId },
+    });
     const ids: Record<string, string> = {
+      savedReplyId: saved.body.id,
+      contactId,
       approvalId,
       workspaceId,
       agentId,

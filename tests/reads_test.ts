@@ -487,7 +487,13 @@ Deno.test("restRead answers every read exactly as today's REST routes do, 404s i
       content: "hi",
     });
     const approvalId = await newApproval(await actorOf(t, owner.token, workspaceId), agent.id);
+    const saved = await c.post("/api/saved-replies", { shortcut: "thanks", content: "Obrigado!" });
+    const { contactId } = await t.app.deps.db.conversation.findUniqueOrThrow({
+      where: { id: message.body.conversationId },
+    });
     const ids: Record<string, string> = {
+      savedReplyId: saved.body.id,
+      contactId,
       approvalId,
       agentId: agent.id,
       intentId: made.body.id,
@@ -520,8 +526,9 @@ Deno.test("restRead answers every read exactly as today's REST routes do, 404s i
       }
       compared++;
     }
-    // 19, a channel's templates, an agent's pinned replay cases, the workspace's inbox.
-    assert.equal(compared, 22);
+    // 19, a channel's templates, an agent's pinned replay cases, the workspace's inbox, the saved
+    // replies (list and one), a contact's conversations.
+    assert.equal(compared, 25);
     // The inbox's filters, as the route reads them from the query.
     const { inbox } = await import("../src/conversations/inbox_capabilities.ts");
     for (

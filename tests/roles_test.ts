@@ -55,6 +55,9 @@ interface Ids {
   token?: string;
   /** A PENDING approval (the decision rows make their own). */
   approvalId?: string;
+  /** A FAILED outbound message (resend), a saved reply. */
+  messageId?: string;
+  savedReplyId?: string;
 }
 
 interface Row {
@@ -207,6 +210,11 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
       content: "hi",
     })).body.conversationId;
     await storeTemplates(app, { id: fixture.channelId, workspaceId }, [HELLO_WORLD]);
+    const contactOfFixture =
+      (await db.conversation.findUniqueOrThrow({ where: { id: fixture.conversationId } }))
+        .contactId;
+    fixture.savedReplyId =
+      (await o.post("/api/saved-replies", { shortcut: "thanks", content: "Obrigado!" })).body.id;
     const ownerCtx = await actorOf(app, owner.token, workspaceId);
     fixture.approvalId = await newApproval(ownerCtx, agentId);
     const a = (i: Ids) => `/api/agents/${i.agentId}`;
@@ -872,6 +880,96 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
           { id: i.conversationId },
         ],
         rest: { ok: 200, call: (c, i) => c.get(`/api/conversations/${i.conversationId}/messages`) },
+      },
+      // A failed message sent again (conversation:attend), a fresh one each call (sent again once).
+      {
+        name: "resendMessage",
+        field: "resendMessage",
+        allowed: ATTENDANTS,
+        setup: async (i) => {
+          const withConversation = await newConversation(i, "HUMAN");
+          const failed = await db.message.create({
+            data: {
+              conversationId: withConversation.conversationId,
+              channelId: (await db.conversation.findUniqueOrThrow({
+                where: { id: withConversation.conversationId },
+              })).channelId,
+              direction: "OUTBOUND",
+              senderKind: "HUMAN",
+              content: "Oi",
+              status: "FAILED",
+            },
+          });
+          return { ...withConversation, messageId: failed.id };
+        },
+        gql: (i) => ["mutation($id: ID!) { resendMessage(id: $id) { id status } }", { id: i.messageId }],
+        rest: { ok: 201, call: (c, i) => c.post(`/api/messages/${i.messageId}/resend`) },
+      },
+      {
+        name: "contactConversations",
+        field: "contactConversations",
+        allowed: EVERYONE,
+        read: true,
+        gql: () => [
+          "query($id: ID!) { contactConversations(contactId: $id) { edges { node { id status } } } }",
+          { id: contactOfFixture },
+        ],
+        rest: { ok: 200, call: (c) => c.get(`/api/contacts/${contactOfFixture}/conversations`) },
+      },
+      // Saved replies: every member reads, OWNER and MANAGER write (saved-replies:write).
+      {
+        name: "savedReplies",
+        field: "savedReplies",
+        allowed: EVERYONE,
+        read: true,
+        gql: () => ["{ savedReplies { edges { node { id shortcut content } } } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/saved-replies") },
+      },
+      {
+        name: "savedReply",
+        field: "savedReply",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => ["query($id: ID!) { savedReply(id: $id) { id shortcut } }", { id: i.savedReplyId }],
+        rest: { ok: 200, call: (c, i) => c.get(`/api/saved-replies/${i.savedReplyId}`) },
+      },
+      {
+        name: "createSavedReply",
+        field: "createSavedReply",
+        allowed: WRITERS,
+        gql: () => [
+          'mutation($s: String!) { createSavedReply(input: { shortcut: $s, content: "Olá!" }) { id } }',
+          { s: `hi${++n}` },
+        ],
+        rest: {
+          ok: 201,
+          call: (c) => c.post("/api/saved-replies", { shortcut: `hi${++n}`, content: "Olá!" }),
+        },
+      },
+      {
+        name: "updateSavedReply",
+        field: "updateSavedReply",
+        allowed: WRITERS,
+        gql: (i) => [
+          "mutation($id: ID!, $c: String!) { updateSavedReply(id: $id, input: { content: $c }) { id } }",
+          { id: i.savedReplyId, c: `Olá ${++n}` },
+        ],
+        rest: {
+          ok: 200,
+          call: (c, i) => c.patch(`/api/saved-replies/${i.savedReplyId}`, { content: `Olá ${++n}` }),
+        },
+      },
+      {
+        name: "deleteSavedReply",
+        field: "deleteSavedReply",
+        allowed: WRITERS,
+        setup: async (i) => ({
+          ...i,
+          savedReplyId:
+            (await o.post("/api/saved-replies", { shortcut: `bye${++n}`, content: "Tchau" })).body.id,
+        }),
+        gql: (i) => ["mutation($id: ID!) { deleteSavedReply(id: $id) }", { id: i.savedReplyId }],
+        rest: { ok: 204, call: (c, i) => c.delete(`/api/saved-replies/${i.savedReplyId}`) },
       },
 
       // Invites and API tokens: members:manage; only an OWNER invites an OWNER.

@@ -321,6 +321,10 @@ Deno.test("three processes on one database, roles switched and one killed mid-bu
       return convs.flatMap((conv): Array<[string, Date]> => [
         [`OPENED ${conv.id}`, conv.openedAt],
         ...conv.messages.map((m): [string, Date] => [`MESSAGE_ADDED ${conv.id} ${m.id}`, m.createdAt]),
+        // A reply or reminder, PENDING until its send's outcome (SENT, or UNCONFIRMED after a kill).
+        ...conv.messages.filter((m) => m.direction === "OUTBOUND" && m.status !== "PENDING").map((
+          m,
+        ): [string, Date] => [`MESSAGE_UPDATED ${conv.id} ${m.id}`, m.updatedAt]),
         ...(conv.status === "CLOSED" ? [[`CLOSED ${conv.id}`, conv.closedAt!] as [string, Date]] : []),
       ]);
     };
@@ -336,7 +340,8 @@ Deno.test("three processes on one database, roles switched and one killed mid-bu
     assert.equal(
       phase1Expected.length,
       PHASE1_CONTACTS * 3 +
-        (await db.message.count({ where: { senderKind: "AI", conversation: { agentId: agent1.id } } })),
+        2 * (await db.message.count({ where: { senderKind: "AI", conversation: { agentId: agent1.id } } })),
+      "OPENED, two customer messages and each reply's MESSAGE_ADDED and MESSAGE_UPDATED (SENT)",
     );
     for (const live of phase1Live) {
       await eventually(
@@ -501,7 +506,11 @@ Deno.test("three processes on one database, roles switched and one killed mid-bu
     // Live, phase 2: each subscriber saw every event that happened while it was in place (from its
     // probe on; for b2's, which died with it, until the kill), once; nothing else, nothing twice.
     const timerEvents = (await expectedEvents(agent1.id)).filter((e) => !phase1Expected.includes(e));
-    assert.equal(timerEvents.length, PHASE1_CONTACTS * 2, "a reminder and a CLOSED per phase 1 conversation");
+    assert.equal(
+      timerEvents.length,
+      PHASE1_CONTACTS * 3,
+      "a reminder (added, then SENT) and a CLOSED per phase 1 conversation",
+    );
     const all1 = await eventsAt(agent1.id);
     const all2 = await eventsAt(agent2.id);
     const within = (events: Array<[string, Date]>, from: Date, until?: Date) =>

@@ -4,8 +4,7 @@
  * each change of state (./events.ts) and reach every server process through src/live/hub.ts.
  */
 import { defineSubscription } from "../shared/capability.ts";
-import type { DomainEventType } from "../shared/events.ts";
-import type { LiveEvent } from "../live/hub.ts";
+import type { LiveEvent, LiveEventType } from "../live/hub.ts";
 import { enumType } from "../shared/view.ts";
 import { approvalView } from "./views.ts";
 
@@ -16,7 +15,7 @@ const ApprovalEventType = enumType(
     "execute, or its replay moved on (started, a case ended, it ended).",
 );
 
-const TYPES: Partial<Record<DomainEventType, typeof ApprovalEventType.values[number]>> = {
+const TYPES: Partial<Record<LiveEventType, typeof ApprovalEventType.values[number]>> = {
   "approval.created": "CREATED",
   "approval.approved": "APPROVED",
   "approval.rejected": "REJECTED",

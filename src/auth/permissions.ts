@@ -9,8 +9,9 @@ export const ACTIONS = [
   "workspace:read", // see the workspace, its agents, intents, webhooks, conversations, messages
   "webhook:secrets", // see webhook header values and signing secrets unmasked
   "agent:write", // create / change / delete agents, prompts, intents, webhooks, channels
-  "conversation:attend", // take over, reply in, release, close conversations; assign them to oneself
+  "conversation:attend", // take over, reply in, release, close conversations; assign them to oneself; send a failed message again
   "conversation:assign-others", // assign conversations to any member, or unassign anyone's
+  "saved-replies:write", // create / change / delete the workspace's saved replies
   "members:manage", // invites and API tokens
   "members:invite-owner", // invite someone as OWNER
   "members:manage-privileged", // change or remove OWNER and MANAGER members, or make someone one

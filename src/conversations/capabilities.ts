@@ -1,7 +1,7 @@
 /** Reading conversations and their messages, declared once (see shared/capability.ts). */
 import { defineRead } from "../shared/capability.ts";
 import { agentView } from "../agents/views.ts";
-import { ConversationStatus, conversationView } from "./views.ts";
+import { contactView, ConversationStatus, conversationView } from "./views.ts";
 
 export const conversations = defineRead({
   name: "conversations",
@@ -32,4 +32,16 @@ export const conversationMessages = defineRead({
   from: { view: conversationView, idParam: "conversationId" },
   path: [{ relation: "messages" }],
   http: { path: "/api/conversations/{conversationId}/messages" },
+});
+
+export const contactConversations = defineRead({
+  name: "contactConversations",
+  summary:
+    "The contact's conversations on every channel of the workspace, newest first (a conversation's earlier ones; " +
+    "`contactId` is its contact.id).",
+  action: "workspace:read",
+  params: { contactId: "Contact" },
+  from: { view: contactView, idParam: "contactId" },
+  path: [{ relation: "conversations" }],
+  http: { path: "/api/contacts/{contactId}/conversations" },
 });

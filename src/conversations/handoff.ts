@@ -46,6 +46,23 @@ async function load(ctx: ActorContext, id: string) {
   return row;
 }
 
+/** 409 WINDOW_CLOSED for a free-form message to the conversation, saying why its window is closed. */
+export function windowClosed(
+  conv: Parameters<typeof refusedByMeta>[0],
+  window: ReturnType<typeof windowOf>,
+): AppError {
+  return new AppError(
+    "WINDOW_CLOSED",
+    409,
+    refusedByMeta(conv)
+      ? "WhatsApp refused a message outside the customer's window (131047); it opens again when the " +
+        `customer writes (closesAt ${window.closesAt}). Only a template reaches them now.`
+      : window.closesAt
+      ? `The customer's 24-hour window closed at ${window.closesAt} (closesAt); only a template reaches them now.`
+      : "The customer has no open 24-hour window on this channel; only a template reaches them now.",
+  );
+}
+
 /**
  * What the Conversation type shows beside the row: its contact, its channel (never its
  * credentials) and its assignee.
@@ -119,18 +136,7 @@ export async function humanReply(
   const now = ctx.clock.now();
   // Nothing free-form reaches a WhatsApp customer outside the window: refused, nothing stored.
   const window = windowOf(conv, now);
-  if (conv.status === "HUMAN" && !window.open) {
-    throw new AppError(
-      "WINDOW_CLOSED",
-      409,
-      refusedByMeta(conv)
-        ? "WhatsApp refused a message outside the customer's window (131047); it opens again when the " +
-          `customer writes (closesAt ${window.closesAt}). Only a template reaches them now.`
-        : window.closesAt
-        ? `The customer's 24-hour window closed at ${window.closesAt} (closesAt); only a template reaches them now.`
-        : "The customer has no open 24-hour window on this channel; only a template reaches them now.",
-    );
-  }
+  if (conv.status === "HUMAN" && !window.open) throw windowClosed(conv, window);
   await ctx.db.$transaction(async (tx) => {
     // Locks the row, so a concurrent release or close cannot slip in between check and insert.
     const touched = await tx.conversation.updateMany({

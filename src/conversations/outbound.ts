@@ -9,7 +9,9 @@
  * it. WHATSAPP goes through the Graph API with the channel's sealed access token (SENT with the
  * wamid, or FAILED with the error, retried only when WhatsApp says the error is retryable); an API
  * channel has nothing to send to, so its messages are SENT at once (the business app reads them
- * through events, subscriptions and the read API).
+ * through events, subscriptions and the read API). Every change of an outgoing message's status or
+ * error, by whichever statement here or elsewhere, is announced to the live feeds by the database
+ * (`message.updated`, src/live/hub.ts).
  */
 import type { Deps } from "../context.ts";
 import type { SqlTx } from "../db/client.ts";
@@ -391,8 +393,11 @@ async function attempt(
   const retry = result.error.retryable && job.attempt < SEND_ATTEMPTS;
   const error = { ...result.error, attempt: job.attempt, willRetry: retry };
   const paced = retry && result.error.code !== null && PACING_CODES.has(result.error.code);
-  // Meta's 131047: the customer's window has closed (it opens again when they write).
-  const outsideWindow = result.error.code === REENGAGEMENT_CODE;
+  // Meta's 131047: the customer's window has closed (it opens again when they write). Closed before
+  // the message is marked FAILED, so the live feeds reading the conversation for that change see it.
+  if (result.error.code === REENGAGEMENT_CODE) {
+    await closeWindow.run(deps.db, { now, messageId: message.id, channelId: null, externalId: null });
+  }
   const update = (paced ? markPaced : markFailed).sql({ id: message.id, now, error: JSON.stringify(error) });
   return {
     update,
@@ -405,9 +410,6 @@ async function attempt(
         code: result.error.code,
         retry,
       });
-      if (outsideWindow) {
-        await closeWindow.run(deps.db, { now, messageId: message.id, channelId: null, externalId: null });
-      }
       if (retry) {
         await deps.jobs.send(deps.db, MESSAGE_SEND_QUEUE, [{
           data: { messageId: message.id, attempt: job.attempt + 1 } satisfies SendJob,

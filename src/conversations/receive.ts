@@ -173,14 +173,16 @@ export async function receiveApiMessage(
 // Delivery states only move forward (Meta may report `read` before `delivered`); FAILED always lands.
 const FORWARD = ["PENDING", "SENT", "DELIVERED", "READ"] as const;
 
-/**
- * A status callback: the outbound message of the channel with this externalId takes the new status
- * (and the channel's errors on FAILED). Returns whether a message was changed.
- */
 /** Meta refused the channel's message `externalId` with 131047: its conversation's window closes. */
 export async function closeWindowOf(deps: Pick<Deps, "db" | "clock">, channelId: string, externalId: string) {
   await closeWindow.run(deps.db, { now: deps.clock.now(), messageId: null, channelId, externalId });
 }
+
+/**
+ * A status callback: the outbound message of the channel with this externalId takes the new status
+ * (and the channel's errors on FAILED). Returns whether a message was changed. A change is announced
+ * live as `message.updated` by the database itself (src/live/hub.ts).
+ */
 
 export async function applyStatus(
   deps: Deps,

@@ -64,6 +64,7 @@ export const storeCustomerMessage = query(
     template: col.jsonb<Prisma.JsonValue>().null,
     inputTokens: col.integer.null,
     outputTokens: col.integer.null,
+    resentFromId: col.text.null,
     createdAt: col.timestamptz,
   },
   (m: {
@@ -110,7 +111,7 @@ export const storeCustomerMessage = query(
       ON CONFLICT ("channelId", "externalId") DO NOTHING
       RETURNING id, "conversationId", "senderKind", "senderUserId", type, content, status, error, "mediaId",
                 "mediaMimeType", "mediaSize", "mediaFileName", "mediaError", transcript, text, payload, pricing, template,
-                "inputTokens", "outputTokens", "createdAt"
+                "inputTokens", "outputTokens", "resentFromId", "createdAt"
     ), touched AS (
       UPDATE "Conversation" SET "lastMessageAt" = ${m.now}, "lastContactMessageAt" = ${m.now}, "updatedAt" = ${m.now}
        WHERE id = (SELECT open FROM found) AND EXISTS (SELECT 1 FROM inserted)

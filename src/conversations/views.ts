@@ -112,3 +112,28 @@ export const MessageTemplateType: JsonObjectType = {
     language: { type: "String" },
   },
 };
+
+/** A text of a JSON value as PostgreSQL's `->>` gives it for a string or a number; null otherwise. */
+const textOf = (v: unknown): string | null =>
+  typeof v === "string" ? v : typeof v === "number" ? String(v) : null;
+
+/**
+ * The one-line reason of a message's `error`, as the channel gave it: a send's answer
+ * (`{ message, ... }`, Meta's message and details already joined) or a `failed` status' first
+ * error (`{ errors: [{ code, title, message, details }] }`: `(#code) message: details`, the title
+ * when there is no message). Null without an error or a reason. The Message type's `errorMessage`
+ * repeats this in SQL.
+ */
+export function errorMessageOf(error: unknown): string | null {
+  if (error === null || typeof error !== "object" || Array.isArray(error)) return null;
+  const e = error as Record<string, unknown>;
+  if (!Array.isArray(e.errors)) return textOf(e.message);
+  const first = e.errors[0];
+  if (first === null || typeof first !== "object" || Array.isArray(first)) return null;
+  const f = first as Record<string, unknown>;
+  const said = textOf(f.message) || textOf(f.title) || null;
+  if (said === null) return null;
+  const code = textOf(f.code);
+  const details = textOf(f.details);
+  return `${code === null ? "" : `(#${code}) `}${said}${details ? `: ${details}` : ""}`;
+}

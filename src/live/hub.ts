@@ -41,10 +41,17 @@ export const LIVE_EVENT_TYPES: ReadonlySet<DomainEventType> = new Set<DomainEven
   "approval.replayed",
 ]);
 
+/**
+ * The live events' types: the domain events followed, and `message.updated` (an outbound message's
+ * status or error changed), which the database announces itself: a trigger of the migration
+ * `message_live_updates` sends it in the transaction of whichever statement changes the message.
+ */
+export type LiveEventType = DomainEventType | "message.updated";
+
 /** What crosses processes: the event's type and the ids it names. */
 export interface LiveEvent {
   id: string;
-  type: DomainEventType;
+  type: LiveEventType;
   workspaceId: string;
   agentId: string;
   conversationId: string | null;

@@ -71,6 +71,16 @@ export const ERROR_CODES = {
   INVITE_EXPIRED: { status: 409, meaning: "The invite has expired." },
   LAST_OWNER: { status: 409, meaning: "The change would leave the workspace without an OWNER." },
   DELIVERY_NOT_FAILED: { status: 409, meaning: "Only a FAILED delivery can be redelivered." },
+  DUPLICATE_SHORTCUT: { status: 409, meaning: "The workspace already has a saved reply with this shortcut." },
+  MESSAGE_NOT_RESENDABLE: {
+    status: 409,
+    meaning:
+      "Only a FAILED outbound message of the agent or a person can be sent again (not a customer's, nor one sent, on its way or UNCONFIRMED).",
+  },
+  MESSAGE_ALREADY_RESENT: {
+    status: 409,
+    meaning: "The failed message has been sent again already; its copy names it in `resentFromId`.",
+  },
   NO_BUSINESS_ACCOUNT: {
     status: 409,
     meaning:

@@ -83,6 +83,7 @@ const SNAPSHOT_TABLES = [
   "Conversation",
   "Message",
   "WhatsAppTemplate",
+  "SavedReply",
   "SupervisorConversation",
   "SupervisorMessage",
   "SupervisorCreditDay",

@@ -123,16 +123,17 @@ async function store(deps: Deps, channel: InboundChannel, parsed: InboundParse):
   }
   for (const s of parsed.statuses) {
     if (!mine(s)) continue;
+    // A message refused later, in a `failed` status, for being outside the window: it closes. Before
+    // the status, so the live feeds that read the conversation for the message's change see it closed.
+    if (s.status === "failed" && s.errors.some((e) => e.code === REENGAGEMENT_CODE)) {
+      await closeWindowOf(deps, channel.id, s.waMessageId);
+    }
     await applyStatus(deps, channel.id, {
       externalId: s.waMessageId,
       status: STATUS[s.status],
       error: s.errors.length ? { errors: s.errors.map((e) => ({ ...e })) } : null,
       pricing: s.pricing,
     });
-    // A message refused later, in a `failed` status, for being outside the window: it closes.
-    if (s.status === "failed" && s.errors.some((e) => e.code === REENGAGEMENT_CODE)) {
-      await closeWindowOf(deps, channel.id, s.waMessageId);
-    }
   }
   if (failure) throw failure;
 }

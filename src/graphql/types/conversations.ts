@@ -8,6 +8,7 @@ import { connectionOf, enumOf, jsonObjectRef } from "../common_types.ts";
 import {
   ConversationStatus,
   ConversationWindowType,
+  errorMessageOf,
   MessageContentType,
   MessageMediaType,
   MessagePricingType,
@@ -27,6 +28,16 @@ export const Contact = builder.prismaObject("Contact", {
     }),
     name: t.exposeString("name"),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
+    conversations: t.relatedConnection(
+      "conversations",
+      {
+        cursor: "id",
+        description:
+          "Its conversations on every channel of the workspace, newest first (a conversation's own included).",
+        query: { orderBy: [{ createdAt: "desc" }, { id: "desc" }] },
+      },
+      connectionOf(Conversation),
+    ),
   }),
 });
 
@@ -36,6 +47,16 @@ const mediaSql = (t: Sql) =>
     'url', '/api/messages/' || ${t}.id || '/media',
     'mimeType', ${t}."mediaMimeType", 'size', ${t}."mediaSize", 'fileName', ${t}."mediaFileName",
     'error', ${t}."mediaError") END`;
+
+/** conversations/views.ts errorMessageOf in SQL (`t` aliases the message). */
+const errorMessageSql = (t: Sql) =>
+  sql`CASE WHEN jsonb_typeof(${t}.error) IS DISTINCT FROM 'object' THEN NULL
+    WHEN jsonb_typeof(${t}.error->'errors') IS DISTINCT FROM 'array' THEN ${t}.error->>'message'
+    WHEN jsonb_typeof(${t}.error->'errors'->0) IS DISTINCT FROM 'object' THEN NULL
+    ELSE (SELECT CASE WHEN e->>'code' IS NULL THEN '' ELSE '(#' || (e->>'code') || ') ' END
+                 || COALESCE(NULLIF(e->>'message', ''), NULLIF(e->>'title', ''))
+                 || COALESCE(': ' || NULLIF(e->>'details', ''), '')
+            FROM (SELECT ${t}.error->'errors'->0 AS e) first) END`;
 
 /** The columns a message's `media` gathers. */
 type MediaColumns = Pick<
@@ -57,6 +78,13 @@ export const Message = builder.prismaObject("Message", {
     content: t.exposeString("content"),
     status: t.expose("status", { type: enumOf(MessageStatus) }),
     error: t.expose("error", { type: "JSON", nullable: true }),
+    errorMessage: t.string({
+      nullable: true,
+      description:
+        "Why it failed (or why a pacing refusal holds it back), in one line as the channel said it: " +
+        "Meta's message and details, `(#code)` first for a `failed` status; null without `error`.",
+      ...computedField({ sql: errorMessageSql, row: (m: { error: unknown }) => errorMessageOf(m.error) }),
+    }),
     mediaId: t.exposeString("mediaId", { nullable: true }),
     mediaMimeType: t.exposeString("mediaMimeType", { nullable: true }),
     media: t.field({
@@ -116,6 +144,10 @@ export const Message = builder.prismaObject("Message", {
       type: jsonObjectRef(MessageTemplateType),
       nullable: true,
       resolve: (m) => m.template as { name: string; language: string } | null,
+    }),
+    resentFromId: t.exposeID("resentFromId", {
+      nullable: true,
+      description: "The FAILED message this one sends again (POST /api/messages/{messageId}/resend).",
     }),
     inputTokens: t.exposeInt("inputTokens", { nullable: true, description: "Model usage of an AI message." }),
     outputTokens: t.exposeInt("outputTokens", { nullable: true }),

@@ -11,6 +11,7 @@ import { Intent } from "./intents.ts";
 import { ApiToken, Invite, Member, User } from "./workspaces.ts";
 import { Channel } from "./channels.ts";
 import { WhatsAppTemplate } from "./templates.ts";
+import { SavedReply } from "./saved_replies.ts";
 import { Webhook, WebhookDelivery, WebhookDeliveryAttempt } from "./webhooks.ts";
 import { Contact, Conversation, Message } from "./conversations.ts";
 import { Approval } from "./approvals.ts";
@@ -32,6 +33,7 @@ const declared: ObjectRef<Types, unknown>[] = [
   User,
   Member,
   WhatsAppTemplate,
+  SavedReply,
   Channel,
   Conversation,
   ApiToken,
