@@ -12,8 +12,7 @@ import { href, useRoute } from "./router.ts";
 import { ApiContext } from "./ui.tsx";
 import { SignIn } from "./screens/sign_in.tsx";
 import { InviteScreen } from "./screens/invite.tsx";
-import { ConversationsScreen } from "./screens/conversations.tsx";
-import { ConversationScreen } from "./screens/conversation.tsx";
+import { DeskScreen } from "./screens/desk.tsx";
 import { ApprovalsScreen } from "./screens/approvals.tsx";
 import { SupervisorScreen } from "./screens/supervisor.tsx";
 import { AgentsScreen } from "./screens/agents.tsx";
@@ -132,8 +131,6 @@ function Screen({ membership }: { membership: Membership }) {
   const [screen, id] = useRoute();
   const role = membership.role;
   switch (screen) {
-    case "conversation":
-      return <ConversationScreen id={id} role={role} />;
     case "approvals":
       return can.manage(role) ? <ApprovalsScreen /> : <NotForRole />;
     case "supervisor":
@@ -141,7 +138,14 @@ function Screen({ membership }: { membership: Membership }) {
     case "agents":
       return id ? <AgentScreen id={id} role={role} /> : <AgentsScreen role={role} />;
     default:
-      return <ConversationsScreen agentId={screen === "conversations" ? id : undefined} />;
+      // The list and the open conversation: one screen, so the list stays while conversations open.
+      return (
+        <DeskScreen
+          openId={screen === "conversation" ? id : undefined}
+          agentId={screen === "conversations" ? id : undefined}
+          role={role}
+        />
+      );
   }
 }
 

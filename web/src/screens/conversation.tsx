@@ -13,6 +13,7 @@ import { href } from "../router.ts";
 import { errorCode } from "../graphql.ts";
 import { graphql, type ResultOf } from "../schema.ts";
 import { Badge, ErrorNote, Time, useRereadOnConnect } from "../ui.tsx";
+import { CONVERSATION_EVENTS } from "./conversations.tsx";
 import { timeLeft, useWindow, type WindowState } from "../window.ts";
 import { type FieldProblem, parametersOf, shapeOf } from "../templates.ts";
 import {
@@ -66,14 +67,6 @@ const MESSAGE_ADDED = graphql(
   `subscription ConsoleMessageAdded($id: ID!) { messageAdded(conversationId: $id) { ...ConsoleMessage } }`,
   [MessageFields],
 );
-
-// The status may change elsewhere (the agent hands over, another person takes over or closes), and
-// the window with it (the customer writes again).
-const STATUS_EVENTS = graphql(`subscription ConsoleConversationStatus($agentId: ID!) {
-  conversationEvents(agentId: $agentId) {
-    type conversation { id status transferSummary assignedUserId window { open closesAt } }
-  }
-}`);
 
 /** What a conversation's actions answer. */
 const ConversationFields = graphql(`fragment ConsoleConversationState on Conversation {
@@ -135,13 +128,13 @@ function ConversationView(
 ) {
   const windowState = useWindow(c.window);
   return (
-    <section class="conversation">
-      <p>
-        <a href={href("conversations", c.agentId)}>← Conversations</a>
+    <section class="conversation" aria-label="Open conversation">
+      <p class="back">
+        <a href={href("conversations")}>← Conversations</a>
       </p>
-      <h1>
+      <h2 class="contact-name">
         {c.contactName || c.contactId} <Badge value={c.status} />
-      </h1>
+      </h2>
       <p class="muted">
         {c.contactId} · {c.channel.label}
         {c.status === "HUMAN" && c.transferSummary && <>· handed over: {c.transferSummary}</>}
@@ -168,9 +161,13 @@ function WindowLine({ state }: { state: WindowState }) {
   );
 }
 
-/** Keeps the status and the window current: the events' conversations update the cached one. */
+/**
+ * Keeps the status and the window current: the events' conversations update the cached one (the
+ * status may change elsewhere: the agent hands over, another person takes over or closes; the
+ * window with it: the customer writes again). The list's own feed when it shows the same agent.
+ */
 function StatusFeed({ agentId }: { agentId: string }) {
-  useSubscription({ query: STATUS_EVENTS, variables: { agentId } });
+  useSubscription({ query: CONVERSATION_EVENTS, variables: { agentId } });
   return null;
 }
 
@@ -342,6 +339,9 @@ function MediaView({ message: m }: { message: Message }) {
   );
 }
 
+/** The id of the "Reply" box (the desk's `r` focuses it). */
+export const REPLY_ID = "reply-text";
+
 /** Why "Reply" is disabled outside the window. */
 const WINDOW_CLOSED_WHY =
   "Window closed: WhatsApp takes only an approved template until the customer writes again.";
@@ -359,14 +359,22 @@ function Actions(
   const [close, doClose] = useMutation(CLOSE);
   const [reply, doReply] = useMutation(REPLY);
   const [text, setText] = useState("");
+  const [closing, setClosing] = useState(false);
   const error = takeover.error ?? release.error ?? close.error ?? reply.error;
   const closed = windowState.kind === "CLOSED";
 
-  const send = async (e: Event) => {
-    e.preventDefault();
+  const send = async (e?: Event) => {
+    e?.preventDefault();
+    if (!text.trim() || reply.fetching) return;
     const r = await doReply({ id: c.id, input: { content: text } });
     if (!r.error) setText("");
     else if (errorCode(r.error) === "WINDOW_CLOSED") onRefused();
+  };
+  // Enter sends, Shift+Enter starts a new line; not while an input method composes a word.
+  const onReplyKey = (e: KeyboardEvent) => {
+    if (e.key !== "Enter" || e.shiftKey || e.isComposing) return;
+    e.preventDefault();
+    void send();
   };
 
   return (
@@ -379,23 +387,35 @@ function Actions(
         {c.status === "HUMAN" && (
           <button type="button" onClick={() => doRelease({ id: c.id })}>Release</button>
         )}
-        {c.status !== "CLOSED" && (
+        {c.status !== "CLOSED" && !closing && (
           <button
             type="button"
             class="secondary"
-            onClick={() => doClose({ id: c.id })}
+            onClick={() => setClosing(true)}
           >
             Close
           </button>
         )}
       </div>
+      {closing && c.status !== "CLOSED" && (
+        <CloseConfirm
+          who={c.contactName || c.contactId}
+          onConfirm={async () => {
+            await doClose({ id: c.id });
+            setClosing(false);
+          }}
+          onCancel={() => setClosing(false)}
+        />
+      )}
       {c.status === "HUMAN" && (
         <form class="reply" onSubmit={send}>
           <label>
             Reply
             <textarea
+              id={REPLY_ID}
               value={text}
               onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+              onKeyDown={onReplyKey}
               rows={3}
               required
               disabled={closed}
@@ -406,6 +426,35 @@ function Actions(
         </form>
       )}
       {c.status === "HUMAN" && closed && <p class="muted" id="reply-why">{WINDOW_CLOSED_WHY}</p>}
+    </div>
+  );
+}
+
+/**
+ * "Close" asks first: a closed conversation cannot be opened again (the customer's next message
+ * starts a new one). The question takes the focus; Escape or "Cancel" keeps it open.
+ */
+function CloseConfirm(
+  { who, onConfirm, onCancel }: { who: string; onConfirm: () => void; onCancel: () => void },
+) {
+  const yes = useRef<HTMLButtonElement>(null);
+  useEffect(() => yes.current?.focus(), []);
+  return (
+    <div
+      class="confirm"
+      role="alertdialog"
+      aria-labelledby="close-question"
+      onKeyDown={(e) => {
+        if (e.key === "Escape") onCancel();
+      }}
+    >
+      <p id="close-question">
+        Close the conversation with {who}? It cannot be opened again; their next message starts a new one.
+      </p>
+      <div class="buttons">
+        <button ref={yes} type="button" class="danger" onClick={onConfirm}>Close conversation</button>
+        <button type="button" class="secondary" onClick={onCancel}>Cancel</button>
+      </div>
     </div>
   );
 }
