@@ -119,7 +119,7 @@ function Console(
           </div>
         </header>
         <main key={session.workspaceId}>
-          <Screen membership={membership} />
+          <Screen membership={membership} userId={session.user.id} />
         </main>
       </ApiContext.Provider>
     </Provider>
@@ -127,7 +127,7 @@ function Console(
 }
 
 /** The screen named by the hash, as the role allows. */
-function Screen({ membership }: { membership: Membership }) {
+function Screen({ membership, userId }: { membership: Membership; userId: string }) {
   const [screen, id] = useRoute();
   const role = membership.role;
   switch (screen) {
@@ -144,6 +144,7 @@ function Screen({ membership }: { membership: Membership }) {
           openId={screen === "conversation" ? id : undefined}
           agentId={screen === "conversations" ? id : undefined}
           role={role}
+          userId={userId}
         />
       );
   }

@@ -6,8 +6,10 @@
  * stays mounted while conversations open and close, so the list keeps its filters and its place.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { Role } from "../session.ts";
+import { can, type Role } from "../session.ts";
 import { navigate } from "../router.ts";
+import { DeskContext, useInboxFeed } from "../inbox.ts";
+import { NotificationsButton, useNotifications, useTitleCount } from "../alerts.tsx";
 import { ConversationList, type ListFilters, NO_FILTERS } from "./conversations.tsx";
 import { ConversationScreen, REPLY_ID } from "./conversation.tsx";
 
@@ -22,13 +24,25 @@ export const SHORTCUTS: [keys: string, what: string][] = [
   ["Escape", "Close this list"],
 ];
 
-export function DeskScreen({ openId, agentId, role }: { openId?: string; agentId?: string; role: Role }) {
-  const [filters, setFilters] = useState<ListFilters>(() => ({ ...NO_FILTERS, agentId }));
+export function DeskScreen(
+  { openId, agentId, role, userId }: { openId?: string; agentId?: string; role: Role; userId: string },
+) {
+  const desk = useInboxFeed(userId);
+  return (
+    <DeskContext.Provider value={desk}>
+      <Desk openId={openId} agentId={agentId} role={role} />
+    </DeskContext.Provider>
+  );
+}
+
+function Desk({ openId, agentId, role }: { openId?: string; agentId?: string; role: Role }) {
+  const [filters, setFilters] = useState<ListFilters>(() => ({ ...NO_FILTERS, agentId: agentId ?? "" }));
   // An agent named by the address (#/conversations/{agentId}) is chosen in the filter.
   useEffect(() => {
     if (agentId) setFilters((f) => ({ ...f, agentId }));
   }, [agentId]);
-  const rows = useRef<string[]>([]);
+  useTitleCount();
+  useNotifications(openId);
   const [showKeys, setShowKeys] = useState(false);
   const latestOpen = useRef(openId);
   latestOpen.current = openId;
@@ -37,7 +51,7 @@ export function DeskScreen({ openId, agentId, role }: { openId?: string; agentId
     const onKey = (e: KeyboardEvent) => {
       if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
       if (document.querySelector("dialog[open]")) return;
-      const ids = rows.current;
+      const ids = shownRows();
       const at = latestOpen.current ? ids.indexOf(latestOpen.current) : -1;
       if (e.key === "j" || e.key === "k") {
         const next = at < 0
@@ -61,13 +75,11 @@ export function DeskScreen({ openId, agentId, role }: { openId?: string; agentId
   return (
     <div class={`desk${openId ? " has-open" : ""}`}>
       <section class="desk-list" aria-label="Conversation list">
-        <ConversationList
-          filters={filters}
-          onFilters={setFilters}
-          openId={openId}
-          onRows={(ids) => rows.current = ids}
-        />
-        <p class="muted keys-hint">Press ? for keyboard shortcuts.</p>
+        <ConversationList filters={filters} onFilters={setFilters} openId={openId} />
+        <div class="desk-foot">
+          {can.attend(role) && <NotificationsButton />}
+          <p class="muted keys-hint">Press ? for keyboard shortcuts.</p>
+        </div>
       </section>
       <div class="desk-open">
         {openId
@@ -78,6 +90,10 @@ export function DeskScreen({ openId, agentId, role }: { openId?: string; agentId
     </div>
   );
 }
+
+/** The conversations of the list as shown, in order (every page loaded). */
+const shownRows = () =>
+  [...document.querySelectorAll<HTMLElement>("ul.conversations > li[data-id]")].map((li) => li.dataset.id!);
 
 /** Whether a key pressed in `target` is being typed (a field, a list box, editable text). */
 function typing(target: EventTarget | null): boolean {
