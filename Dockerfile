@@ -22,6 +22,11 @@ RUN mkdir -p /app/.data && chown deno:deno /app/.data
 ENV HOST=0.0.0.0 PORT=8080 APP_ENV=production DATA_DIR=/app/.data NODE_ENV=production DENO_DIR=/app/.deno
 USER deno
 EXPOSE 8080
+# GET /healthz (200 once migrated and listening, 503 while the database does not answer) with Deno
+# itself: the image has no curl or wget. A first start (the embedded PostgreSQL's initdb, every
+# migration) takes longer than the next ones, hence the start period.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["deno", "run", "--no-config", "--allow-net", "--allow-env=PORT,HOST", "tools/healthcheck.ts"]
 # Without DATABASE_URL the embedded PostgreSQL keeps its data in /app/.data (mount a volume there).
 VOLUME ["/app/.data"]
 # --no-memory-reducer (as `deno task start`): V8 keeps the heap it grew through a lull instead of

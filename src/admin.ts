@@ -1,102 +1,66 @@
 /**
  * `deno task admin <command>`: operator tasks on the configured database (DATABASE_URL, or the
- * embedded one under DATA_DIR).
- *
- *   create-user --email E --password P [--name N]
- *   create-workspace --owner-email E --name N
- *   add-member --email E --workspace-id W --role OWNER|MANAGER|AGENT|VIEWER
- *   rotate-secrets   reseals every stored secret under SECRETS_KEY (after it, the keys in
- *                    SECRETS_KEY_PREVIOUS can be dropped)
+ * embedded one under DATA_DIR). The usage, and the answer to a mistyped command, come from the
+ * arguments alone: the app (its database, migrations and job engine, and the modules behind them)
+ * is loaded only for a command that needs it.
  */
 import { parseArgs } from "node:util";
-import { startApp } from "./startup.ts";
-import { createUser, createWorkspaceFor } from "./workspaces/mod.ts";
-import { AppError } from "./shared/errors.ts";
-import { createLogger } from "./shared/logger.ts";
-import { sealStoredSecrets } from "./db/seal_secrets.ts";
 
 const USAGE = `usage: deno task admin <command> [options]
+  reset-password EMAIL   print a new password for EMAIL (shown only now) and log them out everywhere
   create-user --email E --password P [--name N]
   create-workspace --owner-email E --name N
   add-member --email E --workspace-id W --role OWNER|MANAGER|AGENT|VIEWER
-  rotate-secrets   reseal every stored secret under SECRETS_KEY`;
+  rotate-secrets   reseal every stored secret under SECRETS_KEY (after it, the keys in
+                   SECRETS_KEY_PREVIOUS can be dropped)`;
+
+/** Exit code of a command line that cannot be run (sysexits' EX_USAGE is 64; 2 as shells use). */
+const BAD_USAGE = 2;
 
 const [command, ...rest] = Deno.args;
 if (!command || ["--help", "-h", "help"].includes(command)) {
   console.log(USAGE);
-  Deno.exit(command ? 0 : 2);
+  Deno.exit(command ? 0 : BAD_USAGE);
 }
-const COMMANDS = ["create-user", "create-workspace", "add-member", "rotate-secrets"];
+const COMMANDS = ["reset-password", "create-user", "create-workspace", "add-member", "rotate-secrets"];
 if (!COMMANDS.includes(command)) {
   console.error(`unknown command ${JSON.stringify(command)}\n${USAGE}`);
-  Deno.exit(2);
+  Deno.exit(BAD_USAGE);
 }
-const { values } = parseArgs({
-  args: rest,
-  options: {
-    email: { type: "string" },
-    password: { type: "string" },
-    name: { type: "string" },
-    "owner-email": { type: "string" },
-    "workspace-id": { type: "string" },
-    role: { type: "string" },
-  },
-});
-
-// An operator task, not a server: no first-owner set-up and no job workers (a running server
-// delivers whatever these commands enqueue).
-const app = await startApp({
-  bootstrap: false,
-  workers: false,
-  logger: createLogger("warn"),
-});
-const { db } = app.deps;
+let parsed;
 try {
-  switch (command) {
-    case "create-user": {
-      const user = await createUser(app.deps, {
-        email: values.email,
-        password: values.password,
-        name: values.name,
-      });
-      console.log(JSON.stringify(user));
-      break;
-    }
-    case "create-workspace": {
-      const owner = await db.user.findUnique({
-        where: { email: (values["owner-email"] ?? "").toLowerCase() },
-      });
-      if (!owner) throw new Error(`no user with email ${values["owner-email"]}`);
-      console.log(JSON.stringify(await createWorkspaceFor(app.deps, owner.id, values.name ?? "")));
-      break;
-    }
-    case "add-member": {
-      const role = values.role as "OWNER" | "MANAGER" | "AGENT" | "VIEWER";
-      if (!["OWNER", "MANAGER", "AGENT", "VIEWER"].includes(role)) {
-        throw new Error("--role must be OWNER, MANAGER, AGENT or VIEWER");
-      }
-      const user = await db.user.findUnique({ where: { email: (values.email ?? "").toLowerCase() } });
-      if (!user) throw new Error(`no user with email ${values.email}`);
-      const workspaceId = values["workspace-id"] ?? "";
-      await db.membership.upsert({
-        where: { userId_workspaceId: { userId: user.id, workspaceId } },
-        create: { userId: user.id, workspaceId, role },
-        update: { role },
-      });
-      console.log(JSON.stringify({ userId: user.id, workspaceId, role }));
-      break;
-    }
-    case "rotate-secrets": {
-      const resealed = await sealStoredSecrets(db, app.deps.secrets, "rotate");
-      console.log(JSON.stringify({ kid: app.deps.secrets.kid, resealed }));
-      break;
-    }
-  }
+  parsed = parseArgs({
+    args: rest,
+    allowPositionals: command === "reset-password",
+    options: {
+      email: { type: "string" },
+      password: { type: "string" },
+      name: { type: "string" },
+      "owner-email": { type: "string" },
+      "workspace-id": { type: "string" },
+      role: { type: "string" },
+    },
+  });
 } catch (e) {
-  console.error(e instanceof AppError ? `${e.code}: ${e.message}` : String(e));
-  Deno.exitCode = 1;
-} finally {
-  await app.stop();
+  console.error(`${e instanceof Error ? e.message : e}\n${USAGE}`);
+  Deno.exit(BAD_USAGE);
 }
-// Explicitly: once the app has stopped, the process otherwise ends with 0 whatever Deno.exitCode says.
-Deno.exit(Deno.exitCode);
+const { values, positionals } = parsed;
+if (
+  command === "reset-password" &&
+  (positionals.length > 1 || (positionals.length ? values.email : !values.email))
+) {
+  console.error(`reset-password takes one EMAIL\n${USAGE}`);
+  Deno.exit(BAD_USAGE);
+}
+
+// The app's modules include the generated Prisma client, which `deno task setup` writes (the image
+// has it from its build).
+try {
+  await Deno.stat(new URL("./generated/prisma/client.ts", import.meta.url));
+} catch {
+  console.error("The Prisma client is not generated: run `deno task setup` first.");
+  Deno.exit(78);
+}
+const { runAdminCommand } = await import("./admin_commands.ts");
+Deno.exit(await runAdminCommand(command, { ...values, email: values.email ?? positionals[0] }));

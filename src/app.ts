@@ -46,6 +46,7 @@ import { ChannelCache } from "./channels/cache.ts";
 import { registerInstance } from "./db/instance.ts";
 import { watchDeadClaims } from "./conversations/recovery.ts";
 import { consoleRoutes } from "./console/routes.ts";
+import { consoleSessionRoutes } from "./console/session_routes.ts";
 
 const ROUTE_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 
@@ -205,6 +206,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     http.all("/graphql", (c) => graphql.fetch(c.req.raw, c.env.clientAddress));
     // Before the API: a browser's `GET /invite/{token}` gets the console, a JSON client the API.
     http.route("/", consoleRoutes());
+    http.route("/", consoleSessionRoutes(deps));
     http.route("/", restRoutes(deps));
   }
   http.notFound((c) => {

@@ -11,6 +11,7 @@ import * as channels from "./channels/capabilities.ts";
 import * as templates from "./templates/capabilities.ts";
 import * as conversations from "./conversations/capabilities.ts";
 import * as handoff from "./conversations/handoff_capabilities.ts";
+import * as inbox from "./conversations/inbox_capabilities.ts";
 import * as conversationSubscriptions from "./conversations/subscriptions.ts";
 import * as supervisor from "./supervisor/capabilities.ts";
 import * as approvals from "./approvals/capabilities.ts";
@@ -28,6 +29,7 @@ export const CAPABILITIES: readonly Capability[] = [
   ...Object.values(templates),
   ...Object.values(conversations),
   ...Object.values(handoff),
+  ...Object.values(inbox),
   ...Object.values(templateSends),
   ...Object.values(supervisor),
   ...Object.values(approvals),

@@ -129,6 +129,41 @@ Deno.test("agents", async (t) => {
       }
     });
 
+    await t.step("create from SUPPORT: the same attendant in English, the template kept by PUT", async () => {
+      const res = await c.post("/api/agents", {
+        name: "Sam",
+        template: "SUPPORT",
+        jobName: "Sunrise Bakery",
+        jobSite: "https://sunrise.example.com",
+        jobDescription: "Sourdough bread",
+        trainingContext: "We open at 7am.",
+      });
+      assertStatus(res, 201);
+      assert.equal(res.body.template, "SUPPORT");
+      assert.equal(
+        res.body.systemPrompt,
+        [
+          "You are Sam, a customer support attendant of Sunrise Bakery.",
+          "Company website: https://sunrise.example.com.",
+          "About the company: Sourdough bread",
+          "",
+          "How to help:",
+          "- Answer politely, clearly and to the point, in short messages.",
+          "- Use only the information in this prompt and in the training context; do not make anything up.",
+          "- When you cannot solve something, say you will hand the conversation to a human attendant.",
+          "",
+          "Training context:",
+          "We open at 7am.",
+        ].join("\n"),
+      );
+      const gql = await c.graphql(`query($id: ID!) { agent(id: $id) { template } }`, { id: res.body.id });
+      assert.deepEqual(gql.body, { data: { agent: { template: "SUPPORT" } } });
+      const put = await c.put(`/api/agents/${res.body.id}`, { name: "Sam", template: "SUPPORT" });
+      assertStatus(put, 200);
+      assert.equal(put.body.template, "SUPPORT");
+      assertStatus(await c.delete(`/api/agents/${res.body.id}`), 204);
+    });
+
     await t.step("create with flags and temperature", async () => {
       const flags = {
         enabledHumanTransfer: false,

@@ -18,6 +18,7 @@ const CHANNEL_KEYS = [
   "phoneNumberId",
   "type",
   "updatedAt",
+  "verifiedAt",
 ];
 const SECRETS = {
   accessToken: "EAAG-access-token-xyz",

@@ -3,7 +3,7 @@
  * REST), the prompt edited with a reason, the versions with a line diff, and "Revert".
  */
 import assert from "node:assert/strict";
-import { consoleSuite, screenshot, signIn } from "./_helpers/browser.ts";
+import { assertFitsWidth, consoleSuite, PHONE, screenshot, signIn } from "./_helpers/browser.ts";
 
 Deno.test("an agent's settings are saved, its prompt edited, compared and reverted from the console", async (t) => {
   const suite = await consoleSuite();
@@ -17,6 +17,8 @@ Deno.test("an agent's settings are saved, its prompt edited, compared and revert
     await page.getByRole("heading", { name: /Ana/ }).waitFor();
 
     await t.step("settings and flags are saved whole", async () => {
+      // The form starts from the stored values, choices included (a save sends them all).
+      assert.equal(await page.getByLabel("Message grouping").inputValue(), "MEDIUM");
       await page.getByLabel("Job name").fill("Acme Tea");
       await page.getByLabel("Temperature").fill("0.4");
       await page.getByLabel("Message grouping").selectOption("FAST");
@@ -83,6 +85,58 @@ Deno.test("an agent's settings are saved, its prompt edited, compared and revert
       await page.locator("table.versions tbody tr").nth(2).waitFor();
       // The newest version is the current one: nothing to revert to but the one before.
       assert.equal(await page.getByRole("button", { name: "Revert" }).count(), 1);
+    });
+
+    await t.step("on a 390 px phone the versions read without scrolling sideways", async () => {
+      const why = "Customers asked for the opening hours first, as in " +
+        "https://acme-tea.example.com/support/opening-hours-and-holidays-2026";
+      const put = await owner.client.put(`/api/agents/${agent.id}/prompt`, {
+        systemPrompt: "You are Ana.\nGive the opening hours first.",
+        rationale: why,
+      });
+      assert.equal(put.status, 200);
+      const phone = await suite.open("/", PHONE);
+      await signIn(phone.page, owner);
+      await phone.page.getByRole("link", { name: "Agents" }).click();
+      await phone.page.getByRole("link", { name: /Ana/ }).click();
+      const row = phone.page.getByRole("row", { name: /^Version of / }).first();
+      await row.getByRole("cell", { name: why }).waitFor();
+      await assertFitsWidth(phone.page, "the prompt versions");
+      // Each column of every row: inside the screen, its text whole (nothing cut or scrolled),
+      // and wide enough to read: the reason across the screen, the date and author on one line.
+      const cells = await phone.page.locator("table.versions tbody tr").evaluateAll((rows) =>
+        rows.map((tr) =>
+          [...tr.querySelectorAll("td")].map((td) => {
+            const box = td.getBoundingClientRect();
+            const lineHeight = parseFloat(getComputedStyle(td).lineHeight);
+            return {
+              text: td.textContent ?? "",
+              left: box.left,
+              right: box.right,
+              width: box.width,
+              lines: Math.round(box.height / lineHeight),
+              clipped: td.scrollWidth > td.clientWidth,
+            };
+          })
+        )
+      );
+      assert.equal(cells.length, 4);
+      for (const [when, by, reason, action] of cells) {
+        for (const cell of [when, by, reason, action]) {
+          assert.ok(cell.left >= 0 && cell.right <= PHONE.width, `${JSON.stringify(cell)} is on the screen`);
+          assert.equal(cell.clipped, false, `${cell.text} is whole`);
+        }
+        assert.equal(when.lines, 1, `the date on one line: ${JSON.stringify(when)}`);
+        assert.equal(by.lines, 1, `the author on one line: ${JSON.stringify(by)}`);
+        assert.ok(reason.width >= 300, `the reason across the screen: ${JSON.stringify(reason)}`);
+      }
+      assert.equal(cells[0][2].text, why);
+      assert.equal(await phone.page.getByRole("button", { name: "Revert" }).count(), 3);
+      await phone.page.locator("table.versions").scrollIntoViewIfNeeded();
+      await screenshot(phone.page, "agent-versions-phone");
+      assert.deepEqual(phone.refused, []);
+      assert.deepEqual(phone.incidents, []);
+      await phone.close();
     });
 
     assert.deepEqual(refused, []);

@@ -175,6 +175,8 @@ Deno.test("roles decide what the console offers; invites, removals, keyboard and
 
     await t.step("the keyboard alone signs in, with a visible focus", async () => {
       const { page, close } = await suite.open("/");
+      // The form shows once the page has looked for a session kept in its cookie (none here).
+      await page.getByLabel("Email").waitFor();
       await page.keyboard.press("Tab");
       assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("name")), "email");
       const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);

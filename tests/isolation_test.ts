@@ -119,6 +119,12 @@ const BY_ID: ById[] = [
     viaMine: (mine, T) => ({ a: mine.agent, c: T.conversation }),
   },
   mutationOf("takeoverConversation", "conversation"),
+  byOwnId(
+    "assignConversation",
+    "mutation($id: ID!) { assignConversation(id: $id, input: { userId: null }) { id } }",
+    "conversation",
+  ),
+  byOwnId("markConversationRead", "mutation($id: ID!) { markConversationRead(id: $id) }", "conversation"),
   mutationOf("releaseConversation", "conversation"),
   mutationOf("closeConversation", "conversation"),
   byOwnId(
@@ -286,6 +292,7 @@ const listAndCreateCalls: Call[] = [
   ["apiTokens", "apiTokens", "{ apiTokens { edges { node { id } } } }"],
   ["approvals", "approvals", "{ approvals { edges { node { id } } } }"],
   ["supervisorChanges", "supervisorChanges", "{ supervisorChanges { edges { node { id } } } }"],
+  ["inbox", "inbox", '{ inbox(search: "same") { edges { node { id } } } }'],
   ["createAgent", "createAgent", 'mutation { createAgent(input: { name: "Planted" }) { id } }'],
   [
     "createInvite",
@@ -305,7 +312,13 @@ const listAndCreateCalls: Call[] = [
 ];
 
 /** Fields that need a person: an API token gets FORBIDDEN before any id is looked at. */
-const PEOPLE_ONLY = ["approveApproval", "rejectApproval"];
+const PEOPLE_ONLY = ["approveApproval", "rejectApproval", "markConversationRead"];
+
+/**
+ * Fields whose ID argument only filters a list (`inbox(agentId)`): another workspace's id lists
+ * nothing, exactly as an unknown one (their own step below), rather than NOT_FOUND.
+ */
+const ID_FILTERS = ["inbox"];
 
 /** Root fields that act for the credential alone, in no workspace (or need none). */
 const NOT_WORKSPACE_SCOPED = [
@@ -328,7 +341,7 @@ function idTakingFields(): string[] {
   return Object.values(fields)
     .filter((f) => f.args.some((a) => getNamedType(a.type).name === "ID"))
     .map((f) => f.name)
-    .filter((name) => name !== "deleteWorkspace")
+    .filter((name) => name !== "deleteWorkspace" && !ID_FILTERS.includes(name))
     .sort();
 }
 
@@ -381,9 +394,15 @@ function restByIdCalls(c: Client, from: Fixture, target: Fixture): Array<[string
     ["pin via mine", c.post(`${mine}/replay-cases`, { conversationId: target.conversation })],
     ["unpin", c.delete(`${A}/replay-cases/${target.conversation}`)],
     ["unpin via mine", c.delete(`${mine}/replay-cases/${target.conversation}`)],
+    ["assign", c.post(`/api/conversations/${target.conversation}/assign`, { userId: null })],
+    [
+      "assign their member",
+      c.post(`/api/conversations/${from.conversation}/assign`, { userId: target.member }),
+    ],
     // Deciding needs a person: an API token is refused (403) before any id is looked at.
     ...(c === from.tokenClient ? [] : [
       ["approve", c.post(`/api/approvals/${target.approval}/approve`)] as [string, Promise<Reply>],
+      ["read", c.post(`/api/conversations/${target.conversation}/read`)] as [string, Promise<Reply>],
       ["reject", c.post(`/api/approvals/${target.approval}/reject`)] as [string, Promise<Reply>],
     ]),
   ];
@@ -574,6 +593,39 @@ Deno.test("isolation over REST and GraphQL", async (t) => {
       const m3 = (await w3.client.get(`/api/workspaces/${w3.workspaceId}/members`)).body.data;
       assert.deepEqual(m1.map((m: { id: string }) => m.id).sort(), [u.owner.userId, w1.member].sort());
       assert.deepEqual(m3.map((m: { id: string }) => m.id).sort(), [v.owner.userId, w3.member].sort());
+    });
+
+    await t.step("the inbox lists, filters and searches only the workspace's own conversations", async () => {
+      for (const f of all) {
+        for (const c of [f.client, f.tokenClient]) {
+          // Every workspace's contact is "same", its message "hi".
+          assert.deepEqual(ids(await c.get("/api/conversations")), [f.conversation]);
+          assert.deepEqual(ids(await c.get("/api/conversations?search=same")), [f.conversation]);
+          assert.deepEqual(ids(await c.get(`/api/conversations?agentId=${f.agent}&search=same`)), [
+            f.conversation,
+          ]);
+          for (const other of all.filter((o) => o !== f)) {
+            assert.deepEqual(ids(await c.get(`/api/conversations?agentId=${other.agent}`)), []);
+            assert.deepEqual(ids(await c.get(`/api/conversations?agentId=${other.agent}&search=same`)), []);
+            // A foreign agent's id answers as an unknown one.
+            const q =
+              "query($a: ID) { inbox(agentId: $a) { edges { node { id } } pageInfo { hasNextPage } } }";
+            const foreign = await gql(c, q, { a: other.agent });
+            assert.deepEqual(foreign.body, (await gql(c, q, { a: UNKNOWN })).body);
+            assert.deepEqual(foreign.body, {
+              data: { inbox: { edges: [], pageInfo: { hasNextPage: false } } },
+            });
+          }
+          const d = gqlOk(
+            await gql(
+              c,
+              '{ inbox { edges { node { id } } } found: inbox(search: "same") { edges { node { id } } } }',
+            ),
+          );
+          assert.deepEqual(nodeIds(d.inbox), [f.conversation]);
+          assert.deepEqual(nodeIds(d.found), [f.conversation]);
+        }
+      }
     });
 
     await t.step("GraphQL connections list only the workspace's own rows", async () => {

@@ -1,9 +1,10 @@
 /**
- * The private parts of pg, pg-protocol and graphql-yoga the app relies on live in one module per
- * package (src/db/pg_internals.ts, src/graphql/yoga_internals.ts; pg-boss's has its own test,
- * ./pgboss_internals_test.ts). They were read in one version of each: this fails when deno.lock
- * holds another, naming what to read again, and checks each member or behaviour relied on against
- * the installed package, so that an upgrade that drops one fails here rather than in production.
+ * The private parts of pg, pg-protocol and graphql-yoga (with its GraphiQL page) the app relies on
+ * live in one module per package (src/db/pg_internals.ts, src/graphql/yoga_internals.ts; pg-boss's
+ * has its own test, ./pgboss_internals_test.ts). They were read in one version of each: this fails
+ * when deno.lock holds another, naming what to read again, and checks each member or behaviour
+ * relied on against the installed package, so that an upgrade that drops one fails here rather
+ * than in production.
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
@@ -21,6 +22,7 @@ import { GuardedClient, TEXT_AS_BYTES } from "../src/db/pool.ts";
 import {
   jsonMediaTypeOf,
   parseJsonWith,
+  renderGraphiQLWith,
   sendJsonBytes,
   withJsonBytes,
   YOGA_VERIFIED,
@@ -31,6 +33,7 @@ const FENCED = [
   { name: "pg", verified: PG_VERIFIED, module: "src/db/pg_internals.ts" },
   { name: "pg-protocol", verified: PG_PROTOCOL_VERIFIED, module: "src/db/pg_internals.ts" },
   { name: "graphql-yoga", verified: YOGA_VERIFIED, module: "src/graphql/yoga_internals.ts" },
+  { name: "@graphql-yoga/render-graphiql", verified: YOGA_VERIFIED, module: "src/graphql/yoga_internals.ts" },
 ];
 
 /** The versions of `name` deno.lock holds (its npm keys are `name@version` or `name@version_peer...`). */
@@ -279,4 +282,19 @@ Deno.test("Yoga's JSON body parser reads a request through json() alone", async 
   );
   assert.equal(res.status, 200);
   assert.deepEqual(await res.json(), { data: { hello: "text" } });
+});
+
+Deno.test("GraphiQL's page starts GraphiQL with one renderYogaGraphiQL call, which renderGraphiQLWith replaces", () => {
+  const start = "function (root, options) { globalThis.started = [root, options]; }";
+  const page = renderGraphiQLWith({ title: "t", headers: "{}" }, start);
+  assert.equal(page.split(`(${start})(`).length, 2, "the start function is called once");
+  assert.ok(
+    !page.includes("YogaGraphiQL.renderYogaGraphiQL("),
+    "GraphiQL's own start is not called directly",
+  );
+  // The same arguments: the root element and the options.
+  assert.match(
+    page,
+    /\(function \(root, options\) \{[^}]*\}\)\(\s*window\.document\.querySelector\('#root'\),\s*\{"title":"t","headers":"\{\}"\},?\s*\)/,
+  );
 });

@@ -520,8 +520,20 @@ Deno.test("restRead answers every read exactly as today's REST routes do, 404s i
       }
       compared++;
     }
-    // 19, a channel's templates, an agent's pinned replay cases.
-    assert.equal(compared, 21);
+    // 19, a channel's templates, an agent's pinned replay cases, the workspace's inbox.
+    assert.equal(compared, 22);
+    // The inbox's filters, as the route reads them from the query.
+    const { inbox } = await import("../src/conversations/inbox_capabilities.ts");
+    for (
+      const [query, rows] of [
+        [{ assignee: "none", agentId: agent.id, status: "OPEN", limit: "5" }, 1],
+        [{ search: "nothing like it", limit: "5" }, 0],
+      ] as const
+    ) {
+      const filtered = await c.get(`/api/conversations?${new URLSearchParams(query)}`);
+      assert.equal(filtered.body.data.length, rows, JSON.stringify(filtered.body));
+      assert.deepEqual(JSON.parse(await restRead(ctx, inbox, {}, query)), filtered.body);
+    }
   }, { workers: false }));
 
 Deno.test("objects of more than 50 keys (json_build_object's limit) and rows just written", () =>

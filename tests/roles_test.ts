@@ -809,6 +809,48 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
         rest: { ok: 200, call: (c, i) => c.get(`${a(i)}/conversations?status=OPEN`) },
       },
       {
+        name: "inbox",
+        field: "inbox",
+        allowed: EVERYONE,
+        read: true,
+        gql: (i) => [
+          'query($a: ID!) { inbox(agentId: $a, status: OPEN, search: "Maria") { edges { node { id unread } } } }',
+          { a: i.agentId },
+        ],
+        rest: { ok: 200, call: (c, i) => c.get(`/api/conversations?agentId=${i.agentId}&search=Maria`) },
+      },
+      // Assignment (conversation:attend): to nobody, which every attendant may do to a conversation
+      // the AGENT holds; a member's read marker (members only: an API token has none).
+      {
+        name: "assignConversation",
+        field: "assignConversation",
+        allowed: ATTENDANTS,
+        setup: async (i) => {
+          const made = await newConversation(i, "HUMAN");
+          await db.conversation.update({
+            where: { id: made.conversationId },
+            data: { assignedUserId: agentUser.userId },
+          });
+          return made;
+        },
+        gql: (i) => [
+          "mutation($id: ID!) { assignConversation(id: $id, input: { userId: null }) { id assignee { id } } }",
+          { id: i.conversationId },
+        ],
+        rest: {
+          ok: 200,
+          call: (c, i) => c.post(`/api/conversations/${i.conversationId}/assign`, { userId: null }),
+        },
+      },
+      {
+        name: "markConversationRead",
+        field: "markConversationRead",
+        allowed: PEOPLE,
+        setup: (i) => newConversation(i, "OPEN"),
+        gql: (i) => ["mutation($id: ID!) { markConversationRead(id: $id) }", { id: i.conversationId }],
+        rest: { ok: 204, call: (c, i) => c.post(`/api/conversations/${i.conversationId}/read`) },
+      },
+      {
         name: "conversation",
         field: "conversation",
         allowed: EVERYONE,

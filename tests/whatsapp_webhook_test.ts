@@ -68,16 +68,37 @@ Deno.test("inbound WhatsApp: handshake, signatures, every type, dedup, statuses,
     let jobs = 0;
 
     await t.step(
-      "verify handshake: the challenge as text/plain; wrong token 403; unknown channel 404",
+      "verify handshake: the challenge as text/plain, recorded as verifiedAt; wrong token 403; unknown channel 404",
       async () => {
         const q = (token: string, mode = "subscribe") =>
           `/webhooks/whatsapp/${channel.id}?hub.mode=${mode}&hub.verify_token=${token}&hub.challenge=1158201444`;
+        const read = async () =>
+          (await owner.client.get(`/api/agents/${agent.id}/channels`)).body.data.find((
+            c: { id: string },
+          ) => c.id === channel.id);
+        const before = await read();
+        assert.equal(before.verifiedAt, null);
+        // Refused handshakes are not recorded.
+        assertProblem(await anon.get(q("wrong")), 403, "FORBIDDEN");
+        assertProblem(await anon.get(q(VERIFY_TOKEN, "unsubscribe")), 403, "FORBIDDEN");
+        assert.equal((await read()).verifiedAt, null);
         const ok = await anon.get(q(VERIFY_TOKEN));
         assert.equal(ok.status, 200);
         assert.match(ok.headers.get("content-type")!, /^text\/plain/);
         assert.equal(ok.body, 1158201444);
-        assertProblem(await anon.get(q("wrong")), 403, "FORBIDDEN");
-        assertProblem(await anon.get(q(VERIFY_TOKEN, "unsubscribe")), 403, "FORBIDDEN");
+        const after = await read();
+        assert.match(after.verifiedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        assert.ok(Date.parse(after.verifiedAt) >= Date.parse(before.createdAt), after.verifiedAt);
+        // Not a change the owner made.
+        assert.equal(after.updatedAt, before.updatedAt);
+        const listed = await owner.client.graphql(
+          `query($id: ID!) { channels(agentId: $id) { edges { node { id verifiedAt } } } }`,
+          { id: agent.id },
+        );
+        assert.deepEqual(listed.body.data.channels.edges.map((e: { node: unknown }) => e.node), [
+          { id: channel.id, verifiedAt: after.verifiedAt },
+          { id: apiChannel.body.id, verifiedAt: null },
+        ]);
         assertProblem(await anon.get(`/webhooks/whatsapp/nope?hub.mode=subscribe`), 404, "NOT_FOUND");
         assertProblem(
           await anon.get(`/webhooks/whatsapp/${apiChannel.body.id}?hub.mode=subscribe`),

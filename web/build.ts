@@ -8,7 +8,7 @@
 const root = new URL("./", import.meta.url);
 const dist = new URL("dist/", root);
 
-/** Bundles web/src/main.tsx and copies the style sheet; throws with the bundler's output on failure. */
+/** Bundles web/src/main.tsx and copies the style sheet and the icon; throws with the bundler's output on failure. */
 export async function buildConsole(): Promise<void> {
   await Deno.mkdir(dist, { recursive: true });
   const out = await new Deno.Command(Deno.execPath(), {
@@ -28,7 +28,9 @@ export async function buildConsole(): Promise<void> {
   if (!out.success) {
     throw new Error(`the console did not build:\n${new TextDecoder().decode(out.stderr)}`);
   }
-  await Deno.copyFile(new URL("src/style.css", root), new URL("style.css", dist));
+  for (const file of ["style.css", "favicon.svg"]) {
+    await Deno.copyFile(new URL(`src/${file}`, root), new URL(file, dist));
+  }
 }
 
 if (import.meta.main) await buildConsole();

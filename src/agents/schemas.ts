@@ -13,7 +13,7 @@ export const AgentStatus = enumType(
 export const AgentTemplate = enumType(
   "AgentTemplate",
   TEMPLATES,
-  "The template a new agent's system prompt is generated from.",
+  "The template a new agent's system prompt is generated from: SUPORTE (Portuguese, the default) or SUPPORT (English).",
 );
 
 export const MessageGroupingTime = enumType(

@@ -1,8 +1,8 @@
 /**
- * System prompts generated from an agent's template on create. SUPORTE is a customer-support
- * attendant (the only template); its text is Portuguese like its name.
+ * System prompts generated from an agent's template on create. Both are a customer-support
+ * attendant: SUPORTE in Portuguese (the default, as its name), SUPPORT the same in English.
  */
-export const TEMPLATES = ["SUPORTE"] as const;
+export const TEMPLATES = ["SUPORTE", "SUPPORT"] as const;
 export type Template = typeof TEMPLATES[number];
 
 export interface TemplateFields {
@@ -29,7 +29,23 @@ function suporte(f: TemplateFields): string {
   return lines.filter((l) => l !== null).join("\n");
 }
 
-const RENDERERS: Record<Template, (f: TemplateFields) => string> = { SUPORTE: suporte };
+function support(f: TemplateFields): string {
+  const company = f.jobName ? `of ${f.jobName}` : "of the company";
+  const lines = [
+    `You are ${f.name}, a customer support attendant ${company}.`,
+    f.jobSite ? `Company website: ${f.jobSite}.` : null,
+    f.jobDescription ? `About the company: ${f.jobDescription}` : null,
+    "",
+    "How to help:",
+    "- Answer politely, clearly and to the point, in short messages.",
+    "- Use only the information in this prompt and in the training context; do not make anything up.",
+    "- When you cannot solve something, say you will hand the conversation to a human attendant.",
+    f.trainingContext ? `\nTraining context:\n${f.trainingContext}` : null,
+  ];
+  return lines.filter((l) => l !== null).join("\n");
+}
+
+const RENDERERS: Record<Template, (f: TemplateFields) => string> = { SUPORTE: suporte, SUPPORT: support };
 
 export function renderSystemPrompt(template: Template, fields: TemplateFields): string {
   return RENDERERS[template](fields);

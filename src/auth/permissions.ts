@@ -9,7 +9,8 @@ export const ACTIONS = [
   "workspace:read", // see the workspace, its agents, intents, webhooks, conversations, messages
   "webhook:secrets", // see webhook header values and signing secrets unmasked
   "agent:write", // create / change / delete agents, prompts, intents, webhooks, channels
-  "conversation:attend", // take over, reply in, release, close conversations
+  "conversation:attend", // take over, reply in, release, close conversations; assign them to oneself
+  "conversation:assign-others", // assign conversations to any member, or unassign anyone's
   "members:manage", // invites and API tokens
   "members:invite-owner", // invite someone as OWNER
   "members:manage-privileged", // change or remove OWNER and MANAGER members, or make someone one

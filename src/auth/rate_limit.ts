@@ -61,3 +61,8 @@ export async function guardPasswordCheck(
   if (ok) await deps.db.rateLimit.deleteMany({ where: { key: emailKey(email) } });
   return ok;
 }
+
+/** Forgets the email's failed password checks (an operator reset the password: it may be used at once). */
+export async function clearPasswordFailures(deps: Deps, email: string): Promise<void> {
+  await deps.db.rateLimit.deleteMany({ where: { key: emailKey(email) } });
+}

@@ -39,3 +39,12 @@ export async function revokeOtherSessions(
     data: { revokedAt: deps.clock.now() },
   });
 }
+
+/** Revokes every live session of the user (an operator's password reset); returns how many. */
+export async function revokeAllSessions(deps: Deps, tx: Tx, userId: string): Promise<number> {
+  const { count } = await tx.session.updateMany({
+    where: { userId, revokedAt: null },
+    data: { revokedAt: deps.clock.now() },
+  });
+  return count;
+}

@@ -11,6 +11,7 @@ const DIST = new URL("../../web/dist/", import.meta.url);
 const ASSETS: Record<string, string> = {
   "app.js": "text/javascript; charset=utf-8",
   "style.css": "text/css; charset=utf-8",
+  "favicon.svg": "image/svg+xml",
 };
 
 /**
@@ -53,16 +54,24 @@ async function readAsset(name: string, cache: Map<string, Asset | null>): Promis
   return asset;
 }
 
-/** The page: a shell that loads the bundle, with versioned asset URLs so a new build is fetched. */
-function page(versions: { js: string; css: string }): string {
+const version = (etag: string) => etag.replaceAll('"', "");
+
+/**
+ * The page: a shell that loads the bundle, with versioned asset URLs so a new build is fetched. The
+ * icon is the console's own (a browser asks for /favicon.ico only without this link).
+ */
+function page(versions: { js: string; css: string; icon: string | null }): string {
+  const icon = versions.icon
+    ? `<link rel="icon" type="image/svg+xml" href="/console/favicon.svg?v=${version(versions.icon)}">\n`
+    : "";
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Switchboard</title>
-<link rel="stylesheet" href="/console/style.css?v=${versions.css.replaceAll('"', "")}">
-<script type="module" src="/console/app.js?v=${versions.js.replaceAll('"', "")}"></script>
+${icon}<link rel="stylesheet" href="/console/style.css?v=${version(versions.css)}">
+<script type="module" src="/console/app.js?v=${version(versions.js)}"></script>
 </head>
 <body><div id="app"><noscript>The Switchboard console needs JavaScript.</noscript></div></body>
 </html>
@@ -75,17 +84,22 @@ function wantsHtml(request: Request): boolean {
   return /(^|,)\s*text\/html\b/i.test(accept);
 }
 
-/** The console's routes: `/`, `/invite/{token}` for browsers, `/console/app.js`, `/console/style.css`. */
+/**
+ * The console's routes: `/`, `/invite/{token}` for browsers, `/console/app.js`, `/console/style.css`,
+ * `/console/favicon.svg`.
+ */
 export function consoleRoutes(): Hono {
   const cache = new Map<string, Asset | null>();
   const r = new Hono();
 
   const servePage = async () => {
-    const [js, css] = await Promise.all([readAsset("app.js", cache), readAsset("style.css", cache)]);
+    const [js, css, icon] = await Promise.all(
+      ["app.js", "style.css", "favicon.svg"].map((name) => readAsset(name, cache)),
+    );
     if (!js || !css) {
       return problem(503, "UNAVAILABLE", "The console is not built: run `deno task setup`.");
     }
-    return new Response(page({ js: js.etag, css: css.etag }), {
+    return new Response(page({ js: js.etag, css: css.etag, icon: icon?.etag ?? null }), {
       headers: {
         "content-type": "text/html; charset=utf-8",
         "cache-control": "no-cache",

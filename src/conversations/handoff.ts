@@ -13,7 +13,9 @@ import { channelPrivate } from "../channels/views.ts";
 import { storeOutgoing } from "./outbound.ts";
 import { refusedByMeta, windowOf } from "./views.ts";
 import { rescheduleTimers } from "./timers.ts";
-import { closeConversation, transferToHuman } from "./transitions.ts";
+import { closeConversation, publishAssigned, transferToHuman } from "./transitions.ts";
+import { userPrivate } from "../workspaces/views.ts";
+import { unreadOf } from "./assignment_sql.ts";
 
 export const humanReplySchema = z.object({
   content: z.string().trim().min(1).max(4096).describe(
@@ -44,12 +46,19 @@ async function load(ctx: ActorContext, id: string) {
   return row;
 }
 
-/** What the Conversation type shows beside the row: its contact and its channel (never its credentials). */
+/**
+ * What the Conversation type shows beside the row: its contact, its channel (never its
+ * credentials) and its assignee.
+ */
 const conversationInclude = {
   contact: true,
   channel: { omit: channelPrivate },
+  assignee: { omit: userPrivate },
 } as const satisfies Prisma.ConversationInclude;
-type ConversationRow = Prisma.ConversationGetPayload<{ include: typeof conversationInclude }>;
+/** A conversation as the operations answer it, with the caller's `unread` count. */
+export type ConversationRow = Prisma.ConversationGetPayload<{ include: typeof conversationInclude }> & {
+  unread: number | null;
+};
 
 /**
  * The conversation's stored row, as the change left it (404 when it is gone since): what the
@@ -61,28 +70,38 @@ export async function answer(ctx: ActorContext, id: string): Promise<Conversatio
     include: conversationInclude,
   });
   if (!row) throw notFound();
-  return row;
+  return { ...row, unread: await unreadOf(ctx.db, id, ctx.actor.userId) };
 }
 
 /**
  * Takes the conversation over (conversation:attend): OPEN → HUMAN assigned to the caller,
  * `human.transferred` with reason MANUAL. On a HUMAN conversation it only reassigns it; CLOSED → 409.
+ * `conversation.assigned` when the assignee changed (an API token takes it over for nobody).
  */
 export async function takeover(ctx: ActorContext, id: string): Promise<ConversationRow> {
   const conv = await load(ctx, id);
   const userId = ctx.actor.userId;
   await ctx.db.$transaction(async (tx) => {
+    // The assignee before, with the row locked until the change commits.
+    const [locked] = await tx.$queryRaw<Array<{ before: string | null }>>`
+      SELECT "assignedUserId" AS before FROM "Conversation" WHERE id = ${id} FOR UPDATE`;
     const moved = await transferToHuman(ctx, tx, conv, {
       reason: "MANUAL",
       summary: "taken over by a person",
       userId,
     });
-    if (moved) return;
-    const reassigned = await tx.conversation.updateMany({
-      where: { id, status: "HUMAN" },
-      data: { assignedUserId: userId },
-    });
-    if (reassigned.count !== 1) throw closed();
+    if (!moved) {
+      const reassigned = await tx.conversation.updateMany({
+        where: { id, status: "HUMAN" },
+        data: { assignedUserId: userId },
+      });
+      if (reassigned.count !== 1) throw closed();
+    }
+    // A transfer by an API token (no person) keeps whoever held it while OPEN.
+    const after = moved ? userId ?? locked?.before ?? null : userId;
+    if (locked && locked.before !== after) {
+      await publishAssigned(ctx.events, tx, { ...conv, conversationId: id, assigneeId: after });
+    }
   });
   return await answer(ctx, id);
 }
@@ -134,11 +153,16 @@ export async function humanReply(
   return await answer(ctx, id);
 }
 
-/** Gives the conversation back to the agent (conversation:attend): HUMAN → OPEN; 409 otherwise. */
+/**
+ * Gives the conversation back to the agent (conversation:attend): HUMAN → OPEN, held by nobody
+ * (`conversation.assigned` when someone held it); 409 otherwise.
+ */
 export async function release(ctx: ActorContext, id: string): Promise<ConversationRow> {
   const conv = await load(ctx, id);
   const now = ctx.clock.now();
   await ctx.db.$transaction(async (tx) => {
+    const [locked] = await tx.$queryRaw<Array<{ before: string | null }>>`
+      SELECT "assignedUserId" AS before FROM "Conversation" WHERE id = ${id} FOR UPDATE`;
     const changed = await tx.conversation.updateMany({
       where: { id, status: "HUMAN" },
       data: { status: "OPEN", humanReason: null, transferSummary: null, assignedUserId: null },
@@ -157,6 +181,9 @@ export async function release(ctx: ActorContext, id: string): Promise<Conversati
       conversationId: id,
       data: {},
     });
+    if (locked?.before) {
+      await publishAssigned(ctx.events, tx, { ...conv, conversationId: id, assigneeId: null });
+    }
   });
   return await answer(ctx, id);
 }

@@ -160,10 +160,19 @@ const REPLY_AGENT_COLUMNS = [
 /** The agent as the reply reads it: its row's REPLY_AGENT_COLUMNS. */
 export type ReplyAgent = Pick<Agent, typeof REPLY_AGENT_COLUMNS[number]>;
 
-/** The JSON object of REPLY_AGENT_COLUMNS of the agent aliased `a`. */
-const replyAgentJson = Prisma.raw(
-  `json_build_object(${REPLY_AGENT_COLUMNS.map((c) => `'${c}', a."${c}"`).join(", ")})`,
-);
+/** The JSON object of `columns` of the agent aliased `a`. */
+export const agentJson = (columns: readonly (keyof Agent)[]) =>
+  Prisma.raw(`json_build_object(${columns.map((c) => `'${c}', a."${c}"`).join(", ")})`);
+
+const replyAgentJson = agentJson(REPLY_AGENT_COLUMNS);
+
+/** The intents of the agent aliased `a` as the reply reads them (ReplyIntent[]), oldest first. */
+export const replyIntentsJson = Prisma.sql`
+           (SELECT COALESCE(json_agg(json_build_object('name', i.name, 'tag', i.tag, 'description', i.description,
+                     'requiredFields', i."requiredFields", 'triggerOnTypes', i."triggerOnTypes"::text[],
+                     'webhookUrl', i."webhookUrl", 'webhookMethod', i."webhookMethod")
+                     ORDER BY i."createdAt", i.id), '[]')
+              FROM "Intent" i WHERE i."agentId" = a.id)`;
 
 /** An intent of the agent as the reply reads it. */
 export interface ReplyIntent extends PromptIntent {
@@ -241,12 +250,7 @@ export const claimConversation = query(
            ch.type::text AS "channelType",
            json_build_object('id', ct.id, 'name', ct.name) AS contact, ct."externalId" AS "contactExternalId",
            ${replyAgentJson} AS agent,
-           CASE WHEN cl.id IS NOT NULL THEN
-           (SELECT COALESCE(json_agg(json_build_object('name', i.name, 'tag', i.tag, 'description', i.description,
-                     'requiredFields', i."requiredFields", 'triggerOnTypes', i."triggerOnTypes"::text[],
-                     'webhookUrl', i."webhookUrl", 'webhookMethod', i."webhookMethod")
-                     ORDER BY i."createdAt", i.id), '[]')
-              FROM "Intent" i WHERE i."agentId" = a.id) END AS intents,
+           CASE WHEN cl.id IS NOT NULL THEN ${replyIntentsJson} END AS intents,
            CASE WHEN cl.id IS NOT NULL THEN
            (SELECT COALESCE(json_agg(json_build_object('id', m.id, 'type', m.type, 'content', m.content,
                      'media', ${mediaJson("m")}, 'transcript', m.transcript, 'text', m.text)
@@ -613,7 +617,10 @@ export const markFailed = command(
 
 // --- Transitions (transitions.ts) ---
 
-/** OPEN → HUMAN with the reason and summary; no row changed when the conversation was not OPEN. */
+/**
+ * OPEN → HUMAN with the reason and summary; no row changed when the conversation was not OPEN. The
+ * person taking it over holds it; a transfer without one keeps whoever was assigned it while OPEN.
+ */
 export const markHuman = command(
   ({ id, reason, summary, userId, now }: {
     id: string;
@@ -624,7 +631,7 @@ export const markHuman = command(
   }) =>
     Prisma.sql`
       UPDATE "Conversation" SET status = 'HUMAN', "humanReason" = ${reason}, "transferSummary" = ${summary},
-             "assignedUserId" = ${userId}, "updatedAt" = ${now}
+             "assignedUserId" = COALESCE(${userId}, "assignedUserId"), "updatedAt" = ${now}
        WHERE id = ${id} AND status = 'OPEN'`,
   [{ id: "c", reason: "TAG", summary: "s", userId: null, now: at0 }],
 );

@@ -12,8 +12,8 @@ import { conversationView, messageView } from "./views.ts";
 
 const ConversationEventType = enumType(
   "ConversationEventType",
-  ["OPENED", "STATUS_CHANGED", "MESSAGE_ADDED", "CLOSED"],
-  "OPENED: a new conversation; STATUS_CHANGED: to HUMAN or back to OPEN; MESSAGE_ADDED: a customer, AI or human message; CLOSED.",
+  ["OPENED", "STATUS_CHANGED", "MESSAGE_ADDED", "CLOSED", "ASSIGNED"],
+  "OPENED: a new conversation; STATUS_CHANGED: to HUMAN or back to OPEN; MESSAGE_ADDED: a customer, AI or human message; CLOSED; ASSIGNED: its assignee changed (to a member or to none).",
 );
 
 /** The domain events behind each ConversationEvent type. */
@@ -24,15 +24,34 @@ const EVENT_TYPES: Partial<Record<DomainEventType, typeof ConversationEventType.
   "message.received": "MESSAGE_ADDED",
   "message.sent": "MESSAGE_ADDED",
   "conversation.closed": "CLOSED",
+  "conversation.assigned": "ASSIGNED",
 };
 
 const isMessage = (e: LiveEvent) =>
   (e.type === "message.received" || e.type === "message.sent") && !!e.messageId;
 
+/** The ConversationEvent of a live event, or null when it is none. */
+function conversationEvent(event: LiveEvent) {
+  const type = EVENT_TYPES[event.type];
+  if (!type || !event.conversationId) return null;
+  if (type === "MESSAGE_ADDED" && !isMessage(event)) return null;
+  return { type, conversation: event.conversationId, message: isMessage(event) ? event.messageId : null };
+}
+
+const ConversationEvent = {
+  name: "ConversationEvent",
+  description: "What happened to a conversation; `message` is set for MESSAGE_ADDED.",
+  typeEnum: ConversationEventType,
+  rows: {
+    conversation: { view: conversationView },
+    message: { view: messageView, nullable: true },
+  },
+};
+
 /** `conversationEvents(agentId)`: an agent's conversations opened, changing status, getting messages. */
 export const conversationEvents = defineSubscription({
   name: "conversationEvents",
-  summary: "Conversations of an agent as they open, change status, get messages and close.",
+  summary: "Conversations of an agent as they open, change status or assignee, get messages and close.",
   action: "workspace:read",
   params: { agentId: "Agent" },
   async check(ctx, { agentId }) {
@@ -42,21 +61,21 @@ export const conversationEvents = defineSubscription({
     });
     if (!agent) throw notFound("Agent");
   },
-  output: {
-    name: "ConversationEvent",
-    description: "What happened to a conversation; `message` is set for MESSAGE_ADDED.",
-    typeEnum: ConversationEventType,
-    rows: {
-      conversation: { view: conversationView },
-      message: { view: messageView, nullable: true },
-    },
-  },
+  output: ConversationEvent,
   select(event: LiveEvent, { agentId }) {
-    const type = EVENT_TYPES[event.type];
-    if (!type || event.agentId !== agentId || !event.conversationId) return null;
-    if (type === "MESSAGE_ADDED" && !isMessage(event)) return null;
-    return { type, conversation: event.conversationId, message: isMessage(event) ? event.messageId : null };
+    return event.agentId === agentId ? conversationEvent(event) : null;
   },
+});
+
+/** `inboxEvents`: conversationEvents of every agent of the workspace (the inbox's live feed). */
+export const inboxEvents = defineSubscription({
+  name: "inboxEvents",
+  summary:
+    "Conversations of every agent of the workspace as they open, change status or assignee, get messages and close.",
+  action: "workspace:read",
+  params: {},
+  output: ConversationEvent,
+  select: conversationEvent,
 });
 
 /** `messageAdded(conversationId)`: each new message of one conversation (customer, AI, human). */

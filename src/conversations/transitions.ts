@@ -7,6 +7,7 @@
  */
 import type { Deps } from "../context.ts";
 import type { SqlTx, Tx } from "../db/client.ts";
+import type { EventBus } from "../shared/events.ts";
 import { markHuman } from "./sql.ts";
 
 /** Why a conversation went to a person: a transfer tag, an escalation (or no model), a takeover. */
@@ -68,4 +69,19 @@ export async function closeConversation(
     data: { reason },
   });
   return true;
+}
+
+/** Inside `tx`: `conversation.assigned` for a conversation whose assignee changed. */
+export async function publishAssigned(
+  events: EventBus,
+  tx: SqlTx,
+  e: { workspaceId: string; agentId: string; conversationId: string; assigneeId: string | null },
+): Promise<void> {
+  await events.publish(tx, {
+    type: "conversation.assigned",
+    workspaceId: e.workspaceId,
+    agentId: e.agentId,
+    conversationId: e.conversationId,
+    data: { assigneeId: e.assigneeId },
+  });
 }

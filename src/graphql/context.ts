@@ -11,6 +11,11 @@ export interface GraphQLContext {
   request: Request;
   /** The client's socket address (null when unknown), for login abuse limits. */
   clientAddress: string | null;
+  /**
+   * The credential as an `Authorization` value: the header, or the console's session cookie once
+   * the transport checked where the request came from (src/auth/console_cookie.ts); null: none.
+   */
+  authorization: string | null;
   /** The bearer credential; rejects with 401 UNAUTHENTICATED. Memoized. */
   principal(): Promise<Principal>;
   /** The principal acting in the x-workspace-id workspace (400 WORKSPACE_REQUIRED, 403). Memoized. */
@@ -24,11 +29,15 @@ export interface GraphQLContext {
   liveGroup?: boolean;
 }
 
-/** Builds the per-request context; nothing is resolved until a resolver asks for it. */
+/**
+ * Builds the per-request context; nothing is resolved until a resolver asks for it. `authorization`:
+ * the request's credential as the transport read it (default: its Authorization header).
+ */
 export function buildContext(
   deps: Deps,
   request: Request,
   clientAddress: string | null = null,
+  authorization: string | null = request.headers.get("authorization"),
 ): GraphQLContext {
   let principal: Promise<Principal> | undefined;
   let actor: Promise<ActorContext> | undefined;
@@ -36,19 +45,20 @@ export function buildContext(
     deps,
     request,
     clientAddress,
-    principal: () => principal ??= authenticate(deps, request.headers.get("authorization")),
+    authorization,
+    principal: () => principal ??= authenticate(deps, authorization),
     actor: () =>
       actor ??= (async () => {
         // Credentials first, then the header: the same order as REST's actorOf().
         const workspaceId = () => requireWorkspaceHeader(request.headers.get("x-workspace-id"));
         return {
           ...deps,
-          actor: await authenticateActor(deps, request.headers.get("authorization"), workspaceId),
+          actor: await authenticateActor(deps, authorization, workspaceId),
         };
       })(),
     actorIn: async (workspaceId) => ({
       ...deps,
-      actor: await authenticateActor(deps, request.headers.get("authorization"), () => workspaceId),
+      actor: await authenticateActor(deps, authorization, () => workspaceId),
     }),
   };
   return ctx;

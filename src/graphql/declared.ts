@@ -14,7 +14,6 @@
  * `pothosPrismaSelect`) orders them; a field of a declared type without a model (AgentCounts) is an
  * object computed from the same row.
  */
-import type { Sql } from "../shared/sql_fragment.ts";
 import {
   type GraphQLField,
   type GraphQLNamedType,
@@ -45,8 +44,8 @@ import { orderOf } from "./keyset_connections.ts";
 
 /** The planner's facts of a field that its GraphQL type does not carry. */
 export interface FieldPlan {
-  /** The field is computed: SQL of the row aliased `t` (a correlated subquery, say). */
-  sql?: (t: Sql) => Sql;
+  /** The field is computed: SQL of the row aliased `t` (a correlated subquery, say); see FieldSpec.sql. */
+  sql?: FieldSpec["sql"];
   /** The same value from a stored (Prisma) row (see FieldSpec.row); given with `sql`. */
   row?: FieldSpec["row"];
   /** What an actor sees of the stored value (see FieldSpec.present). */
@@ -103,7 +102,11 @@ export function presentedField<Row, Value>(
  * `present` (when given) applied to either value. `resolve` is the field's resolver, from `row`.
  */
 export function computedField<Row, Value>(
-  plan: { sql: (t: Sql) => Sql; row: (row: Row, ctx: ActorContext) => Value; present?: Presenter },
+  plan: {
+    sql: NonNullable<FieldSpec["sql"]>;
+    row: (row: Row, ctx: ActorContext) => Value;
+    present?: Presenter;
+  },
 ): {
   extensions: { plan: FieldPlan };
   resolve: (row: Row, args: object, ctx: GraphQLContext) => Promise<Value>;

@@ -29,7 +29,7 @@ import type {
   SubscriptionCapability,
   SubscriptionPayload,
 } from "../shared/capability.ts";
-import { checkIds, invoke } from "../shared/capability.ts";
+import { checkIds, invoke, isReadFilter } from "../shared/capability.ts";
 import { authorize } from "../auth/permissions.ts";
 import type { DeclaredType, View } from "../shared/view.ts";
 import { DECLARED_TYPES, relatedTypeName } from "./types/mod.ts";
@@ -281,10 +281,14 @@ function graphQLCaller(ctx: GraphQLContext, workspaceArg?: string): CallerContex
 const argName = (param: string, target: string | undefined) => param === target ? "id" : param;
 const isId = (param: string) => param === "id" || param.endsWith("Id");
 
-/** A page read's declared filters, each an optional argument of its enum. */
+/** A page read's declared filters, each an optional argument of its enum, an ID or a String. */
 const filterArgs = (arg: ArgBuilder<Types>, read: ReadCapability): Args =>
   Object.fromEntries(
-    Object.entries(read.filters ?? {}).map(([name, type]) => [name, arg({ type: enumOf(type) })]),
+    Object.entries(read.filters ?? {}).map(([name, filter]) => {
+      if (!isReadFilter(filter)) return [name, arg({ type: enumOf(filter) })];
+      const { type, description } = filter;
+      return [name, arg({ type: typeof type === "object" ? enumOf(type) : type, description })];
+    }),
   );
 
 /** The fields of Query and Mutation (the same options on either). */
@@ -621,7 +625,7 @@ function subscriptionField(t: SubscriptionFields, sub: SubscriptionCapability) {
       // the feed with its 401/403 at the next event.
       const credential = await live.credentials.track(
         ctx.deps,
-        ctx.request.headers.get("authorization"),
+        ctx.authorization,
         workspaceId,
         first.actor,
       );

@@ -22,7 +22,7 @@ import {
   standInArgs,
   withKeysetCursors,
 } from "./keyset_connections.ts";
-import type { ReadCapability } from "../shared/capability.ts";
+import { filterValue, isReadFilter, type ReadCapability } from "../shared/capability.ts";
 import type { View } from "../shared/view.ts";
 import { authorize } from "../auth/permissions.ts";
 import { isOneRow, notFoundAt, stepsOf, viewOfRead } from "../reads/plan.ts";
@@ -143,16 +143,25 @@ function readResolver(read: ReadCapability): GraphQLFieldResolver<unknown, Graph
     let keyset: Keyset;
     if (steps.length === 0) {
       where = { [ws]: actor.workspaceId };
-      keyset = { sortKey: "createdAt", order: read.from.order ?? "asc", idColumn: idColumn(view) };
+      keyset = {
+        sortKey: read.from.sortKey ?? "createdAt",
+        order: read.from.order ?? "asc",
+        idColumn: idColumn(view),
+      };
     } else {
       const rel = at.relations?.[read.path!.at(-1)!.relation];
       if (rel?.kind !== "connection") throw new Error(`${read.name} does not end in a connection`);
       where = { [rel.foreignKey]: parentId };
       keyset = { sortKey: rel.sortKey ?? "createdAt", order: rel.order, idColumn: idColumn(view) };
     }
-    for (const name of Object.keys(read.filters ?? {})) {
-      if (args[name] != null) where[view.fields[name].column ?? name] = args[name];
+    const conditions: Row[] = [];
+    for (const [name, filter] of Object.entries(read.filters ?? {})) {
+      if (args[name] == null) continue;
+      const value = filterValue(name, filter, String(args[name]));
+      if (isReadFilter(filter)) conditions.push(filter.prisma(value, actor));
+      else where[view.fields[name].column ?? name] = value;
     }
+    if (conditions.length) where.AND = conditions;
     return await page(ctx, info, view, where, keyset, args);
   };
 }

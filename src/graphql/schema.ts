@@ -10,6 +10,7 @@ import "./types/root.ts";
 import "./types/scalars.ts";
 import { deriveFields, deriveSubscriptions, readTypeName } from "./derive.ts";
 import { CAPABILITIES, SUBSCRIPTIONS } from "../capabilities.ts";
+import { isReadFilter } from "../shared/capability.ts";
 import type { DeclaredViews } from "../shared/view.ts";
 import { declaredViews } from "./declared.ts";
 import { DECLARED_TYPES } from "./types/mod.ts";
@@ -39,6 +40,7 @@ export function buildSchema(): BuiltSchema {
     if (cap.kind !== "read") continue;
     const view = views.get(readTypeName(cap));
     for (const [name, type] of Object.entries(cap.filters ?? {})) {
+      if (isReadFilter(type)) continue;
       const field = view.fields[name];
       if (!field || field.sql || field.type !== type) {
         throw new Error(`${cap.name}: filter ${name} is not a stored ${type.name} field of ${view.name}`);

@@ -7,7 +7,9 @@
  * `connection_init` carries `{ authorization, "x-workspace-id" }`, checked by the functions HTTP
  * uses (auth/authenticate.ts): bad credentials close with 4401, a refused workspace (not a member,
  * a token of another workspace) with 4403, a missing workspace with 4400. Each operation sees them
- * as the headers of a request, so roles are checked at subscribe as for HTTP.
+ * as the headers of a request, so roles are checked at subscribe as for HTTP. Without
+ * `authorization`, the console's session cookie of the upgrade request is the credential, once
+ * the upgrade came from this origin (auth/console_cookie.ts; else 4403 CSRF_REFUSED).
  *
  * Limits (config.live): operations open at once per socket (an `error` message LIVE_LIMIT_REACHED),
  * sockets per credential (close 4429) and per client address (HTTP 429 at the upgrade), both per
@@ -40,6 +42,7 @@ import type { YogaServerInstance } from "graphql-yoga";
 import type { ActorContext, Deps } from "../context.ts";
 import type { GraphQLContext } from "./context.ts";
 import { authenticateActor, requireWorkspaceHeader } from "../auth/authenticate.ts";
+import { requireSameOrigin, sessionCookieOf } from "../auth/console_cookie.ts";
 import { AppError, forbidden } from "../shared/errors.ts";
 import { problem } from "../rest/errors.ts";
 import { shareKey } from "../live/shared_subscriptions.ts";
@@ -98,6 +101,8 @@ interface Liveness {
 interface Extra {
   /** The credentials of connection_init, as request headers for every operation. */
   headers: Headers;
+  /** The console's session cookie of the upgrade: its credential, or why it is refused. */
+  cookie?: { authorization: string; refused?: undefined } | { authorization?: undefined; refused: AppError };
   clientAddress: string | null;
   close(code: number, reason: string): void;
   /** Writes a message to the socket while it is open. */
@@ -111,9 +116,14 @@ interface Extra {
   acknowledged(): void;
 }
 
-/** The server context /graphql's Yoga is created with (./yoga.ts): the client's socket address. */
+/**
+ * The server context /graphql's Yoga is created with (./yoga.ts): the client's socket address, and
+ * the request's credential as an Authorization value (the header, or the console's session cookie;
+ * unset: the header).
+ */
 export interface YogaServerContext {
   clientAddress?: string | null;
+  authorization?: string | null;
 }
 
 /** What graphql-ws needs of Yoga: its envelop, built per operation. */
@@ -230,11 +240,14 @@ export function createWebSocketHandler(
     },
     onConnect: async (ctx) => {
       const params = ctx.connectionParams ?? {};
-      const authorization = text(params.authorization ?? params.Authorization);
-      const workspaceId = text(params["x-workspace-id"]);
       const extra = ctx.extra;
+      const authorization = text(params.authorization ?? params.Authorization) ??
+        extra.cookie?.authorization ??
+        null;
+      const workspaceId = text(params["x-workspace-id"]);
       let credential: CredentialHandle<ActorContext>;
       try {
+        if (authorization === null && extra.cookie?.refused) throw extra.cookie.refused;
         const actor = await authenticateActor(deps, authorization, () => requireWorkspaceHeader(workspaceId));
         credential = await deps.live.credentials.track(deps, authorization, actor.workspaceId, actor);
       } catch (error) {
@@ -349,6 +362,17 @@ export function createWebSocketHandler(
       }
     }, 0);
   };
+  const cookieOf = (request: Request): Extra["cookie"] => {
+    const token = sessionCookieOf(deps.config, request);
+    if (token === null) return undefined;
+    try {
+      requireSameOrigin(deps.config, request, { upgrade: true });
+      return { authorization: `Bearer ${token}` };
+    } catch (error) {
+      if (error instanceof AppError) return { refused: error };
+      throw error;
+    }
+  };
   return {
     accepts: (request) => request.headers.get("upgrade")?.toLowerCase() === "websocket",
     upgrade(request, clientAddress, connection) {
@@ -362,6 +386,8 @@ export function createWebSocketHandler(
       }
       const offered = (request.headers.get("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim());
       const protocol = offered.includes(GRAPHQL_TRANSPORT_WS_PROTOCOL) ? GRAPHQL_TRANSPORT_WS_PROTOCOL : "";
+      // Read before the upgrade: the request's headers are gone after it.
+      const cookie = cookieOf(request);
       // Deno's keepalive off (idleTimeout 0): ours is above.
       const { socket, response } = Deno.upgradeWebSocket(request, {
         ...(protocol ? { protocol } : {}),
@@ -428,6 +454,7 @@ export function createWebSocketHandler(
       };
       const extra: Extra = {
         headers: new Headers(),
+        cookie,
         clientAddress,
         close,
         send,

@@ -1,6 +1,5 @@
 /** GraphQL over HTTP at /graphql: graphql-yoga serving the Pothos schema over the app's services. */
 import { createYoga, type Plugin } from "graphql-yoga";
-import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 import { execute } from "graphql";
 import type { Deps } from "../context.ts";
 import { buildContext } from "./context.ts";
@@ -13,6 +12,8 @@ import { decodeUtf8, MAX_BODY_BYTES, readBody } from "../shared/http_body.ts";
 import { AppError } from "../shared/errors.ts";
 import { problem } from "../rest/errors.ts";
 import { createWebSocketHandler, type WebSocketHandler, type YogaServerContext } from "./ws.ts";
+import { requestAuthorization } from "../auth/console_cookie.ts";
+import { asksForGraphiQL, graphiqlPage } from "./graphiql.ts";
 
 /**
  * Executes with graphql-js itself instead of Yoga's default (@graphql-tools/executor, which adds
@@ -89,24 +90,28 @@ export interface GraphQLHandler {
   websocket: WebSocketHandler;
 }
 
-/** The /graphql handler; GraphiQL only when APP_ENV is development, introspection not in production. */
+/**
+ * The /graphql handler; GraphiQL only when APP_ENV is development (./graphiql.ts), introspection
+ * not in production. The credential is the Authorization header, or the console's session cookie
+ * once the request passed its checks (403 CSRF_REFUSED before anything runs otherwise).
+ */
 export function createGraphQLHandler(deps: Deps): GraphQLHandler {
   const { schema } = buildSchema();
   const maskError = createMaskError(deps.logger);
+  const graphiql = deps.config.appEnv === "development";
   const yoga = createYoga<YogaServerContext>({
     schema,
     graphqlEndpoint: "/graphql",
-    graphiql: deps.config.appEnv === "development",
-    // GraphiQL's page with its scripts and styles inline, from the pinned npm package: it works
-    // with no network beyond this server (Yoga's default loads them from a CDN).
-    renderGraphiQL,
+    // Served before Yoga when enabled (fetch below): its opening headers depend on the session.
+    graphiql: false,
     landingPage: false,
     // One CORS policy for REST and GraphQL: the app's (CORS_ORIGINS), applied before Yoga.
     cors: false,
     // Errors are logged by maskError (unexpected ones only), with the app's logger.
     logging: false,
     maskedErrors: { maskError, isDev: false },
-    context: ({ request, clientAddress }) => buildContext(deps, request, clientAddress ?? null),
+    context: ({ request, clientAddress, authorization }) =>
+      buildContext(deps, request, clientAddress ?? null, authorization),
     plugins: [
       useGraphQLJsExecute,
       useStrictUtf8Body,
@@ -127,11 +132,20 @@ export function createGraphQLHandler(deps: Deps): GraphQLHandler {
     maxRequestBodySize: false,
   });
   const fetch = async (req: Request, clientAddress: string | null = null) => {
-    if (!req.body || declaredWithinLimit(req)) return await yoga.fetch(req, { clientAddress });
+    let authorization: string | null;
+    try {
+      authorization = requestAuthorization(deps.config, req);
+    } catch (e) {
+      if (e instanceof AppError) return problem(e.status, e.code, e.message);
+      throw e;
+    }
+    if (graphiql && asksForGraphiQL(req)) return await graphiqlPage(deps, req, authorization);
+    const context = { clientAddress, authorization };
+    if (!req.body || declaredWithinLimit(req)) return await yoga.fetch(req, context);
     const body = await readBody(req);
     return await yoga.fetch(
       new Request(req.url, { method: req.method, headers: req.headers, body, signal: req.signal }),
-      { clientAddress },
+      context,
     );
   };
   return { fetch, websocket: createWebSocketHandler(deps, yoga) };

@@ -19,9 +19,14 @@
  * - A result no processor takes (a subscription asked for over plain JSON) is answered 406 and
  *   dropped, its stream never closed (process-request.js processResult; closeUnanswered).
  *
+ * - GraphiQL's page (@graphql-yoga/render-graphiql's renderGraphiQL, of the same version) starts
+ *   GraphiQL with one call `YogaGraphiQL.renderYogaGraphiQL(root, options)` in an inline script
+ *   (renderGraphiQLWith).
+ *
  * The bytes themselves reach Yoga through its public `onResultProcess` hook and `setResultProcessor`.
  */
-import { type Plugin, processRegularResult } from "graphql-yoga";
+import { type GraphiQLOptions, type Plugin, processRegularResult } from "graphql-yoga";
+import { renderGraphiQL } from "@graphql-yoga/render-graphiql";
 
 /** The graphql-yoga version whose inner workings were read (deno.lock's must be the same). */
 export const YOGA_VERIFIED = "5.24.1";
@@ -103,4 +108,21 @@ export const closeUnanswered: OnResultProcess = ({ result, resultProcessor }) =>
 /** What Yoga's JSON body parser (`parser`) makes of a body that has been read already, as `text`. */
 export function parseJsonWith(parser: RequestParser, text: string): ReturnType<RequestParser> {
   return parser({ json: () => Promise.resolve().then(() => JSON.parse(text)) } as Request);
+}
+
+/** The call that starts GraphiQL in renderGraphiQL's page. */
+const GRAPHIQL_START = "YogaGraphiQL.renderYogaGraphiQL(";
+
+/**
+ * GraphiQL's page with `start`, the source of a function `(root, options) => void` run in the
+ * page, called instead of GraphiQL's start with the same arguments (it may change the options, then
+ * calls `YogaGraphiQL.renderYogaGraphiQL` itself). Throws when the page has no such call.
+ */
+export function renderGraphiQLWith(options: GraphiQLOptions, start: string): string {
+  const page = renderGraphiQL(options);
+  const at = page.indexOf(GRAPHIQL_START);
+  if (at < 0 || page.indexOf(GRAPHIQL_START, at + 1) >= 0) {
+    throw new Error("renderGraphiQL's page does not start GraphiQL with one renderYogaGraphiQL call");
+  }
+  return page.slice(0, at) + `(${start})(` + page.slice(at + GRAPHIQL_START.length);
 }

@@ -21,11 +21,15 @@ import { AppError } from "../shared/errors.ts";
 /** The NOTIFY channel of live events. */
 export const LIVE_CHANNEL = "switchboard_live";
 
-/** Domain events that subscriptions follow (`conversation.released` is internal: no webhook has it). */
+/**
+ * Domain events that subscriptions follow (`conversation.released` and `conversation.assigned` are
+ * internal: no webhook has them).
+ */
 export const LIVE_EVENT_TYPES: ReadonlySet<DomainEventType> = new Set<DomainEventType>([
   "conversation.opened",
   "conversation.closed",
   "conversation.released",
+  "conversation.assigned",
   "human.transferred",
   "message.received",
   "message.sent",

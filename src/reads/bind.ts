@@ -75,10 +75,11 @@ function bindPage(req: PageRequest, shape: PageShape, key: string[], values: unk
   }
 }
 
-/** The shape key of `roots` for the actor, and the values their statement binds, `$1` first. */
+/** The shape key of `roots` for the actor, and the values their statement binds, the caller's first. */
 export function bind(ctx: ActorContext, roots: readonly Root[]): { key: string; values: unknown[] } {
   const key: string[] = [ctx.actor.role];
-  const values: unknown[] = [ctx.actor.workspaceId];
+  // The caller's parameters (./compile.ts CALLER).
+  const values: unknown[] = [ctx.actor.workspaceId, ctx.actor.userId];
   for (const root of roots) {
     if ("view" in root) {
       key.push(`W${root.key}:${root.view.name}(`);

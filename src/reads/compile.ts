@@ -8,13 +8,16 @@
  * - Pages: ./compile_page.ts.
  * - Budget: each row read for the answer counts its bytes before its values are built
  *   (./row_bytes.ts).
- * - Parameters: `$1` is the workspace, then the values in the order the compiler takes them, which
+ * - Parameters: `$1` is the workspace and `$2` the acting member (NULL for an API token): the
+ *   caller a field's or a filter's SQL names (./caller.ts); then the values
+ *   in the order the compiler takes them, which
  *   ./bind.ts takes in the same order without compiling; the cut-off and the round trip's byte
  *   budget come last (bound by ./budget.ts fetchBounded). Everything else in the text is the
  *   shape: identifiers from the views, response keys, type names (../shared/sql_fragment.ts).
  */
 import type { ActorContext } from "../context.ts";
 import type { View } from "../shared/view.ts";
+import { CALLER } from "./caller.ts";
 import type { JsonPart, PageRequest, PageShape, Root, Selection } from "./selection.ts";
 import { can } from "../auth/permissions.ts";
 import { afterCommas, type Obj, Records, type Value } from "./records.ts";
@@ -63,7 +66,7 @@ export class Compiler extends Records {
   field(view: View, a: Sql, name: string, of?: readonly JsonPart[]): Sql {
     const spec = view.fields[name];
     if (!spec) throw new Error(`${view.name} has no field ${name}`);
-    let value = spec.sql ? spec.sql(a) : sql`${a}.${ident(spec.column ?? name)}`;
+    let value = spec.sql ? spec.sql(a, CALLER) : sql`${a}.${ident(spec.column ?? name)}`;
     if (!spec.sql && !spec.list && !of && (spec.type === "String" || spec.type === "ID")) {
       this.bytes.count(a, storedTextBytes(value));
     }
@@ -194,10 +197,10 @@ export class Compiler extends Records {
       // A page of the workspace's rows (agents, members, invites, API tokens): oldest first unless
       // the read says otherwise (approvals: newest first).
       if (!("page" in root)) throw new Error(`${read.name} names no row`);
-      const sort = sortOf({ order: read.from.order ?? "asc" });
+      const sort = sortOf({ order: read.from.order ?? "asc", sortKey: read.from.sortKey });
       const value = page(
         this,
-        { view: from, sort, where: (b) => sql`${b}.${ws} = $1` },
+        { view: from, sort, where: (b) => sql`${b}.${ws} = $1`, filters: read.filters },
         root.page,
         root.shape,
       );
@@ -238,7 +241,12 @@ export class Compiler extends Records {
       if (!rel || rel.kind !== "connection") throw new Error(`${read.name} does not end in a connection`);
       const parentId = sql`${leaf}.${idColumn(view)}`;
       const where = (b: Sql) => sql`${b}.${ident(rel.foreignKey)} = ${parentId}`;
-      value = page(this, { view: rel.view(), sort: sortOf(rel), where }, root.page, root.shape);
+      value = page(
+        this,
+        { view: rel.view(), sort: sortOf(rel), where, filters: read.filters },
+        root.page,
+        root.shape,
+      );
     } else {
       value = this.scalar(this.obj(view, leaf, root.selection));
     }
@@ -267,6 +275,7 @@ export function compile(
 ): { sql: string; values: unknown[] } {
   const c = new Compiler(ctx, planValues);
   c.param(ctx.actor.workspaceId, "text");
+  c.param(ctx.actor.userId, "text");
   const from = roots.map((root, n) => c.root(root, n));
   const items: Sql[] = [];
   const data = c.build({ pairs: roots.map((root, n) => [root.key, sql`r${int(n)}.v`]) }, items);
@@ -274,13 +283,13 @@ export function compile(
   const outer = join(roots.map((_, n) => sql`a.m${int(n)}`), sql`, `);
   // PostgreSQL measures the JSON it built and sends it only within the budget (OFFSET 0 keeps it
   // built once, not per reference). The running count is reset once the answer is built, for a
-  // next read in the same transaction. `$1` (the workspace) is named once in the select list too:
-  // a request of rows just written alone does not use it, and PostgreSQL refuses a parameter it
-  // cannot type.
+  // next read in the same transaction. `$1` (the workspace) and `$2` (the member) are named once in
+  // the select list too: a request that does not use them would leave them untyped, which
+  // PostgreSQL refuses.
   const statement = cat(
     sql`SELECT CASE WHEN octet_length(a.data) <= ${c.budget} THEN a.data END AS data, `,
     sql`octet_length(a.data) AS bytes, ${outer}, ${resetSpent} AS "spent$", ${c.cutOff} AS "cut$" `,
-    sql`FROM (SELECT to_json(${data})::text AS data, $1::text AS ws, ${missing} FROM ${
+    sql`FROM (SELECT to_json(${data})::text AS data, $1::text AS ws, $2::text AS member, ${missing} FROM ${
       join([...from, ...items], sql`, `)
     } OFFSET 0) a`,
   );

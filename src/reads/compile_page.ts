@@ -4,6 +4,8 @@
  * the page must tell whether there is more (./page_window.ts isCounted).
  */
 import type { View } from "../shared/view.ts";
+import { isReadFilter, type ReadCapability } from "../shared/capability.ts";
+import { CALLER } from "./caller.ts";
 import type { EdgePart, PageRequest, PageShape, Selection } from "./selection.ts";
 import { afterCommas, type Obj, type Records, type Value } from "./records.ts";
 import type { RowBytes } from "./row_bytes.ts";
@@ -25,6 +27,8 @@ export interface PageOf {
   view: View;
   sort: Sort;
   where: (b: Sql) => Sql;
+  /** The read's declared filters (a ReadFilter's condition is its own; an enum pins its field). */
+  filters?: ReadCapability["filters"];
 }
 
 /**
@@ -59,7 +63,7 @@ export function page(c: PageCompiler, of: PageOf, req: PageRequest, shape: PageS
   }
   const size = c.param(w.size, "int");
   // The declared filters narrow the rows like the keyset does (after the size: see bindPage).
-  keyset = sql`${keyset}${filters(c, view, b, req)}`;
+  keyset = sql`${keyset}${filters(c, view, b, req, of.filters)}`;
   const orderBy = sql`${key} ${dir}, ${id} ${dir}`;
   const edge = (edges: readonly EdgePart[]): Obj => ({
     pairs: edges.map((e): [string, Value] => {
@@ -173,13 +177,18 @@ export function page(c: PageCompiler, of: PageOf, req: PageRequest, shape: PageS
 }
 
 /**
- * The page's equality filters, in field-name order (bindPage binds them so). The value takes the
- * column's own type (an enum), so an index on the column serves it; values are checked against
- * the field's enum by both transports before they get here.
+ * The page's filters, in name order (bindPage binds them so). An enum's value takes the column's
+ * own type, so an index on the column serves it; a ReadFilter's is text. Values are checked by both
+ * transports before they get here (filterValue).
  */
-function filters(c: PageCompiler, view: View, b: Sql, req: PageRequest): Sql {
+function filters(c: PageCompiler, view: View, b: Sql, req: PageRequest, declared?: PageOf["filters"]): Sql {
   const conditions: Sql[] = [];
   for (const name of Object.keys(req.where ?? {}).sort()) {
+    const filter = declared?.[name];
+    if (filter && isReadFilter(filter)) {
+      conditions.push(sql` AND ${filter.sql(b, c.param(req.where![name], "text"), CALLER)}`);
+      continue;
+    }
     const spec = view.fields[name];
     if (!spec || spec.sql) throw new Error(`${view.name} has no stored field ${name} to filter on`);
     conditions.push(sql` AND ${b}.${ident(spec.column ?? name)} = ${c.param(req.where![name])}`);

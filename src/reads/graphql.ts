@@ -30,7 +30,7 @@ import {
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import type { ActorContext } from "../context.ts";
-import type { ReadCapability } from "../shared/capability.ts";
+import { filterValue, type ReadCapability } from "../shared/capability.ts";
 import type { View } from "../shared/view.ts";
 import type {
   ConnectionPart,
@@ -230,8 +230,14 @@ class Translator {
     const shape = this.connection(view, sets, [key]);
     const page = this.pageRequest(args, shape, nodes, [key]);
     const where: Record<string, string> = {};
-    for (const name of Object.keys(read.filters ?? {})) {
-      if (args[name] != null) where[name] = String(args[name]);
+    for (const [name, filter] of Object.entries(read.filters ?? {})) {
+      if (args[name] == null) continue;
+      try {
+        where[name] = filterValue(name, filter, String(args[name]));
+      } catch (e) {
+        if (e instanceof AppError) throw fieldError(e, nodes, [key]);
+        throw e;
+      }
     }
     if (Object.keys(where).length) page.where = where;
     return { key, read, params, page, shape };

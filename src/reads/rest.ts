@@ -4,7 +4,7 @@
  * (every field, and the object and list relations).
  */
 import type { ActorContext } from "../context.ts";
-import { checkIds, type ReadCapability, type RestFields } from "../shared/capability.ts";
+import { checkIds, filterValue, type ReadCapability, type RestFields } from "../shared/capability.ts";
 import type { DeclaredType, View } from "../shared/view.ts";
 import type { PageShape, Selected, Selection } from "./selection.ts";
 import { restRow as restRowEntries } from "./row_shape.ts";
@@ -71,22 +71,20 @@ export async function restRow(
   return await readOne(ctx, { key: "v", view, id, selection: restSelection(view, fields) });
 }
 
-/** The read's declared filters given in the query, each checked against its enum (400 otherwise). */
+/** The read's declared filters given in the query, each checked (filterValue; 400 otherwise). */
 function restFilters(read: ReadCapability, query: unknown): Record<string, string> | undefined {
   if (!read.filters) return undefined;
   const q = (query ?? {}) as Record<string, unknown>;
   const where: Record<string, string> = {};
-  for (const [name, type] of Object.entries(read.filters)) {
+  for (const [name, filter] of Object.entries(read.filters)) {
     const value = q[name];
     if (value === undefined || value === "") continue;
-    const allowed: readonly string[] = type.values;
-    if (typeof value !== "string" || !allowed.includes(value)) {
-      const message = `must be one of ${allowed.join(", ")}`;
-      throw new AppError("VALIDATION_FAILED", 400, `Invalid input: ${name}: ${message}`, [
-        { path: name, message },
+    if (typeof value !== "string") {
+      throw new AppError("VALIDATION_FAILED", 400, `Invalid input: ${name}: give it once`, [
+        { path: name, message: "give it once" },
       ]);
     }
-    where[name] = value;
+    where[name] = filterValue(name, filter, value);
   }
   return where;
 }

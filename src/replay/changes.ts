@@ -20,10 +20,6 @@ export const REPLAYED_COLUMNS = [
 /** The agent as a replay reads it. */
 export type ReplayAgent = Pick<Agent, "id" | "name" | typeof REPLAYED_COLUMNS[number]>;
 
-export const replayAgentSelect = Object.fromEntries(
-  ["id", "name", ...REPLAYED_COLUMNS].map((c) => [c, true]),
-) as { [K in keyof ReplayAgent]: true };
-
 /** Whether an approval writing `after` to its agent changes what the agent says. */
 export function changesReplies(after: unknown): boolean {
   if (!after || typeof after !== "object") return false;

@@ -15,8 +15,8 @@
  */
 import type { LimitFunction } from "p-limit";
 import type { Deps } from "../context.ts";
-import type { Tx } from "../db/client.ts";
-import { QUEUED_TRANSACTION, sqlTransaction } from "../db/transaction.ts";
+import type { SqlTx } from "../db/client.ts";
+import { sqlTransaction } from "../db/transaction.ts";
 import type { Completion } from "../llm/client.ts";
 import type { ReplyPrompt } from "../conversations/prompt.ts";
 import { replyRequest } from "../conversations/pipeline/request.ts";
@@ -29,8 +29,18 @@ import { publishApprovalEvent } from "../approvals/events.ts";
 import { sameJson } from "../approvals/changes.ts";
 import { storableText } from "../shared/storable.ts";
 import { newId } from "../shared/ids.ts";
-import { proposedAgent, type ReplayAgent, replayAgentSelect } from "./changes.ts";
-import { type CaseOutcome, caseSources, finishCase, latestReplied, replayState } from "./sql.ts";
+import { proposedAgent, type ReplayAgent } from "./changes.ts";
+import {
+  type CaseOutcome,
+  caseSources,
+  clearCases,
+  endReplayRun,
+  finishCase,
+  replayStart,
+  replayState,
+  type StartedCase,
+  storeCases,
+} from "./sql.ts";
 import { combine, effectsVerdict, judgePrompt, readJudgement, sameText } from "./verdict.ts";
 import type { ReplayJob } from "./start.ts";
 import { stoppedBy } from "./stop.ts";
@@ -90,104 +100,57 @@ function stopReason(state: { status: string | null; expiresAt: Date | null } | u
 /**
  * Starts the job's run (the replay's row locked): the cases picked and stored, the counts reset, the
  * replay RUNNING (DONE at once without a case to ask), `approval.replayed` published. Null when the
- * run is not the replay's any more, or the replay ended (or stopped here).
+ * run is not the replay's any more, or the replay ended (or stopped here). Raw statements on the
+ * pool's fast path: a run's start and end stay cheap beside the live replies.
  */
 async function begin(deps: Deps, job: ReplayJob): Promise<Begun | null> {
-  return await deps.db.$transaction(async (tx) => {
-    const [replay] = await tx.$queryRaw<{ run: number; status: string; agentId: string }[]>`
-      SELECT run, status::text AS status, "agentId" FROM "ApprovalReplay" WHERE id = ${job.replayId} FOR UPDATE`;
+  return await sqlTransaction(deps.db, async (tx) => {
+    const [start] = await replayStart.rows(tx, {
+      replayId: job.replayId,
+      limit: deps.config.replay.conversations,
+    });
     // A retried job (its process died) finds its run RUNNING and starts it over.
-    if (!replay || replay.run !== job.run || !["PENDING", "RUNNING"].includes(replay.status)) return null;
-    const approval = await tx.pendingApproval.findUnique({
-      where: { replayId: job.replayId },
-      select: { id: true, workspaceId: true, agentId: true, status: true, expiresAt: true, after: true },
-    });
+    if (!start || start.run !== job.run || !["PENDING", "RUNNING"].includes(start.status)) return null;
+    const approval = start.approvalId
+      ? { id: start.approvalId, workspaceId: start.workspaceId!, agentId: start.approvalAgentId }
+      : null;
     const now = deps.clock.now();
-    const stopped = stopReason(approval ?? undefined, now);
-    const agent = stopped ? null : await tx.agent.findFirst({
-      where: { id: replay.agentId, workspaceId: approval!.workspaceId },
-      select: replayAgentSelect,
-    });
+    const stopped = stopReason({ status: start.approvalStatus, expiresAt: start.expiresAt }, now);
+    const agent = start.agent;
     if (stopped || !agent) {
       await endRun(deps, tx, job, approval, { error: stopped ?? "The agent is gone.", now });
       return null;
     }
-    const intents = await tx.intent.findMany({
-      where: { agentId: agent.id },
-      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-      select: {
-        name: true,
-        tag: true,
-        description: true,
-        requiredFields: true,
-        triggerOnTypes: true,
-        webhookUrl: true,
-        webhookMethod: true,
-      },
-    });
-    const latest = await latestReplied.rows(tx, {
-      agentId: agent.id,
-      limit: deps.config.replay.conversations,
-    });
-    const pins = await tx.replayPin.findMany({
-      where: { agentId: agent.id },
-      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-      select: { conversationId: true },
-    });
-    const pinned = new Set(pins.map((p) => p.conversationId));
-    const ids = [...new Set([...latest.map((r) => r.id), ...pinned])];
+    const pinned = new Set(start.pins);
+    const ids = [...new Set([...start.latest!, ...pinned])];
     const sources = ids.length
       ? await caseSources.rows(tx, { agentId: agent.id, ids, historyMessages: HISTORY_MESSAGES })
       : [];
-    await tx.approvalReplayCase.deleteMany({ where: { replayId: job.replayId } });
-    const rows = sources.map((s, position) => ({
+    const cases: StartedCase[] = sources.map((s, position) => ({
       id: newId(),
-      replayId: job.replayId,
       position,
       conversationId: s.conversationId,
       pinned: pinned.has(s.conversationId),
       // A pinned conversation without a model reply has nothing to replay.
-      status: s.storedReply === null ? "FAILED" as const : "PENDING" as const,
+      status: s.storedReply === null ? "FAILED" : "PENDING",
       customerMessages: s.pending.map((m) => modelText(m, { inWindow: false })),
       storedReply: s.storedReply ?? "",
-      storedEffects: { intents: s.intents, transfer: s.transfer } satisfies TagEffects,
+      storedEffects: { intents: s.intents, transfer: s.transfer },
       error: s.storedReply === null ? "The conversation has no AI reply to replay." : null,
     }));
-    if (rows.length) await tx.approvalReplayCase.createMany({ data: rows });
-    const failed = rows.filter((r) => r.status === "FAILED").length;
-    const ended = failed === rows.length;
-    await tx.approvalReplay.update({
-      where: { id: job.replayId },
-      data: {
-        status: ended ? "DONE" : "RUNNING",
-        total: rows.length,
-        done: failed,
-        failed,
-        same: 0,
-        changed: 0,
-        regressed: 0,
-        error: null,
-        startedAt: now,
-        finishedAt: ended ? now : null,
-      },
-    });
+    await clearCases.run(tx, { replayId: job.replayId });
+    await storeCases.run(tx, { replayId: job.replayId, cases, now });
     await publishApprovalEvent(deps, tx, "approval.replayed", approval!);
-    if (ended) return null;
+    const asked = cases.filter((c) => c.status === "PENDING");
+    if (!asked.length) return null;
     return {
       approval: approval!,
       agent,
-      proposed: proposedAgent(agent, approval!.after),
-      intents: intents.map((i) => ({
-        ...i,
-        requiredFields: i.requiredFields as unknown as ReplyIntent["requiredFields"],
-        triggerOnTypes: i.triggerOnTypes as string[],
-      })),
-      cases: rows.filter((r) => r.status === "PENDING").map((r) => ({
-        id: r.id,
-        source: sources.find((s) => s.conversationId === r.conversationId)!,
-      })),
+      proposed: proposedAgent(agent, start.after),
+      intents: start.intents!,
+      cases: asked.map((c) => ({ id: c.id, source: sources[c.position] })),
     };
-  }, QUEUED_TRANSACTION);
+  });
 }
 
 /**
@@ -196,16 +159,18 @@ async function begin(deps: Deps, job: ReplayJob): Promise<Begun | null> {
  */
 async function endRun(
   deps: Deps,
-  tx: Tx,
+  tx: SqlTx,
   job: ReplayJob,
   approval: { id: string; workspaceId: string; agentId: string | null } | null,
   end: { error: string | null; now: Date },
 ): Promise<void> {
-  const ended = await tx.approvalReplay.updateMany({
-    where: { id: job.replayId, run: job.run, status: { in: ["PENDING", "RUNNING"] } },
-    data: { status: end.error ? "FAILED" : "DONE", error: end.error, finishedAt: end.now },
+  const ended = await endReplayRun.run(tx, {
+    replayId: job.replayId,
+    run: job.run,
+    error: end.error,
+    now: end.now,
   });
-  if (ended.count && approval) await publishApprovalEvent(deps, tx, "approval.replayed", approval);
+  if (ended && approval) await publishApprovalEvent(deps, tx, "approval.replayed", approval);
 }
 
 /** An answer of the model for one side of a case. */
@@ -218,6 +183,8 @@ class Run {
   #stop: string | null = null;
   /** The run is over from outside (a rerun started another, a decision ended it): it writes no more of itself. */
   #superseded = false;
+  /** The cases' writes, one after the other (see #finish). */
+  #writes: Promise<void> = Promise.resolve();
   readonly #random: () => number;
 
   constructor(
@@ -388,8 +355,24 @@ class Run {
       ),
     );
     const credits = creditsOf(usage, this.deps.config.supervisor);
-    // Writing gives way to live replies too.
-    await this.bounds.liveRoom();
+    // One case's write at a time: they lock the same replay row, and a write waiting for that lock
+    // would hold one of the pool's connections that live replies need. Writing gives way to live replies too.
+    const written = this.#writes.then(async () => {
+      await this.bounds.liveRoom();
+      return await this.#write(c, outcome, usage, credits);
+    });
+    this.#writes = written.then(() => {}, () => {});
+    const { state, now } = await written;
+    if (!state.recorded) this.#superseded = true;
+    else this.#stop ??= stopReason(state, now);
+  }
+
+  async #write(
+    c: Case,
+    outcome: CaseOutcome,
+    usage: { inputTokens: number; outputTokens: number },
+    credits: number,
+  ) {
     const now = this.deps.clock.now();
     const day = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
     const state = await sqlTransaction(this.deps.db, async (tx) => {
@@ -398,27 +381,26 @@ class Run {
         replayId: this.job.replayId,
         run: this.job.run,
         outcome,
-        usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens },
+        usage,
         credits,
         day,
       });
       if (row.recorded) await publishApprovalEvent(this.deps, tx, "approval.replayed", this.begun.approval);
       return row;
     });
-    if (!state.recorded) this.#superseded = true;
-    else this.#stop ??= stopReason(state, now);
+    return { state, now };
   }
 
   /** Ends the run: DONE, or FAILED with why it stopped (one ended from outside is left as it is). */
   async end(): Promise<void> {
     if (this.#superseded) return;
-    await this.deps.db.$transaction(
+    await sqlTransaction(
+      this.deps.db,
       (tx) =>
         endRun(this.deps, tx, this.job, this.begun.approval, {
           error: this.#stop,
           now: this.deps.clock.now(),
         }),
-      QUEUED_TRANSACTION,
     );
     this.deps.logger.info("replay ended", {
       replayId: this.job.replayId,

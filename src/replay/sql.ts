@@ -1,25 +1,123 @@
 /** The SQL of replays (declared statements: src/db/statement.ts). */
 import { Prisma } from "../generated/prisma/client.ts";
-import { col, query } from "../db/statement.ts";
-import { type HistoryMessage, mediaJson, type PendingMessage } from "../conversations/sql.ts";
+import { col, command, query } from "../db/statement.ts";
+import {
+  agentJson,
+  type HistoryMessage,
+  mediaJson,
+  type PendingMessage,
+  type ReplyIntent,
+  replyIntentsJson,
+} from "../conversations/sql.ts";
+import { type ReplayAgent, REPLAYED_COLUMNS } from "./changes.ts";
 import type { TagEffects } from "../conversations/intent_tags.ts";
 
 const at0 = new Date(0);
 
 /**
- * The agent's latest `limit` conversations with a model reply (an AI message carrying the model's
- * token usage: reminders carry none), newest activity first.
+ * Where a replay's job starts, its replay row locked: the replay's run and status, its approval
+ * (null once gone), and the agent of the replay as a reply reads it (null once gone or of another
+ * workspace) with its intents, its latest `limit` conversations with a model reply (an AI message
+ * carrying the model's token usage: reminders carry none), newest activity first, and its pinned
+ * conversations, oldest pin first.
  */
-export const latestReplied = query(
-  { id: col.text },
-  ({ agentId, limit }: { agentId: string; limit: number }) =>
+export const replayStart = query(
+  {
+    run: col.integer,
+    status: col.text,
+    approvalId: col.text.null,
+    workspaceId: col.text.null,
+    approvalAgentId: col.text.null,
+    approvalStatus: col.text.null,
+    expiresAt: col.timestamptz.null,
+    after: col.jsonb<unknown>().null,
+    agent: col.json<ReplayAgent>().null,
+    intents: col.json<ReplyIntent[]>().null,
+    latest: col.json<string[]>().null,
+    pins: col.json<string[]>().null,
+  },
+  ({ replayId, limit }: { replayId: string; limit: number }) =>
     Prisma.sql`
-    SELECT c.id FROM "Conversation" c
-     WHERE c."agentId" = ${agentId}
-       AND EXISTS (SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."senderKind" = 'AI'
-                     AND m."inputTokens" IS NOT NULL)
-     ORDER BY c."lastMessageAt" DESC, c.id DESC LIMIT ${limit}`,
-  [{ agentId: "a", limit: 1 }],
+    SELECT r.run, r.status::text AS status, p.id AS "approvalId", p."workspaceId", p."agentId" AS "approvalAgentId",
+           p.status::text AS "approvalStatus", p."expiresAt", p.after,
+           CASE WHEN a.id IS NOT NULL THEN ${agentJson(["id", "name", ...REPLAYED_COLUMNS])} END AS agent,
+           CASE WHEN a.id IS NOT NULL THEN ${replyIntentsJson} END AS intents,
+           CASE WHEN a.id IS NOT NULL THEN (
+             SELECT COALESCE(json_agg(l.id ORDER BY l."lastMessageAt" DESC, l.id DESC), '[]') FROM (
+               SELECT c.id, c."lastMessageAt" FROM "Conversation" c
+                WHERE c."agentId" = a.id
+                  AND EXISTS (SELECT 1 FROM "Message" m WHERE m."conversationId" = c.id AND m."senderKind" = 'AI'
+                                AND m."inputTokens" IS NOT NULL)
+                ORDER BY c."lastMessageAt" DESC, c.id DESC LIMIT ${limit}) l) END AS latest,
+           CASE WHEN a.id IS NOT NULL THEN (
+             SELECT COALESCE(json_agg(x."conversationId" ORDER BY x."createdAt", x.id), '[]')
+               FROM "ReplayPin" x WHERE x."agentId" = a.id) END AS pins
+      FROM "ApprovalReplay" r
+      LEFT JOIN "PendingApproval" p ON p."replayId" = r.id
+      LEFT JOIN "Agent" a ON a.id = r."agentId" AND a."workspaceId" = p."workspaceId"
+     WHERE r.id = ${replayId}
+       FOR UPDATE OF r`,
+  [{ replayId: "r", limit: 1 }],
+);
+
+/** A case as a run's start stores it (PENDING, or FAILED with `error` when there is nothing to ask). */
+export interface StartedCase {
+  id: string;
+  position: number;
+  conversationId: string;
+  pinned: boolean;
+  status: "PENDING" | "FAILED";
+  customerMessages: string[];
+  storedReply: string;
+  storedEffects: TagEffects;
+  error: string | null;
+}
+
+/** Removes the cases of a replay's earlier run. */
+export const clearCases = command(
+  ({ replayId }: { replayId: string }) =>
+    Prisma.sql`DELETE FROM "ApprovalReplayCase" WHERE "replayId" = ${replayId}`,
+  [{ replayId: "r" }],
+);
+
+/**
+ * Stores a run's cases and starts the run: its counts reset (the FAILED cases done already),
+ * RUNNING, or DONE at `now` when no case is left to ask.
+ */
+export const storeCases = command(
+  ({ replayId, cases, now }: { replayId: string; cases: StartedCase[]; now: Date }) => {
+    const failed = cases.filter((c) => c.status === "FAILED").length;
+    const ended = failed === cases.length;
+    return Prisma.sql`
+    WITH stored AS (
+      INSERT INTO "ApprovalReplayCase" (id, "replayId", position, "conversationId", pinned, status,
+             "customerMessages", "storedReply", "storedEffects", error)
+      SELECT x.id, ${replayId}, x.position, x."conversationId", x.pinned, x.status::"ReplayCaseStatus",
+             ARRAY(SELECT json_array_elements_text(x."customerMessages")), x."storedReply",
+             x."storedEffects"::jsonb, x.error
+        FROM json_to_recordset(${
+      JSON.stringify(cases)
+    }::json) AS x(id text, position int, "conversationId" text,
+             pinned boolean, status text, "customerMessages" json, "storedReply" text, "storedEffects" json,
+             error text))
+    UPDATE "ApprovalReplay" SET status = ${
+      ended ? "DONE" : "RUNNING"
+    }::"ReplayStatus", total = ${cases.length},
+           done = ${failed}, failed = ${failed}, same = 0, changed = 0, regressed = 0, error = NULL,
+           "startedAt" = ${now}, "finishedAt" = ${ended ? now : null}
+     WHERE id = ${replayId}`;
+  },
+  [{ replayId: "r", cases: [], now: at0 }],
+);
+
+/** Ends a replay's `run` while under way: DONE, or FAILED with `error`. */
+export const endReplayRun = command(
+  ({ replayId, run, error, now }: { replayId: string; run: number; error: string | null; now: Date }) =>
+    Prisma.sql`
+    UPDATE "ApprovalReplay" SET status = ${error ? "FAILED" : "DONE"}::"ReplayStatus", error = ${error},
+           "finishedAt" = ${now}
+     WHERE id = ${replayId} AND run = ${run} AND status IN ('PENDING', 'RUNNING')`,
+  [{ replayId: "r", run: 1, error: null, now: at0 }],
 );
 
 /**

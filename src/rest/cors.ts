@@ -7,6 +7,10 @@ import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 
 export const CORS_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+/**
+ * Not `x-switchboard-csrf`: a page of another origin must never be let to send the console's CSRF
+ * header (src/auth/console_cookie.ts), so no preflight grants it.
+ */
 export const CORS_REQUEST_HEADERS = ["authorization", "content-type", "x-workspace-id", "x-request-id"];
 
 export function corsPolicy(origins: string[]): MiddlewareHandler {

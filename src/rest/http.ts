@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import type { ActorContext, Deps } from "../context.ts";
 import type { Principal } from "../auth/actor.ts";
 import { authenticate, authenticateActor, requireWorkspaceHeader } from "../auth/authenticate.ts";
+import { requestAuthorization } from "../auth/console_cookie.ts";
 import { AppError } from "../shared/errors.ts";
 import { decodeUtf8, readBody } from "../shared/http_body.ts";
 import { UnreadableBody } from "../shared/validation.ts";
@@ -48,6 +49,16 @@ export function principalOf(deps: Deps, c: Context): Promise<Principal> {
 export async function actorOf(deps: Deps, c: Context, pathWorkspaceId?: string): Promise<ActorContext> {
   const workspaceId = () => pathWorkspaceId ?? requireWorkspaceHeader(c.req.header("x-workspace-id"));
   return { ...deps, actor: await authenticateActor(deps, c.req.header("authorization"), workspaceId) };
+}
+
+/**
+ * actorOf for a route the console calls too (the media file): the console's session cookie is a
+ * credential there besides Authorization, once the request came from this origin (403 CSRF_REFUSED).
+ */
+export async function consoleActorOf(deps: Deps, c: Context): Promise<ActorContext> {
+  const authorization = requestAuthorization(deps.config, c.req.raw);
+  const workspaceId = () => requireWorkspaceHeader(c.req.header("x-workspace-id"));
+  return { ...deps, actor: await authenticateActor(deps, authorization, workspaceId) };
 }
 
 /** The query string as a plain object (last value wins). */

@@ -1,13 +1,14 @@
 /**
  * `GET /api/messages/{messageId}/media`: a media message's file, streamed from the WhatsApp Graph
- * API (src/media/download.ts), for a reader of the workspace (the API's credentials) or for a signed
- * link (`expires` and `signature`, a Message's `mediaSignedUrl`, src/media/links.ts) without them.
- * Not a capability: its answer is the file, not JSON.
+ * API (src/media/download.ts), for a reader of the workspace (the API's credentials, or the
+ * console's session cookie) or for a signed link (`expires` and `signature`, a Message's
+ * `mediaSignedUrl`, src/media/links.ts) without them. Not a capability: its answer is the file,
+ * not JSON.
  */
 import { Hono } from "hono";
 import type { Deps } from "../context.ts";
 import { openMessageMedia, openSignedMessageMedia } from "../media/download.ts";
-import { actorOf } from "./http.ts";
+import { consoleActorOf } from "./http.ts";
 import { essenceOf } from "../shared/mime_type.ts";
 
 /**
@@ -31,7 +32,7 @@ export function mediaRoutes(deps: Deps): Hono {
     const messageId = c.req.param("messageId");
     const signature = c.req.query("signature");
     const file = signature === undefined
-      ? await openMessageMedia(await actorOf(deps, c), messageId)
+      ? await openMessageMedia(await consoleActorOf(deps, c), messageId)
       : await openSignedMessageMedia(deps, messageId, { expires: c.req.query("expires"), signature });
     const headers = new Headers({
       "content-type": file.mimeType,

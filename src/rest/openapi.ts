@@ -16,8 +16,10 @@ import type {
   OperationCapability,
   OperationOutput,
   ReadCapability,
+  ReadFilter,
   RestFields,
 } from "../shared/capability.ts";
+import { isReadFilter } from "../shared/capability.ts";
 import type { EnumType, FieldSpec, JsonObjectType, RelationSpec, Scalar, View } from "../shared/view.ts";
 import { ERROR_CODES } from "../shared/error_codes.ts";
 import { DEFAULT_PAGE, MAX_REST_PAGE } from "../shared/pagination.ts";
@@ -346,12 +348,14 @@ class Generator {
         ...this.pathParameters(path, cap.params),
         ...(workspaceHeader(path, true) ? [ref("WorkspaceId", "parameters")] : []),
         ...(paged ? [ref("Limit", "parameters"), ref("Cursor", "parameters")] : []),
-        ...Object.keys(cap.filters ?? {}).map((name) => ({
+        ...Object.entries(cap.filters ?? {}).map(([name, filter]) => ({
           name,
           in: "query",
           required: false,
-          description: `Only rows whose \`${name}\` is this value.`,
-          schema: this.fieldSchema(view.fields[name]),
+          description: isReadFilter(filter)
+            ? filter.description
+            : `Only rows whose \`${name}\` is this value.`,
+          schema: isReadFilter(filter) ? this.filterSchema(filter) : this.fieldSchema(view.fields[name]),
         })),
       ],
       responses: {
@@ -535,6 +539,11 @@ class Generator {
       case "connection":
         return described(listSchema(row, true));
     }
+  }
+
+  /** A filter of its own: text (an enum's values are read liberally, see its description). */
+  private filterSchema(filter: ReadFilter): JsonSchema {
+    return filter.type === "ID" ? SCALARS.ID : SCALARS.String;
   }
 
   private fieldSchema(field: FieldSpec): JsonSchema {

@@ -15,7 +15,9 @@ import type { z } from "zod";
 import type { Action } from "../auth/permissions.ts";
 import type { Principal } from "../auth/actor.ts";
 import type { ActorContext, Deps } from "../context.ts";
-import type { DeclaredType, EnumType } from "./view.ts";
+import type { Actor } from "../auth/actor.ts";
+import type { Sql } from "./sql_fragment.ts";
+import type { CallerSql, DeclaredType, EnumType } from "./view.ts";
 import { authorize } from "../auth/permissions.ts";
 import { AppError } from "./errors.ts";
 import { parseInput } from "./validation.ts";
@@ -70,23 +72,69 @@ export interface ReadCapability {
   params: Params;
   /**
    * The rows it starts from: a view listed under the workspace, one row by `idParam` or all, by
-   * (createdAt, id) in `order` (oldest first unless given).
+   * (`sortKey`, id) in `order` (createdAt unless named, oldest first unless given; the key is a
+   * stored, non-null DateTime field).
    */
-  from: { view: DeclaredType; idParam?: string; order?: "asc" | "desc" };
+  from: { view: DeclaredType; idParam?: string; order?: "asc" | "desc"; sortKey?: string };
   /** Relations walked from there (each by id but the last, which may be a page). */
   path?: readonly ReadStep[];
   http?: { path: string };
   /**
-   * Equality filters of a page: enum fields of the page's view a caller may pin, each with its enum
-   * (checked against the field's type at start), as REST query
-   * parameters and GraphQL arguments of the same name (`?status=OPEN`, `status: OPEN`).
+   * Filters of a page, as REST query parameters and GraphQL arguments of the same name
+   * (`?status=OPEN`, `status: OPEN`): an enum pins the page's stored field of that name and enum
+   * (checked against the field's type at start); a ReadFilter is a condition of its own.
    */
-  filters?: Readonly<Record<string, EnumType>>;
+  filters?: Readonly<Record<string, EnumType | ReadFilter>>;
   /**
    * REST's answer: a page of `{data, nextCursor}` (default for lists) or, with `unpaged`, every row
    * as `{data}`; `fields` limits and renames what REST shows of each row (default: src/reads/row_shape.ts).
    */
   rest?: { unpaged?: boolean; fields?: RestFields };
+}
+
+/**
+ * A filter of a page that is not a stored field's equality (a search, "mine"): its condition in SQL
+ * for the read planner and as a Prisma `where` for the other GraphQL executor
+ * (src/graphql/prisma_reads.ts), which must keep the same rows.
+ */
+export interface ReadFilter {
+  kind: "filter";
+  /** What a caller gives: a value of an enum, an id, or text. */
+  type: EnumType | "ID" | "String";
+  description: string;
+  /**
+   * The value as given (REST's query text, GraphQL's argument) made what the condition takes;
+   * throws 400 VALIDATION_FAILED for a value it refuses. An enum's value is checked after it.
+   */
+  parse?: (value: string) => string;
+  /** The condition on the page's row aliased `row`, with the value bound as `value` (text). */
+  sql: (row: Sql, value: Sql, caller: CallerSql) => Sql;
+  /** The same condition as a Prisma `where` of the page's model. */
+  prisma: (value: string, actor: Actor) => Record<string, unknown>;
+}
+
+export const defineFilter = (filter: Omit<ReadFilter, "kind">): ReadFilter => ({ kind: "filter", ...filter });
+
+export const isReadFilter = (filter: EnumType | ReadFilter): filter is ReadFilter =>
+  "kind" in filter && filter.kind === "filter";
+
+/**
+ * A filter's value as given, made what the page takes: a ReadFilter's `parse`, then an enum's check
+ * (400 VALIDATION_FAILED naming the filter). REST and GraphQL read filters through this.
+ */
+export function filterValue(name: string, filter: EnumType | ReadFilter, given: string): string {
+  const value = isReadFilter(filter) && filter.parse ? filter.parse(given) : given;
+  const type = isReadFilter(filter) ? filter.type : filter;
+  if (typeof type === "object") {
+    const allowed: readonly string[] = type.values;
+    if (!allowed.includes(value)) {
+      const message = `must be one of ${allowed.join(", ")}`;
+      throw new AppError("VALIDATION_FAILED", 400, `Invalid input: ${name}: ${message}`, [
+        { path: name, message },
+      ]);
+    }
+  }
+  return value;
 }
 
 /** REST's fields of a row: a field or relation name, or `[shownAs, relationOrField]`. */

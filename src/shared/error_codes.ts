@@ -42,6 +42,11 @@ export const ERROR_CODES = {
   },
   INVALID_CURRENT_PASSWORD: { status: 400, meaning: "A password change with a wrong current password." },
   FORBIDDEN: { status: 403, meaning: "The caller's role may not do this." },
+  CSRF_REFUSED: {
+    status: 403,
+    meaning:
+      "A request signed in by the console's session cookie from another origin or site (`Origin`, `Sec-Fetch-Site`), or a write without the `x-switchboard-csrf` header; nothing ran.",
+  },
   RATE_LIMITED: {
     status: 429,
     meaning:

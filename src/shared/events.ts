@@ -25,7 +25,8 @@ export type EventType =
 
 /**
  * The webhook event types, plus `webhook.test`, which only ever targets one webhook, and
- * `conversation.released` (HUMAN back to OPEN; data `{}`) and the approval events (data
+ * `conversation.released` (HUMAN back to OPEN; data `{}`), `conversation.assigned` (its assignee
+ * changed; data `{ assigneeId }`, null when unassigned) and the approval events (data
  * `{ approvalId }`), which only live subscriptions follow, and `message.media_pending` (a media
  * message stored, data `{ messageId }`: its grouping window starts, its media job is queued; its
  * `message.received` follows once the media work ended): webhooks deliver only the subscribable types.
@@ -34,6 +35,7 @@ export type DomainEventType =
   | EventType
   | "webhook.test"
   | "conversation.released"
+  | "conversation.assigned"
   | "message.media_pending"
   | ApprovalEventType;
 

@@ -39,6 +39,19 @@ export interface JsonObjectType {
   fields: Record<string, { type: Scalar; nullable?: boolean; description?: string }>;
 }
 
+/**
+ * The caller as a field's or a filter's SQL names it: bind parameters every read statement of the
+ * planner takes first (src/reads/compile.ts), so a value that depends on who reads (a member's
+ * unread count) is computed in the same statement, and the statement's text stays the same for
+ * every caller of a role.
+ */
+export interface CallerSql {
+  /** The actor's workspace (text). */
+  workspace: Sql;
+  /** The acting member's user id (text); NULL for an API token, which is no member. */
+  user: Sql;
+}
+
 export interface FieldSpec {
   type: Scalar | EnumType | JsonObjectType;
   /** A list of `type` (a PostgreSQL array, or a JSON array for JsonObjectType). */
@@ -47,8 +60,11 @@ export interface FieldSpec {
   description?: string;
   /** The column read, when it is not the field's name. */
   column?: string;
-  /** Computed fields: the SQL expression for the row aliased `t` (a correlated subquery, say). */
-  sql?: (t: Sql) => Sql;
+  /**
+   * Computed fields: the SQL expression for the row aliased `t` (a correlated subquery, say);
+   * `caller` names who reads, for a value that depends on it.
+   */
+  sql?: (t: Sql, caller: CallerSql) => Sql;
   /**
    * Computed fields: the value `sql` reads, taken from a stored (Prisma) row that holds what the
    * field's resolver selects (a member's user, a delivery's event). A transport presents a row a

@@ -8,8 +8,8 @@ import type { ActorContext, Deps } from "../context.ts";
 import type { Principal, Role } from "../auth/actor.ts";
 import { authorize, can } from "../auth/permissions.ts";
 import { dummyHash, hashPassword, verifyPassword } from "../auth/passwords.ts";
-import { openSession, revokeOtherSessions, revokeSession } from "../auth/sessions.ts";
-import { guardPasswordCheck } from "../auth/rate_limit.ts";
+import { openSession, revokeAllSessions, revokeOtherSessions, revokeSession } from "../auth/sessions.ts";
+import { clearPasswordFailures, guardPasswordCheck } from "../auth/rate_limit.ts";
 import { API_TOKEN_PREFIX } from "../auth/authenticate.ts";
 import { AppError, conflict, forbidden, notFound, unauthorized } from "../shared/errors.ts";
 import { randomToken, sha256Hex } from "../shared/crypto.ts";
@@ -208,19 +208,44 @@ export async function changeMemberRole(
   const targetId = assertId(userId, "Member");
   return await ctx.db.$transaction(async (tx) => {
     const target = await lockAndCheck(ctx, tx, targetId, role);
+    // A VIEWER attends no conversation: what they held is nobody's now.
+    if (role === "VIEWER") await unassignMember(ctx, tx, targetId);
     return await tx.membership.update({ where: { id: target.id }, data: { role }, include: memberInclude });
   });
 }
 
 /**
+ * Inside `tx`: the member's conversations of the workspace are held by nobody now, each with its
+ * `conversation.assigned` (live feeds only).
+ */
+async function unassignMember(ctx: ActorContext, tx: Tx, userId: string): Promise<void> {
+  const rows = await tx.$queryRaw<Array<{ id: string; agentId: string }>>`
+    UPDATE "Conversation" SET "assignedUserId" = NULL, "updatedAt" = ${ctx.clock.now()}
+     WHERE "workspaceId" = ${ctx.actor.workspaceId} AND "assignedUserId" = ${userId}
+    RETURNING id, "agentId"`;
+  await ctx.events.publishAll(
+    tx,
+    rows.map((row) => ({
+      type: "conversation.assigned" as const,
+      workspaceId: ctx.actor.workspaceId,
+      agentId: row.agentId,
+      conversationId: row.id,
+      data: { assigneeId: null },
+    })),
+  );
+}
+
+/**
  * DELETE /api/workspaces/{id}/members/{userId} (members:manage; see lockAndCheck). The removed
- * user's credentials stop working for this workspace with the next request (403).
+ * user's credentials stop working for this workspace with the next request (403), and the
+ * conversations they held are nobody's.
  */
 export async function removeMember(ctx: ActorContext, userId: string): Promise<void> {
   const targetId = assertId(userId, "Member");
   await ctx.db.$transaction(async (tx) => {
     const target = await lockAndCheck(ctx, tx, targetId, null);
     await tx.membership.delete({ where: { id: target.id } });
+    await unassignMember(ctx, tx, targetId);
   });
 }
 
@@ -382,6 +407,29 @@ export async function createUser(deps: Deps, input: unknown): Promise<SessionUse
     data: { email, name: name ?? email.split("@")[0], passwordHash: await hashPassword(password) },
   });
   return { id: user.id, name: user.name, email: user.email };
+}
+
+/**
+ * Admin CLI `reset-password`: a new random password for the user of `email`, whose every login
+ * session is revoked in the same transaction and whose failed attempts are forgotten (an owner who
+ * locked the account out by guessing can log in at once). 404 for an unknown email. The password is
+ * returned once and stored only as its hash.
+ */
+export async function resetPassword(
+  deps: Deps,
+  email: string,
+): Promise<{ user: SessionUser; password: string; revokedSessions: number }> {
+  const address = email.trim().toLowerCase();
+  const user = await deps.db.user.findUnique({ where: { email: address } });
+  if (!user) throw notFound(`A user with email ${JSON.stringify(address)}`);
+  const password = randomToken(12);
+  const passwordHash = await hashPassword(password);
+  const revokedSessions = await deps.db.$transaction(async (tx) => {
+    await tx.user.update({ where: { id: user.id }, data: { passwordHash } });
+    return await revokeAllSessions(deps, tx, user.id);
+  });
+  await clearPasswordFailures(deps, address);
+  return { user: { id: user.id, name: user.name, email: user.email }, password, revokedSessions };
 }
 
 /** Makes `userId` a member of a new workspace with the given role (admin CLI and bootstrap). */

@@ -67,7 +67,7 @@ export async function counts(app: App): Promise<Record<string, number>> {
   return { users, workspaces, memberships, apiTokens, invites, agents, promptVersions, intents, webhooks };
 }
 
-/** The tables `snapshot` reads, in its order; `SupervisorCreditDay` has no id of its own. */
+/** The tables `snapshot` reads, in its order; `SupervisorCreditDay` and `ConversationRead` have no id of their own. */
 const SNAPSHOT_TABLES = [
   "User",
   "Workspace",
@@ -86,6 +86,7 @@ const SNAPSHOT_TABLES = [
   "SupervisorConversation",
   "SupervisorMessage",
   "SupervisorCreditDay",
+  "ConversationRead",
   // Last: the approvals tests compare everything but this table.
   "PendingApproval",
 ];
@@ -107,7 +108,11 @@ export async function snapshot(app: App, more: string[] = []): Promise<string> {
   const tables = (names: string[]) =>
     names.map((table) => {
       const row = table === "ApiToken" ? `to_jsonb(t) - 'lastUsedAt'` : "to_jsonb(t)";
-      const order = table === "SupervisorCreditDay" ? `t."workspaceId", t."day"` : "t.id";
+      const order = table === "SupervisorCreditDay"
+        ? `t."workspaceId", t."day"`
+        : table === "ConversationRead"
+        ? `t."conversationId", t."userId"`
+        : "t.id";
       return `(SELECT coalesce(jsonb_agg(${row} ORDER BY ${order}), '[]') FROM "${table}" t)`;
     }).join(", ");
   const extra = more.length ? ` || E'\\n' || json_build_array(${tables(more)})::text` : "";

@@ -1,13 +1,23 @@
 /// <reference lib="dom" />
 /**
  * The console's shell: the sign-in or invite screen without a session, otherwise the header
- * (screens, workspace switch, "Log out") and the screen named by the hash.
+ * (screens, workspace switch, "Log out") and the screen named by the hash. A session kept in the
+ * cookie (a reload, a new tab) is picked up first.
  */
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { Provider } from "@urql/preact";
 import { createApi } from "./graphql.ts";
 import { graphql } from "./schema.ts";
-import { can, currentMembership, type Membership, plainGraphQL, type Session } from "./session.ts";
+import {
+  can,
+  currentMembership,
+  type Membership,
+  plainGraphQL,
+  rememberWorkspace,
+  restoreSession,
+  type Session,
+  signOut as endSession,
+} from "./session.ts";
 import { href, useRoute } from "./router.ts";
 import { ApiContext } from "./ui.tsx";
 import { SignIn } from "./screens/sign_in.tsx";
@@ -17,14 +27,23 @@ import { ApprovalsScreen } from "./screens/approvals.tsx";
 import { SupervisorScreen } from "./screens/supervisor.tsx";
 import { AgentsScreen } from "./screens/agents.tsx";
 import { AgentScreen } from "./screens/agent.tsx";
+import { AgentPartScreen } from "./screens/agent_tabs.tsx";
 
 const MEMBERSHIPS = graphql(`query ConsoleMemberships { workspaces { id name role } }`);
-const LOGOUT = graphql(`mutation ConsoleLogout { logout }`);
 
 export function App() {
   const [session, setSession] = useState<Session | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [invite, setInvite] = useState(() => location.pathname.match(/^\/invite\/([^/]+)$/)?.[1] ?? null);
+  // An invite link shows the invitation, whoever is signed in; otherwise the cookie's session, if any.
+  const [restoring, setRestoring] = useState(invite === null);
+  useEffect(() => {
+    if (!restoring) return;
+    restoreSession().then((s) => {
+      if (s) setSession((now) => now ?? s);
+      setRestoring(false);
+    });
+  }, []);
 
   const signedIn = (s: Session) => {
     setNotice(null);
@@ -47,6 +66,7 @@ export function App() {
       />
     );
   }
+  if (restoring) return <p class="note" role="status">Loading…</p>;
   if (!session) return <SignIn notice={notice} onSignedIn={signedIn} />;
   return <Console session={session} setSession={setSession} signOut={signOut} />;
 }
@@ -64,12 +84,12 @@ function Console(
   latest.current = session;
 
   const api = useMemo(() =>
-    createApi(session.token, session.workspaceId, {
+    createApi(session.workspaceId, {
       unauthenticated: () => signOut("Your session has ended. Log in again."),
       forbidden: async () => {
         // Refused in this workspace: read the memberships again to learn whether it is still ours.
         const s = latest.current;
-        const answer = await plainGraphQL(MEMBERSHIPS, {}, s.token);
+        const answer = await plainGraphQL(MEMBERSHIPS, {});
         if (answer.error?.code === "UNAUTHENTICATED") return signOut("Your session has ended. Log in again.");
         const workspaces = answer.data?.workspaces;
         if (!workspaces) return;
@@ -77,11 +97,11 @@ function Console(
         if (!still) return signOut("You are no longer a member of that workspace.");
         if (still.role !== currentMembership(s).role) setSession({ ...s, workspaces });
       },
-    }), [session.token, session.workspaceId]);
+    }), [session.workspaceId]);
   useEffect(() => () => api.close(), [api]);
 
   const logOut = async () => {
-    await plainGraphQL(LOGOUT, {}, session.token).catch(() => {});
+    await endSession();
     signOut(null);
   };
 
@@ -106,7 +126,9 @@ function Console(
                     onChange={(e) => {
                       // The screen at hand belongs to the old workspace: start from its conversations.
                       location.hash = href("conversations");
-                      setSession({ ...session, workspaceId: (e.target as HTMLSelectElement).value });
+                      const workspaceId = (e.target as HTMLSelectElement).value;
+                      rememberWorkspace(workspaceId);
+                      setSession({ ...session, workspaceId });
                     }}
                   >
                     {session.workspaces.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
@@ -128,7 +150,7 @@ function Console(
 
 /** The screen named by the hash, as the role allows. */
 function Screen({ membership, userId }: { membership: Membership; userId: string }) {
-  const [screen, id] = useRoute();
+  const [screen, id, part] = useRoute();
   const role = membership.role;
   switch (screen) {
     case "approvals":
@@ -136,6 +158,11 @@ function Screen({ membership, userId }: { membership: Membership; userId: string
     case "supervisor":
       return can.manage(role) ? <SupervisorScreen /> : <NotForRole />;
     case "agents":
+      if (id && part) {
+        return can.manage(role)
+          ? <AgentPartScreen agentId={id} part={part} workspaceId={membership.id} />
+          : <NotForRole />;
+      }
       return id ? <AgentScreen id={id} role={role} /> : <AgentsScreen role={role} />;
     default:
       // The list and the open conversation: one screen, so the list stays while conversations open.

@@ -2,15 +2,17 @@
 /**
  * The console's GraphQL client: urql with Graphcache (a normalized cache, so a mutation's answer
  * or a live event updates every screen that shows the same record) over the public `/graphql`,
- * with subscriptions over graphql-ws on the same path. A refused credential signs out. The cache's
- * keys come from the schema (`schema.ts`). It is not given the schema itself: that turns on
- * partial results (a nullable field missing from the cache answered as null while the server is
- * asked), which would change what the screens show while they load.
+ * with subscriptions over graphql-ws on the same path. Calls are signed by the session cookie
+ * (./session.ts) and carry the CSRF header; the socket's upgrade carries the cookie. A refused
+ * credential signs out. The cache's keys come from the schema (`schema.ts`). It is not given the
+ * schema itself: that turns on partial results (a nullable field missing from the cache answered
+ * as null while the server is asked), which would change what the screens show while they load.
  */
 import { Client, type CombinedError, fetchExchange, mapExchange, subscriptionExchange } from "@urql/core";
 import { cacheExchange } from "@urql/exchange-graphcache";
 import { type Client as WsClient, createClient as createWsClient } from "graphql-ws";
 import { embeddedKeys } from "./schema.ts";
+import { CSRF_HEADERS } from "./session.ts";
 
 export interface ApiHandlers {
   /** The credential is no longer valid (expired, logged out, revoked): sign out. */
@@ -29,13 +31,13 @@ export interface Api {
   close(): void;
 }
 
-/** A client acting with `token` in `workspaceId`. */
-export function createApi(token: string, workspaceId: string, handlers: ApiHandlers): Api {
+/** A client acting, with the session cookie, in `workspaceId`. */
+export function createApi(workspaceId: string, handlers: ApiHandlers): Api {
   const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/graphql`;
   const connectedListeners = new Set<() => void>();
   const ws: WsClient = createWsClient({
     url: wsUrl,
-    connectionParams: { authorization: `Bearer ${token}`, "x-workspace-id": workspaceId },
+    connectionParams: { "x-workspace-id": workspaceId },
     lazy: true,
     on: {
       connected: () => connectedListeners.forEach((listener) => listener()),
@@ -54,7 +56,7 @@ export function createApi(token: string, workspaceId: string, handlers: ApiHandl
   const client = new Client({
     url: "/graphql",
     requestPolicy: "cache-and-network",
-    fetchOptions: () => ({ headers: { authorization: `Bearer ${token}`, "x-workspace-id": workspaceId } }),
+    fetchOptions: () => ({ headers: { "x-workspace-id": workspaceId, ...CSRF_HEADERS } }),
     exchanges: [
       mapExchange({ onError }),
       cacheExchange({ keys: embeddedKeys() }),

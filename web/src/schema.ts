@@ -53,3 +53,12 @@ export function embeddedKeys(schema: SchemaTypes = introspection): Record<string
 const isOwnId = (field: { name: string; type: TypeRef }) =>
   field.name === "id" && field.type.kind === "NON_NULL" && field.type.ofType?.kind === "SCALAR" &&
   field.type.ofType.name === "ID";
+
+/**
+ * The values of an enum of the schema the console was built with, in its order: what the server
+ * offers (the agent templates, say), without introspection, which production turns off.
+ */
+export function enumValues(name: string): string[] {
+  const type = introspection.__schema.types.find((t) => t.name === name);
+  return type && "enumValues" in type ? type.enumValues.map((v) => v.name) : [];
+}

@@ -66,6 +66,10 @@ export function whatsappRoutes(deps: Deps): Hono {
       (ch) => challengeOf(ch) !== null,
     );
     if (!passed) throw forbidden("The verify token does not match the channel's.");
+    // Recorded so the owner can see that Meta accepted the callback URL and token. Not an update
+    // of the row (updatedAt stays): nothing the owner set has changed.
+    await deps.db
+      .$executeRaw`UPDATE "Channel" SET "verifiedAt" = ${deps.clock.now()} WHERE id = ${channel.id}`;
     return c.text(challengeOf(channel)!, 200);
   });
 

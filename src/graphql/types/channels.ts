@@ -30,6 +30,11 @@ export const Channel = builder.prismaObject("Channel", {
         present: { apply: (ctx, stored) => inboundUrl(ctx.config.publicUrl, String(stored)) },
       }),
     }),
+    verifiedAt: t.expose("verifiedAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "When Meta's verify handshake last passed (WHATSAPP); null while it has not been seen.",
+    }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),
     templates: t.relatedConnection(

@@ -2,7 +2,8 @@
 import type { Message as StoredMessage } from "../../generated/prisma/client.ts";
 import { builder } from "../builder.ts";
 import { ident, type Sql, sql } from "../../shared/sql_fragment.ts";
-import { computedField, typePlan } from "../declared.ts";
+import { computedField, fieldPlan, typePlan } from "../declared.ts";
+import { unreadOf, unreadSql } from "../../conversations/assignment_sql.ts";
 import { connectionOf, enumOf, jsonObjectRef } from "../common_types.ts";
 import {
   ConversationStatus,
@@ -163,7 +164,25 @@ export const Conversation = builder.prismaObject("Conversation", {
     transferSummary: t.exposeString("transferSummary", { nullable: true }),
     assignedUserId: t.exposeID("assignedUserId", {
       nullable: true,
-      description: "The person who took it over.",
+      description: "The member holding it (assignee.id), or null.",
+    }),
+    assignee: t.relation("assignee", {
+      nullable: true,
+      description: "The member holding it: whoever took it over or was assigned it; null when nobody does.",
+    }),
+    unread: t.int({
+      nullable: true,
+      description: "The caller's unread messages: customer messages stored since the calling member last " +
+        "read the conversation (all of them when never read); null for an API token, which is no member.",
+      extensions: fieldPlan({ sql: unreadSql, row: (c) => (c as { unread?: number | null }).unread }),
+      // A row a service returned carries the count (conversations/handoff.ts answer); a row loaded
+      // by plugin-prisma (a read inside a mutation's document) is counted here, one query a row.
+      resolve: async (c, _args, ctx) => {
+        const given = (c as { unread?: number | null }).unread;
+        if (given !== undefined) return given;
+        const { actor } = await ctx.actor();
+        return await unreadOf(ctx.deps.db, c.id, actor.userId);
+      },
     }),
     lastMessageAt: t.expose("lastMessageAt", {
       type: "DateTime",

@@ -12,6 +12,8 @@ import { href } from "../router.ts";
 import { graphql, type ResultOf, type VariablesOf } from "../schema.ts";
 import { can, type Role } from "../session.ts";
 import { Badge, ErrorNote, Time } from "../ui.tsx";
+import { AgentTabs } from "./agent_tabs.tsx";
+import { DeleteAgent } from "./agents.tsx";
 import { type FieldProblem, parametersOf, shapeOf, templateKey, valuesOf } from "../templates.ts";
 import {
   approved,
@@ -109,6 +111,7 @@ export function AgentScreen({ id, role }: { id: string; role: Role }) {
       <h1>
         {agent.name} <Badge value={agent.status} />
       </h1>
+      {editable && <AgentTabs agentId={agent.id} current="" />}
       {editable && <StatusButton agent={agent} />}
       <Settings key={agent.id} agent={agent} editable={editable} reminderTemplates={reminderTemplates} />
       <Prompt agent={agent} editable={editable} onChanged={changed} />
@@ -123,6 +126,7 @@ export function AgentScreen({ id, role }: { id: string; role: Role }) {
           </li>
         ))}
       </ul>
+      {editable && <DeleteAgent agent={agent} />}
     </section>
   );
 }
@@ -265,8 +269,11 @@ function Settings(
         </label>
         <label>
           Message grouping
-          <select name="messageGroupingTime" defaultValue={agent.messageGroupingTime}>
-            {GROUPING_TIMES.map((g) => <option key={g} value={g}>{g}</option>)}
+          {/* Preact sets no default on a <select> (defaultValue is an <input>'s): the option says it. */}
+          <select name="messageGroupingTime">
+            {GROUPING_TIMES.map((g) => (
+              <option key={g} value={g} selected={g === agent.messageGroupingTime}>{g}</option>
+            ))}
           </select>
         </label>
         <label>
@@ -412,12 +419,12 @@ function Versions(
         <tbody>
           {versions.map((v, i) => (
             <tr key={v.id} aria-label={`Version of ${label(v)}`}>
-              <td>
+              <td class="when">
                 <Time value={v.createdAt} />
               </td>
-              <td>{v.authorLabel}</td>
+              <td class="by">{v.authorLabel}</td>
               <td class="rationale">{v.rationale}</td>
-              <td>
+              <td class="action">
                 {i === 0
                   ? <span class="muted">current</span>
                   : editable && v.systemPrompt !== agent.systemPrompt && (

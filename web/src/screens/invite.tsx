@@ -5,8 +5,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { graphql, type ResultOf, type VariablesOf } from "../schema.ts";
-import { plainGraphQL, type Session, SessionFields } from "../session.ts";
-import { sessionOf } from "./sign_in.tsx";
+import { adoptToken, plainGraphQL, type Session, SessionFields, sessionOf } from "../session.ts";
 
 const INVITATION = graphql(`
   query Invitation($token: String!) {
@@ -39,9 +38,11 @@ export function InviteScreen({ token, onAccepted }: { token: string; onAccepted:
     if (!invitation!.existingUser) input.name = String(form.get("name") ?? "");
     const answer = await plainGraphQL(ACCEPT, { token, input });
     if (answer.error) return setError(answer.error.message);
-    const login = answer.data!.acceptInvite;
-    const session = sessionOf(login);
-    if (session) onAccepted({ ...session, workspaceId: invitation!.workspace.id });
+    // The new login's token goes into the console's cookie at once; the page keeps none.
+    const adopted = await adoptToken(answer.data!.acceptInvite.token);
+    if (adopted.error) return setError(adopted.error.message);
+    const session = sessionOf(adopted.data!, invitation!.workspace.id);
+    if (session) onAccepted(session);
   };
 
   return (

@@ -1,20 +1,7 @@
 /// <reference lib="dom" />
-/** Sign-in: "Email", "Password", "Log in" (the `login` mutation). */
+/** Sign-in: "Email", "Password", "Log in" (`POST /console/session`: the session goes in a cookie). */
 import { useState } from "preact/hooks";
-import { graphql, type ResultOf } from "../schema.ts";
-import { plainGraphQL, type Session, SessionFields } from "../session.ts";
-
-const LOGIN = graphql(
-  `mutation Login($input: LoginInput!) { login(input: $input) { ...ConsoleSession } }`,
-  [SessionFields],
-);
-
-type Login = ResultOf<typeof SessionFields>;
-
-/** A session from a login answer, in its first workspace; null when it has none. */
-export function sessionOf(login: Login): Session | null {
-  return login.workspaces.length ? { ...login, workspaceId: login.workspaces[0].id } : null;
-}
+import { type Session, sessionOf, signIn } from "../session.ts";
 
 export function SignIn({ notice, onSignedIn }: { notice: string | null; onSignedIn: (s: Session) => void }) {
   const [error, setError] = useState<string | null>(null);
@@ -24,12 +11,11 @@ export function SignIn({ notice, onSignedIn }: { notice: string | null; onSigned
     e.preventDefault();
     const form = new FormData(e.target as HTMLFormElement);
     setBusy(true);
-    const answer = await plainGraphQL(LOGIN, {
-      input: { email: String(form.get("email") ?? ""), password: String(form.get("password") ?? "") },
-    });
+    const answer = await signIn(String(form.get("email") ?? ""), String(form.get("password") ?? ""))
+      .catch(() => ({ data: undefined, error: { message: "The server could not be reached." } }));
     setBusy(false);
     if (answer.error) return setError(answer.error.message);
-    const session = sessionOf(answer.data!.login);
+    const session = sessionOf(answer.data!);
     if (!session) return setError("This account belongs to no workspace yet: ask for an invitation.");
     onSignedIn(session);
   };
