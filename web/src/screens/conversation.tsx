@@ -140,7 +140,7 @@ function ConversationView(
       </h2>
       <p class="muted">
         {c.contactId} · {c.channel.label}
-        {c.status === "HUMAN" && c.transferSummary && <>· handed over: {c.transferSummary}</>}
+        {c.status === "HUMAN" && c.transferSummary && <>{" · handed over: "}{c.transferSummary}</>}
       </p>
       <p class="holder">
         {c.assignee
