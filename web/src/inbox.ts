@@ -38,7 +38,7 @@ export type InboxEvent = ResultOf<typeof INBOX_EVENTS>["inboxEvents"];
 /**
  * What the desk's parts share: who is signed in, the feed's latest event, and a count that moves
  * whenever what they read may have changed (an event, a conversation marked read), so each part
- * reads itself again.
+ * reads itself again (a burst of events once).
  */
 export interface Desk {
   userId: string;
@@ -52,20 +52,40 @@ export const DeskContext = createContext<Desk>({ userId: "", event: null, versio
 
 export const useDesk = () => useContext(DeskContext);
 
-/** The feed, subscribed once for the desk: each event moves `version`. */
+/**
+ * The desk's parts read again at most this often: a busy workspace sends many events a second,
+ * and one read after a burst shows them all (the first event of a quiet spell is read at once).
+ */
+export const REREAD_GAP_MS = 400;
+
+/** The feed, subscribed once for the desk: events move `version`, a burst of them once. */
 export function useInboxFeed(userId: string): Desk {
   const [live] = useSubscription({ query: INBOX_EVENTS });
   const [version, setVersion] = useState(0);
-  const latest = useRef(live.data?.inboxEvents ?? null);
+  const [event, setEvent] = useState<InboxEvent | null>(null);
+  const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const lastRead = useRef(0);
+  const bump = () => {
+    if (timer.current !== null) return;
+    const wait = Math.max(0, lastRead.current + REREAD_GAP_MS - Date.now());
+    timer.current = setTimeout(() => {
+      timer.current = null;
+      lastRead.current = Date.now();
+      setVersion((v) => v + 1);
+    }, wait);
+  };
+  useEffect(() => () => {
+    if (timer.current !== null) clearTimeout(timer.current);
+  }, []);
   useEffect(() => {
     if (!live.data) return;
-    latest.current = live.data.inboxEvents;
-    setVersion((v) => v + 1);
+    setEvent(live.data.inboxEvents);
+    bump();
   }, [live.data]);
   return {
     userId,
-    event: latest.current,
+    event,
     version,
-    changed: () => setVersion((v) => v + 1),
+    changed: bump,
   };
 }
