@@ -32,6 +32,9 @@ import { useSavedReplyOffer } from "./saved_replies.tsx";
  */
 const MEDIA_LINK_REFRESH_MS = 4 * 60_000;
 
+/** How many times in a row the messages are read again when the cache answers without them. */
+const MISSING_REREADS = 3;
+
 const CONVERSATION = graphql(`query ConsoleConversation($id: ID!) {
   conversation(id: $id) {
     id agentId status contactName contactId transferSummary humanReason closeReason unread
@@ -245,12 +248,14 @@ function Messages({ id, role, windowClosed }: { id: string; role: Role; windowCl
   useEffect(() => {
     if (added.data) reread({ requestPolicy: "network-only" });
   }, [added.data]);
-  // The cache answered without the list (a write left one of its messages incomplete) and asks
-  // nobody: read it from the server.
+  // The cache answered without the list (seen after "Send again": a write left one of its
+  // messages incomplete) and asks nobody: read it from the server, a few times at most in a row.
   const missing = !result.fetching && !result.data && !result.error;
+  const misses = useRef(0);
   useEffect(() => {
-    if (missing) reread({ requestPolicy: "network-only" });
-  }, [missing]);
+    if (result.data) misses.current = 0;
+    else if (missing && misses.current++ < MISSING_REREADS) reread({ requestPolicy: "network-only" });
+  }, [missing, !!result.data]);
   const end = useRef<HTMLLIElement>(null);
   const messages = result.data?.conversationMessages.edges.map((e) => e.node) ?? [];
   const hasMedia = messages.some((m) => m.mediaSignedUrl);
