@@ -72,6 +72,8 @@ Deno.test("a conversation arrives live, is taken over, answered, released and cl
       await page.getByRole("heading", { name: /OPEN/ }).waitFor();
       assert.equal(await page.getByLabel("Reply").count(), 0);
       await page.getByRole("button", { name: "Close" }).click();
+      // "Close" asks first.
+      await page.getByRole("button", { name: "Close conversation" }).click();
       await page.getByRole("heading", { name: /CLOSED/ }).waitFor();
       assert.equal(await page.getByRole("button", { name: "Take over" }).count(), 0);
     });

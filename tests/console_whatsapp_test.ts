@@ -177,7 +177,7 @@ Deno.test("the window's time left, each message's state, Reply closed with the w
 
     await t.step("a reply shows sending, then sent, delivered and read as Meta reports them", async () => {
       await reply.fill("Bom dia, Sheena!");
-      await page.getByRole("button", { name: "Send" }).click();
+      await page.getByRole("button", { name: "Send", exact: true }).click();
       await waitForSends(1);
       const sent = message("Bom dia, Sheena!");
       await sent.getByText("sending", { exact: true }).waitFor();
@@ -186,7 +186,7 @@ Deno.test("the window's time left, each message's state, Reply closed with the w
         () => db.message.findFirst({ where: { conversationId, content: "Bom dia, Sheena!" } }),
         (m) => m?.status === "SENT",
       );
-      // The page reads the messages again while one is being sent or may still change state.
+      // The states come pushed by the live feed; the clock moved on as the page would wait.
       await page.clock.fastForward(5_000);
       await sent.getByText("sent", { exact: true }).waitFor();
       for (const [state, shown] of [["delivered", "DELIVERED"], ["read", "READ"]] as const) {
@@ -209,7 +209,7 @@ Deno.test("the window's time left, each message's state, Reply closed with the w
       "Meta's 131047: failed with its reason, the window closed, Reply disabled with why",
       async () => {
         await reply.fill("Ainda aí?");
-        await page.getByRole("button", { name: "Send" }).click();
+        await page.getByRole("button", { name: "Send", exact: true }).click();
         await waitForSends(2);
         await waitUntil(
           () => db.message.findFirst({ where: { conversationId, content: "Ainda aí?" } }),
@@ -223,11 +223,11 @@ Deno.test("the window's time left, each message's state, Reply closed with the w
             "have passed since the customer last replied to this number.",
           { exact: true },
         ).waitFor();
-        // The failure closed the window (the API says so too): the page reads the conversation again.
+        // The failure closed the window (the API says so too): the live event carries it.
         assert.deepEqual((await owner.client.get(path)).body.window.open, false);
         await windowLine.filter({ hasText: /^Window closed$/ }).waitFor();
         assert.equal(await reply.isDisabled(), true);
-        assert.equal(await page.getByRole("button", { name: "Send" }).isDisabled(), true);
+        assert.equal(await page.getByRole("button", { name: "Send", exact: true }).isDisabled(), true);
         await page.getByText(
           "Window closed: WhatsApp takes only an approved template until the customer writes again.",
         ).waitFor();
@@ -272,7 +272,7 @@ Deno.test("the window's time left, each message's state, Reply closed with the w
 
     await t.step("a later failed status with 131047: its reason shown, the window closed", async () => {
       await reply.fill("Tudo certo?");
-      await page.getByRole("button", { name: "Send" }).click();
+      await page.getByRole("button", { name: "Send", exact: true }).click();
       await waitForSends(3);
       const sent = await waitUntil(
         () => db.message.findFirst({ where: { conversationId, content: "Tudo certo?" } }),

@@ -22,8 +22,7 @@ import { href, useRoute } from "./router.ts";
 import { ApiContext } from "./ui.tsx";
 import { SignIn } from "./screens/sign_in.tsx";
 import { InviteScreen } from "./screens/invite.tsx";
-import { ConversationsScreen } from "./screens/conversations.tsx";
-import { ConversationScreen } from "./screens/conversation.tsx";
+import { DeskScreen } from "./screens/desk.tsx";
 import { ApprovalsScreen } from "./screens/approvals.tsx";
 import { SupervisorScreen } from "./screens/supervisor.tsx";
 import { AgentsScreen } from "./screens/agents.tsx";
@@ -160,8 +159,6 @@ function Screen({ membership, user }: { membership: Membership; user: Session["u
   const [screen, id, part] = useRoute();
   const role = membership.role;
   switch (screen) {
-    case "conversation":
-      return <ConversationScreen id={id} role={role} />;
     case "approvals":
       return can.manage(role) ? <ApprovalsScreen /> : <NotForRole />;
     case "supervisor":
@@ -180,7 +177,15 @@ function Screen({ membership, user }: { membership: Membership; user: Session["u
       }
       return id ? <AgentScreen id={id} role={role} /> : <AgentsScreen role={role} />;
     default:
-      return <ConversationsScreen agentId={screen === "conversations" ? id : undefined} />;
+      // The list and the open conversation: one screen, so the list stays while conversations open.
+      return (
+        <DeskScreen
+          openId={screen === "conversation" ? id : undefined}
+          agentId={screen === "conversations" ? id : undefined}
+          role={role}
+          userId={user.id}
+        />
+      );
   }
 }
 

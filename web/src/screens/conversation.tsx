@@ -13,6 +13,7 @@ import { href } from "../router.ts";
 import { errorCode } from "../graphql.ts";
 import { graphql, type ResultOf } from "../schema.ts";
 import { Badge, ErrorNote, Time, useRereadOnConnect } from "../ui.tsx";
+import { MessageFields, useDesk } from "../inbox.ts";
 import { timeLeft, useWindow, type WindowState } from "../window.ts";
 import { type FieldProblem, parametersOf, shapeOf } from "../templates.ts";
 import {
@@ -23,12 +24,7 @@ import {
   TemplateFields,
   TemplatePicker,
 } from "./templates.tsx";
-
-const MessageFields = graphql(`fragment ConsoleMessage on Message {
-  id sender type content text transcript status error createdAt mediaSignedUrl
-  media { id mimeType size fileName error url }
-  template { name language }
-}`);
+import { useSavedReplyOffer } from "./saved_replies.tsx";
 
 /**
  * A media message's signed URL lives 5 to 10 minutes (docs/behaviour.md "Media"): a conversation
@@ -36,20 +32,18 @@ const MessageFields = graphql(`fragment ConsoleMessage on Message {
  */
 const MEDIA_LINK_REFRESH_MS = 4 * 60_000;
 
-/**
- * No live feed says when an outgoing message's state changes (sent, delivered, read, failed):
- * `messageAdded` carries new messages only. So a WhatsApp conversation reads its messages again
- * this often while one is being sent (PENDING: the send's answer comes within seconds, a paced
- * retry within a minute), and less often while one sent in the last day may still be delivered or
- * read.
- */
-const SENDING_REREAD_MS = 5_000;
-const SENT_REREAD_MS = 15_000;
-const STATES_FOLLOWED_MS = 24 * 3600_000;
+/** How many times in a row the messages are read again when the cache answers without them. */
+const MISSING_REREADS = 3;
 
 const CONVERSATION = graphql(`query ConsoleConversation($id: ID!) {
   conversation(id: $id) {
-    id agentId status contactName contactId transferSummary humanReason closeReason assignedUserId
+    id agentId status contactName contactId transferSummary humanReason closeReason unread
+    assignee { id name email }
+    createdAt
+    contact {
+      id name externalId
+      conversations(first: 11) { edges { node { id status createdAt lastMessageAt } } }
+    }
     channel { id label type }
     window { open closesAt }
   }
@@ -67,17 +61,9 @@ const MESSAGE_ADDED = graphql(
   [MessageFields],
 );
 
-// The status may change elsewhere (the agent hands over, another person takes over or closes), and
-// the window with it (the customer writes again).
-const STATUS_EVENTS = graphql(`subscription ConsoleConversationStatus($agentId: ID!) {
-  conversationEvents(agentId: $agentId) {
-    type conversation { id status transferSummary assignedUserId window { open closesAt } }
-  }
-}`);
-
 /** What a conversation's actions answer. */
 const ConversationFields = graphql(`fragment ConsoleConversationState on Conversation {
-  id status transferSummary humanReason closeReason assignedUserId window { open closesAt }
+  id status transferSummary humanReason closeReason unread assignee { id name email } window { open closesAt }
 }`);
 const TAKEOVER = graphql(
   `mutation ConsoleTakeover($id: ID!) { takeoverConversation(id: $id) { ...ConsoleConversationState } }`,
@@ -91,6 +77,17 @@ const CLOSE = graphql(
   `mutation ConsoleClose($id: ID!) { closeConversation(id: $id) { ...ConsoleConversationState } }`,
   [ConversationFields],
 );
+const ASSIGN = graphql(
+  `mutation ConsoleAssign($id: ID!, $input: AssignConversationInput!) {
+    assignConversation(id: $id, input: $input) { ...ConsoleConversationState }
+  }`,
+  [ConversationFields],
+);
+const RESEND = graphql(
+  `mutation ConsoleResend($id: ID!) { resendMessage(id: $id) { ...ConsoleMessage } }`,
+  [MessageFields],
+);
+const MARK_READ = graphql(`mutation ConsoleMarkRead($id: ID!) { markConversationRead(id: $id) }`);
 const REPLY = graphql(
   `mutation ConsoleReply($id: ID!, $input: ReplyInConversationInput!) {
     replyInConversation(id: $id, input: $input) { ...ConsoleConversationState }
@@ -134,27 +131,99 @@ function ConversationView(
   { conversation: c, role, reread }: { conversation: Conversation; role: Role; reread: () => void },
 ) {
   const windowState = useWindow(c.window);
+  const { userId } = useDesk();
+  useMarkRead(c.id);
   return (
-    <section class="conversation">
-      <p>
-        <a href={href("conversations", c.agentId)}>← Conversations</a>
+    <section class="conversation" aria-label="Open conversation">
+      <p class="back">
+        <a href={href("conversations")}>← Conversations</a>
       </p>
-      <h1>
+      <h2 class="contact-name">
         {c.contactName || c.contactId} <Badge value={c.status} />
-      </h1>
+      </h2>
       <p class="muted">
         {c.contactId} · {c.channel.label}
-        {c.status === "HUMAN" && c.transferSummary && <>· handed over: {c.transferSummary}</>}
+        {c.status === "HUMAN" && c.transferSummary && <>{" · handed over: "}{c.transferSummary}</>}
       </p>
-      <WindowLine state={windowState} />
-      <StatusFeed agentId={c.agentId} />
-      <Messages id={c.id} followStates={c.channel.type === "WHATSAPP"} onStatesChanged={reread} />
+      <p class="holder">
+        {c.assignee
+          ? (c.assignee.id === userId ? "Assigned to you" : `Assigned to ${c.assignee.name}`)
+          : "Unassigned"}
+      </p>
+      <ContactPanel conversation={c} windowState={windowState} />
+      <Messages id={c.id} role={role} windowClosed={windowState.kind === "CLOSED"} />
       {can.attend(role) && <Actions conversation={c} windowState={windowState} onRefused={reread} />}
       {/* Not in the actions' bar, which stays in view: on a phone the form would cover the messages. */}
       {can.attend(role) && c.status !== "CLOSED" && windowState.kind === "CLOSED" && (
         <TemplateSender conversation={c} />
       )}
     </section>
+  );
+}
+
+/**
+ * This member has read the conversation: when it opens, and again as each message arrives while it
+ * is open and in view (one seen later counts as unread until the page is back in view). The desk
+ * then reads its counts again.
+ */
+function useMarkRead(id: string) {
+  const { changed } = useDesk();
+  const [, markRead] = useMutation(MARK_READ);
+  const [added] = useSubscription({ query: MESSAGE_ADDED, variables: { id } });
+  const [visible, setVisible] = useState(() => document.visibilityState === "visible");
+  useEffect(() => {
+    const onChange = () => setVisible(document.visibilityState === "visible");
+    document.addEventListener("visibilitychange", onChange);
+    return () => document.removeEventListener("visibilitychange", onChange);
+  }, []);
+  const arrived = added.data?.messageAdded.id;
+  useEffect(() => {
+    if (!visible) return;
+    markRead({ id }).then((r) => {
+      if (!r.error) changed();
+    });
+  }, [id, arrived, visible]);
+}
+
+/** How many of the contact's earlier conversations are linked. */
+const EARLIER_SHOWN = 10;
+
+/** The contact: name, address, the window, and their earlier conversations (as links). */
+function ContactPanel(
+  { conversation: c, windowState }: { conversation: Conversation; windowState: WindowState },
+) {
+  const earlier = c.contact.conversations.edges.map((e) => e.node)
+    .filter((x) => x.id !== c.id && x.createdAt < c.createdAt).slice(0, EARLIER_SHOWN);
+  return (
+    <aside class="contact" aria-label="Contact">
+      <dl class="contact-fields">
+        <div>
+          <dt>Name</dt>
+          <dd>{c.contact.name || "(no name)"}</dd>
+        </div>
+        <div>
+          <dt>Address</dt>
+          <dd>{c.contact.externalId}</dd>
+        </div>
+      </dl>
+      <WindowLine state={windowState} />
+      {earlier.length > 0
+        ? (
+          <nav aria-label="Earlier conversations">
+            <h3>Earlier conversations</h3>
+            <ul class="earlier">
+              {earlier.map((x) => (
+                <li key={x.id}>
+                  <a href={href("conversation", x.id)}>
+                    <Time value={x.lastMessageAt} /> · {x.status}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </nav>
+        )
+        : <p class="muted earlier-none">No earlier conversations.</p>}
+    </aside>
   );
 }
 
@@ -168,26 +237,25 @@ function WindowLine({ state }: { state: WindowState }) {
   );
 }
 
-/** Keeps the status and the window current: the events' conversations update the cached one. */
-function StatusFeed({ agentId }: { agentId: string }) {
-  useSubscription({ query: STATUS_EVENTS, variables: { agentId } });
-  return null;
-}
-
 /**
- * The messages, live. `followStates`: outgoing messages change state without an event, so they
- * are read again while one may still change (see SENDING_REREAD_MS); `onStatesChanged` runs when
- * a read finds a message in a new state (a failure may have closed the window).
+ * The messages, live: new ones by `messageAdded`, each outgoing message's state by the desk's feed
+ * (its MESSAGE_UPDATED events carry the message, which updates the one shown here).
  */
-function Messages(
-  { id, followStates, onStatesChanged }: { id: string; followStates: boolean; onStatesChanged: () => void },
-) {
+function Messages({ id, role, windowClosed }: { id: string; role: Role; windowClosed: boolean }) {
   const [result, reread] = useQuery({ query: MESSAGES, variables: { id } });
   const [added] = useSubscription({ query: MESSAGE_ADDED, variables: { id } });
   useRereadOnConnect(() => reread({ requestPolicy: "network-only" }));
   useEffect(() => {
     if (added.data) reread({ requestPolicy: "network-only" });
   }, [added.data]);
+  // The cache answered without the list (seen after "Send again": a write left one of its
+  // messages incomplete) and asks nobody: read it from the server, a few times at most in a row.
+  const missing = !result.fetching && !result.data && !result.error;
+  const misses = useRef(0);
+  useEffect(() => {
+    if (result.data) misses.current = 0;
+    else if (missing && misses.current++ < MISSING_REREADS) reread({ requestPolicy: "network-only" });
+  }, [missing, !!result.data]);
   const end = useRef<HTMLLIElement>(null);
   const messages = result.data?.conversationMessages.edges.map((e) => e.node) ?? [];
   const hasMedia = messages.some((m) => m.mediaSignedUrl);
@@ -196,49 +264,28 @@ function Messages(
     const timer = setInterval(() => reread({ requestPolicy: "network-only" }), MEDIA_LINK_REFRESH_MS);
     return () => clearInterval(timer);
   }, [hasMedia, id]);
-  // One timer for as long as the conversation is shown (not one per state: a timer set again on
-  // each change would be late after the change); each tick reads again when it is time.
-  const latest = useRef(messages);
-  latest.current = messages;
-  const lastRead = useRef(Date.now());
-  useEffect(() => {
-    if (!followStates) return;
-    const timer = setInterval(() => {
-      const now = Date.now();
-      const every = rereadEvery(latest.current, now);
-      if (every === null || now - lastRead.current < every) return;
-      lastRead.current = now;
-      reread({ requestPolicy: "network-only" });
-    }, SENDING_REREAD_MS);
-    return () => clearInterval(timer);
-  }, [followStates, id]);
-  // Each message's state, so a read that changed one is noticed (not on the first read).
-  const states = messages.map((m) => `${m.id}:${m.status}`).join(",");
-  const seen = useRef<string | null>(null);
-  useEffect(() => {
-    if (!result.data) return;
-    if (seen.current !== null && seen.current !== states) onStatesChanged();
-    seen.current = states;
-  }, [states, !!result.data]);
+  // A failed message sent again offers no second "Send again"; outside the window only a template
+  // can be sent again (WhatsApp refuses text then).
+  const resent = new Set(messages.map((m) => m.resentFromId).filter((x) => x !== null));
+  const resendable = (m: Message) =>
+    can.attend(role) && m.status === "FAILED" && m.sender !== "CUSTOMER" && !resent.has(m.id) &&
+    (!windowClosed || m.template !== null);
   useEffect(() => end.current?.scrollIntoView?.({ block: "nearest" }), [messages.length]);
   return (
     <>
       <ErrorNote error={result.error} />
       <ol class="messages" aria-label="Messages" aria-live="polite">
-        {messages.map((m) => <MessageItem key={m.id} message={m} />)}
+        {messages.map((m) => (
+          <MessageItem
+            key={m.id}
+            message={m}
+            canResend={resendable(m)}
+          />
+        ))}
         <li ref={end} class="end" aria-hidden="true" />
       </ol>
     </>
   );
-}
-
-/** How often to read the messages again for their states, or null when none may change. */
-function rereadEvery(messages: Message[], now: number): number | null {
-  if (messages.some((m) => m.status === "PENDING")) return SENDING_REREAD_MS;
-  const changing = messages.some((m) =>
-    (m.status === "SENT" || m.status === "DELIVERED") && now - Date.parse(m.createdAt) < STATES_FOLLOWED_MS
-  );
-  return changing ? SENT_REREAD_MS : null;
 }
 
 /** An outgoing message's state, in a word. */
@@ -251,8 +298,9 @@ const STATES: Partial<Record<Message["status"], string>> = {
   UNCONFIRMED: "not confirmed",
 };
 
-function MessageItem({ message: m }: { message: Message }) {
+function MessageItem({ message: m, canResend }: { message: Message; canResend: boolean }) {
   const state = STATES[m.status];
+  const [resend, doResend] = useMutation(RESEND);
   return (
     <li class={`message from-${m.sender.toLowerCase()}`} data-sender={m.sender} data-status={m.status}>
       <div class="meta">
@@ -267,6 +315,19 @@ function MessageItem({ message: m }: { message: Message }) {
       {m.template && <p class="muted template-name">Template {m.template.name} ({m.template.language})</p>}
       {m.media ? <MediaView message={m} /> : <p class="text">{m.content}</p>}
       {m.status === "FAILED" && <p class="error failure">Not delivered: {failureReason(m.error)}</p>}
+      {canResend && (
+        <div class="buttons">
+          <button
+            type="button"
+            class="secondary small"
+            disabled={resend.fetching}
+            onClick={() => doResend({ id: m.id })}
+          >
+            Send again
+          </button>
+        </div>
+      )}
+      <ErrorNote error={resend.error} />
       {m.status === "UNCONFIRMED" && (
         <p class="muted">The send stopped midway: it may have reached the customer, and is not sent again.</p>
       )}
@@ -342,6 +403,9 @@ function MediaView({ message: m }: { message: Message }) {
   );
 }
 
+/** The id of the "Reply" box (the desk's `r` focuses it). */
+export const REPLY_ID = "reply-text";
+
 /** Why "Reply" is disabled outside the window. */
 const WINDOW_CLOSED_WHY =
   "Window closed: WhatsApp takes only an approved template until the customer writes again.";
@@ -358,15 +422,41 @@ function Actions(
   const [release, doRelease] = useMutation(RELEASE);
   const [close, doClose] = useMutation(CLOSE);
   const [reply, doReply] = useMutation(REPLY);
+  const [assign, doAssign] = useMutation(ASSIGN);
+  const { userId } = useDesk();
   const [text, setText] = useState("");
-  const error = takeover.error ?? release.error ?? close.error ?? reply.error;
+  const [closing, setClosing] = useState(false);
+  // Someone else holds it: a reply first asks to take it over from them.
+  const [askTake, setAskTake] = useState(false);
+  const error = takeover.error ?? release.error ?? close.error ?? reply.error ?? assign.error;
   const closed = windowState.kind === "CLOSED";
+  const heldByOther = c.assignee !== null && c.assignee.id !== userId;
 
-  const send = async (e: Event) => {
-    e.preventDefault();
+  const send = async (e?: Event) => {
+    e?.preventDefault();
+    if (!text.trim() || reply.fetching) return;
+    if (heldByOther) return setAskTake(true);
     const r = await doReply({ id: c.id, input: { content: text } });
     if (!r.error) setText("");
     else if (errorCode(r.error) === "WINDOW_CLOSED") onRefused();
+  };
+  const takeAndSend = async () => {
+    const r = await doAssign({ id: c.id, input: { userId } });
+    setAskTake(false);
+    if (r.error) return;
+    const sent = await doReply({ id: c.id, input: { content: text } });
+    if (!sent.error) setText("");
+    else if (errorCode(sent.error) === "WINDOW_CLOSED") onRefused();
+  };
+  const box = useRef<HTMLTextAreaElement>(null);
+  const offer = useSavedReplyOffer(box, text, setText);
+  // Enter sends, Shift+Enter starts a new line; not while an input method composes a word, nor
+  // while saved replies are offered (Enter picks one).
+  const onReplyKey = (e: KeyboardEvent) => {
+    if (e.isComposing || offer.onKeyDown(e)) return;
+    if (e.key !== "Enter" || e.shiftKey) return;
+    e.preventDefault();
+    void send();
   };
 
   return (
@@ -379,23 +469,51 @@ function Actions(
         {c.status === "HUMAN" && (
           <button type="button" onClick={() => doRelease({ id: c.id })}>Release</button>
         )}
-        {c.status !== "CLOSED" && (
+        {c.status !== "CLOSED" && c.assignee?.id !== userId && (
           <button
             type="button"
             class="secondary"
-            onClick={() => doClose({ id: c.id })}
+            onClick={() => doAssign({ id: c.id, input: { userId } })}
+          >
+            Assign to me
+          </button>
+        )}
+        {c.status !== "CLOSED" && !closing && (
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => setClosing(true)}
           >
             Close
           </button>
         )}
       </div>
+      {closing && c.status !== "CLOSED" && (
+        <CloseConfirm
+          who={c.contactName || c.contactId}
+          onConfirm={async () => {
+            await doClose({ id: c.id });
+            setClosing(false);
+          }}
+          onCancel={() => setClosing(false)}
+        />
+      )}
+      {c.status === "HUMAN" && offer.list}
       {c.status === "HUMAN" && (
         <form class="reply" onSubmit={send}>
           <label>
             Reply
             <textarea
+              id={REPLY_ID}
+              ref={box}
               value={text}
-              onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+              onInput={(e) => {
+                setText((e.target as HTMLTextAreaElement).value);
+                offer.onCaret();
+              }}
+              onKeyDown={onReplyKey}
+              onKeyUp={offer.onCaret}
+              onClick={offer.onCaret}
               rows={3}
               required
               disabled={closed}
@@ -405,7 +523,49 @@ function Actions(
           <button type="submit" disabled={closed || reply.fetching || !text.trim()}>Send</button>
         </form>
       )}
+      {askTake && c.assignee && (
+        <div class="confirm" role="alertdialog" aria-labelledby="take-question">
+          <p id="take-question">
+            {c.assignee.name} holds this conversation. Take it over from them and send your reply?
+          </p>
+          <div class="buttons">
+            <button type="button" onClick={takeAndSend} disabled={assign.fetching}>
+              Take it over and send
+            </button>
+            <button type="button" class="secondary" onClick={() => setAskTake(false)}>Cancel</button>
+          </div>
+        </div>
+      )}
       {c.status === "HUMAN" && closed && <p class="muted" id="reply-why">{WINDOW_CLOSED_WHY}</p>}
+    </div>
+  );
+}
+
+/**
+ * "Close" asks first: a closed conversation cannot be opened again (the customer's next message
+ * starts a new one). The question takes the focus; Escape or "Cancel" keeps it open.
+ */
+function CloseConfirm(
+  { who, onConfirm, onCancel }: { who: string; onConfirm: () => void; onCancel: () => void },
+) {
+  const yes = useRef<HTMLButtonElement>(null);
+  useEffect(() => yes.current?.focus(), []);
+  return (
+    <div
+      class="confirm"
+      role="alertdialog"
+      aria-labelledby="close-question"
+      onKeyDown={(e) => {
+        if (e.key === "Escape") onCancel();
+      }}
+    >
+      <p id="close-question">
+        Close the conversation with {who}? It cannot be opened again; their next message starts a new one.
+      </p>
+      <div class="buttons">
+        <button ref={yes} type="button" class="danger" onClick={onConfirm}>Close conversation</button>
+        <button type="button" class="secondary" onClick={onCancel}>Cancel</button>
+      </div>
     </div>
   );
 }
