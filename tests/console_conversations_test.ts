@@ -99,7 +99,9 @@ Deno.test("a conversation arrives live, is taken over, answered, released and cl
       );
       // A hash change: the same page, still signed in.
       await page.goto(`/#/conversation/${stored!.conversationId}`);
-      await page.getByText("I would like to book for Friday").waitFor();
+      // In the conversation's messages (the list beside it previews the transcript too).
+      await page.getByRole("list", { name: "Messages" }).getByText("I would like to book for Friday")
+        .waitFor();
       await page.locator("audio[src*='/media?expires=']").waitFor({ state: "attached" });
     });
 
