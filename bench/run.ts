@@ -1,5 +1,5 @@
 /**
- * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals|documents|media|recovery|templates|grouping|replay]`: every benchmark, or the
+ * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals|documents|media|recovery|templates|grouping|replay|states]`: every benchmark, or the
  * one named. Each starts its own throwaway PostgreSQL and writes its figures to bench/results/. Not part of the tests.
  */
 import { runAgentsBench } from "./agents.ts";
@@ -16,6 +16,7 @@ import { runRecoveryBench } from "./recovery.ts";
 import { runTemplatesBench } from "./templates.ts";
 import { runGroupingBench } from "./grouping.ts";
 import { runReplayBench } from "./replay.ts";
+import { runStatesBench } from "./states.ts";
 
 const benches: Record<string, () => Promise<unknown>> = {
   agents: runAgentsBench,
@@ -32,6 +33,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   templates: runTemplatesBench,
   grouping: runGroupingBench,
   replay: runReplayBench,
+  states: runStatesBench,
 };
 const only = Deno.args[0];
 if (only && !(only in benches)) {
