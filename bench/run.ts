@@ -1,5 +1,5 @@
 /**
- * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals|documents|media|recovery|templates|grouping|replay|inbox]`: every benchmark, or the
+ * `deno task bench [agents|webhooks|fairness|nested|inbound|subscriptions|supervisor|approvals|documents|media|recovery|templates|grouping|replay|inbox|states]`: every benchmark, or the
  * one named. Each starts its own throwaway PostgreSQL and writes its figures to bench/results/. Not part of the tests.
  */
 import { runAgentsBench } from "./agents.ts";
@@ -17,6 +17,7 @@ import { runTemplatesBench } from "./templates.ts";
 import { runGroupingBench } from "./grouping.ts";
 import { runReplayBench } from "./replay.ts";
 import { runInboxBench } from "./inbox.ts";
+import { runStatesBench } from "./states.ts";
 
 const benches: Record<string, () => Promise<unknown>> = {
   agents: runAgentsBench,
@@ -34,6 +35,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   grouping: runGroupingBench,
   replay: runReplayBench,
   inbox: runInboxBench,
+  states: runStatesBench,
 };
 const only = Deno.args[0];
 if (only && !(only in benches)) {
