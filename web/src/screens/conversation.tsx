@@ -7,7 +7,7 @@
  * once the window has closed.
  */
 import { useMutation, useQuery, useSubscription } from "@urql/preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { can, type Role } from "../session.ts";
 import { href } from "../router.ts";
 import { errorCode } from "../graphql.ts";
@@ -543,13 +543,14 @@ function Actions(
 
 /**
  * "Close" asks first: a closed conversation cannot be opened again (the customer's next message
- * starts a new one). The question takes the focus; Escape or "Cancel" keeps it open.
+ * starts a new one). The question takes the focus on "Cancel" before it is painted (so a key pressed
+ * as it appears reaches it, and Enter by habit closes nothing); Escape or "Cancel" keeps it open.
  */
 function CloseConfirm(
   { who, onConfirm, onCancel }: { who: string; onConfirm: () => void; onCancel: () => void },
 ) {
-  const yes = useRef<HTMLButtonElement>(null);
-  useEffect(() => yes.current?.focus(), []);
+  const cancel = useRef<HTMLButtonElement>(null);
+  useLayoutEffect(() => cancel.current?.focus(), []);
   return (
     <div
       class="confirm"
@@ -563,8 +564,8 @@ function CloseConfirm(
         Close the conversation with {who}? It cannot be opened again; their next message starts a new one.
       </p>
       <div class="buttons">
-        <button ref={yes} type="button" class="danger" onClick={onConfirm}>Close conversation</button>
-        <button type="button" class="secondary" onClick={onCancel}>Cancel</button>
+        <button type="button" class="danger" onClick={onConfirm}>Close conversation</button>
+        <button ref={cancel} type="button" class="secondary" onClick={onCancel}>Cancel</button>
       </div>
     </div>
   );
