@@ -9,7 +9,7 @@
  */
 import { useClient, useMutation, useQuery } from "@urql/preact";
 import type { CombinedError } from "@urql/core";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ChangeDiff } from "../diff.tsx";
 import { errorCode, errorText } from "../graphql.ts";
 import { href } from "../router.ts";
@@ -209,8 +209,9 @@ export function ApprovalCard(
   const cancelRef = useRef<HTMLButtonElement>(null);
   const approveRef = useRef<HTMLButtonElement>(null);
   const asked = useRef(false);
-  useEffect(() => {
-    // The focus follows the question (the button pressed is gone), and comes back after it.
+  useLayoutEffect(() => {
+    // The focus follows the question (the button pressed is gone), and comes back after it; before
+    // the question is painted, so a key pressed as it appears reaches it.
     if (confirming) cancelRef.current?.focus();
     else if (asked.current) approveRef.current?.focus();
     asked.current = confirming;

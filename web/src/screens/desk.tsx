@@ -5,7 +5,7 @@
  * next and previous conversation of the list, `r` to "Reply", `?` the list of shortcuts. The desk
  * stays mounted while conversations open and close, so the list keeps its filters and its place.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { can, type Role } from "../session.ts";
 import { navigate } from "../router.ts";
 import { DeskContext, useInboxFeed } from "../inbox.ts";
@@ -104,7 +104,8 @@ function typing(target: EventTarget | null): boolean {
 /** The shortcuts, in a modal dialog: Escape (the browser's own) or "Done" closes it. */
 function ShortcutsDialog({ onClose }: { onClose: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
+  // Open before it is painted: a key pressed as it appears reaches the dialog.
+  useLayoutEffect(() => {
     dialog.current?.showModal();
   }, []);
   return (
