@@ -261,6 +261,29 @@ Deno.test("unread: each member's count of customer messages since they last read
     );
     assert.equal(mixed.body.data.assignConversation.unread, 1);
 
+    // What waits for a member (the console's title count): HUMAN ones nobody holds, and their own.
+    const waiting = async (who: SeededUser) => {
+      const rest = await who.client.get("/api/inbox/waiting");
+      const gql = await who.client.graphql("{ workspace { waiting { unread conversations } } }");
+      assert.deepEqual(gql.body.data.workspace.waiting, rest.body);
+      return rest.body;
+    };
+    assert.deepEqual(
+      await waiting(owner),
+      { unread: 0, conversations: 0 },
+      "an OPEN one nobody holds waits for no one",
+    );
+    await t.app.deps.db.conversation.update({ where: { id: c.conversationId }, data: { status: "HUMAN" } });
+    assert.deepEqual(await waiting(owner), { unread: 1, conversations: 1 });
+    assert.deepEqual(await waiting(agent), { unread: 0, conversations: 0 });
+    const given = await owner.client.post(`/api/conversations/${c.conversationId}/assign`, {
+      userId: agent.userId,
+    });
+    assert.equal(given.status, 200);
+    await more("oi?");
+    assert.deepEqual(await waiting(owner), { unread: 0, conversations: 0 }, "someone else holds it");
+    assert.deepEqual(await waiting(agent), { unread: 1, conversations: 1 });
+
     // An API token is no member: no count, no marker.
     const token =
       (await owner.client.post(`/api/workspaces/${workspaceId}/api-tokens`, { label: "bot" })).body.token;
@@ -268,6 +291,7 @@ Deno.test("unread: each member's count of customer messages since they last read
     assert.equal((await bot.get(`/api/conversations/${c.conversationId}`)).body.unread, null);
     assert.equal((await bot.get(`/api/conversations`)).body.data[0].unread, null);
     assertProblem(await bot.post(`/api/conversations/${c.conversationId}/read`), 403, "FORBIDDEN");
+    assert.deepEqual((await bot.get("/api/inbox/waiting")).body, { unread: null, conversations: null });
     // Another workspace's conversation cannot be marked.
     const other = await t.seed.workspace("Other");
     assertProblem(
@@ -275,6 +299,10 @@ Deno.test("unread: each member's count of customer messages since they last read
       404,
       "NOT_FOUND",
     );
+    assert.deepEqual((await other.owner.client.get("/api/inbox/waiting")).body, {
+      unread: 0,
+      conversations: 0,
+    });
   } finally {
     await t.close();
   }

@@ -1174,6 +1174,14 @@ Deno.test("roles over GraphQL and REST, held to the same allow-lists", async (t)
         ],
         rest: { ok: 200, call: (c) => c.get("/api/usage?from=2026-11-01&to=2026-11-02") },
       },
+      {
+        name: "waiting",
+        field: "workspace",
+        allowed: EVERYONE,
+        read: true,
+        gql: () => ["{ workspace { waiting { unread conversations } } }"],
+        rest: { ok: 200, call: (c) => c.get("/api/inbox/waiting") },
+      },
 
       // Workspaces: any person creates one (not a token); only the OWNER deletes.
       {

@@ -6,6 +6,7 @@
  */
 import { Prisma } from "../generated/prisma/client.ts";
 import type { SqlTx } from "../db/client.ts";
+import { col, query } from "../db/statement.ts";
 import { type Sql, sql } from "../shared/sql_fragment.ts";
 import type { CallerSql } from "../shared/view.ts";
 
@@ -15,6 +16,25 @@ export const unreadSql = (t: Sql, caller: CallerSql): Sql =>
     WHERE um."conversationId" = ${t}.id AND um."senderKind" = 'CUSTOMER' AND um."createdAt" > COALESCE(
       (SELECT ur."readAt" FROM "ConversationRead" ur WHERE ur."conversationId" = ${t}.id
           AND ur."userId" = ${caller.user}), '-infinity')) END`;
+
+/**
+ * What waits for a member: the conversations not CLOSED that they hold, or HUMAN ones nobody holds,
+ * with their unread messages summed (the console's title count) and those with any counted.
+ */
+export const waitingUnread = query(
+  { unread: col.integer, conversations: col.integer },
+  ({ workspaceId, userId }: { workspaceId: string; userId: string }) =>
+    Prisma.sql`
+    SELECT COALESCE(sum(w.n), 0)::int AS unread, count(*) FILTER (WHERE w.n > 0)::int AS conversations
+      FROM (SELECT (SELECT count(*) FROM "Message" m
+                     WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER'
+                       AND m."createdAt" > COALESCE(r."readAt", '-infinity')) AS n
+              FROM "Conversation" c
+              LEFT JOIN "ConversationRead" r ON r."conversationId" = c.id AND r."userId" = ${userId}
+             WHERE c."workspaceId" = ${workspaceId} AND c.status <> 'CLOSED'
+               AND (c."assignedUserId" = ${userId} OR (c."assignedUserId" IS NULL AND c.status = 'HUMAN'))) w`,
+  [{ workspaceId: "w", userId: "u" }],
+);
 
 /** The same count for one conversation, outside the planner; null without a member. */
 export async function unreadOf(

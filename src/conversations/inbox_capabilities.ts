@@ -3,12 +3,15 @@
  * list with its filters and search, who holds each (assign) and how far the caller has read it
  * (read). See docs/behaviour.md "Assignment and unread" and "The workspace's conversations".
  */
+import { z } from "zod";
 import { defineFilter, defineOperation, defineRead } from "../shared/capability.ts";
+import { workspace } from "../workspaces/capabilities.ts";
 import { AppError } from "../shared/errors.ts";
 import { enumType } from "../shared/view.ts";
 import { sql } from "../shared/sql_fragment.ts";
 import { ConversationStatus, conversationView } from "./views.ts";
 import * as assignment from "./assignment.ts";
+import { waitingUnread } from "./assignment_sql.ts";
 
 const InboxAssignee = enumType(
   "InboxAssignee",
@@ -118,4 +121,30 @@ export const markConversationRead = defineOperation({
   output: { none: true },
   http: { method: "POST", path: "/api/conversations/{conversationId}/read", status: 204 },
   run: (ctx, { conversationId }) => assignment.read(ctx, conversationId),
+});
+
+const waitingSchema = z.object({
+  unread: z.number().int().nullable().describe(
+    "Unread customer messages in the conversations waiting for the caller (null for an API token).",
+  ),
+  conversations: z.number().int().nullable().describe("How many of those conversations have any."),
+});
+
+export const waiting = defineOperation({
+  name: "waiting",
+  summary:
+    "What waits for the calling member: the conversations not CLOSED that they hold, and the HUMAN ones " +
+    "nobody holds, with their unread messages summed (the console's title count); nulls for an API token.",
+  access: { kind: "workspace", action: "workspace:read" },
+  params: {},
+  output: { schema: waitingSchema, typeName: "Waiting" },
+  http: { method: "GET", path: "/api/inbox/waiting" },
+  query: true,
+  fieldOf: workspace,
+  run: async (ctx) => {
+    const userId = ctx.actor.userId;
+    if (userId === null) return { unread: null, conversations: null };
+    const [row] = await waitingUnread.rows(ctx.db, { workspaceId: ctx.actor.workspaceId, userId });
+    return row;
+  },
 });

@@ -15,14 +15,8 @@ import { useRereadOnConnect } from "./ui.tsx";
 
 export const TITLE = "Switchboard";
 
-/**
- * The conversations waiting for this member, read for their unread counts: theirs, and the HUMAN
- * ones nobody holds (the 100 most recently active of each, which is where unread messages are).
- */
-const WAITING = graphql(`query ConsoleWaiting {
-  mine: inbox(assignee: ME, first: 100) { edges { node { id unread } } }
-  unheld: inbox(assignee: NONE, status: HUMAN, first: 100) { edges { node { id unread } } }
-}`);
+/** The unread messages of the conversations waiting for this member (theirs, and HUMAN ones nobody holds). */
+const WAITING = graphql(`query ConsoleWaiting { workspace { id waiting { unread } } }`);
 
 /** The title with the count of unread messages waiting for this member. */
 export function useTitleCount(): number {
@@ -32,9 +26,7 @@ export function useTitleCount(): number {
   useEffect(() => {
     if (version > 0) reread({ requestPolicy: "network-only" });
   }, [version]);
-  const d = result.data;
-  const rows = d ? [...d.mine.edges, ...d.unheld.edges].map((e) => e.node) : [];
-  const count = rows.reduce((n, c) => n + (c.unread ?? 0), 0);
+  const count = result.data?.workspace.waiting.unread ?? 0;
   useEffect(() => {
     document.title = count > 0 ? `(${count}) ${TITLE}` : TITLE;
   }, [count]);
