@@ -100,6 +100,14 @@ export async function consoleSuite(
   };
 }
 
+/** Waits until a text field is empty (a form emptied once its send is answered). */
+export async function emptied(field: Locator): Promise<void> {
+  await field.page().waitForFunction(
+    (el) => (el as HTMLInputElement).value === "",
+    await field.elementHandle(),
+  );
+}
+
 /** Signs in through the form as `who` and waits for the console's header. */
 export async function signIn(page: Page, who: { email: string; password: string }): Promise<void> {
   await page.getByLabel("Email").fill(who.email);
