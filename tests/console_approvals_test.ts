@@ -9,7 +9,7 @@
  * aside); a rejection may carry a comment, shown on the approval and stored.
  */
 import assert from "node:assert/strict";
-import { consoleSuite, liveFeeds, screenshot, signIn } from "./_helpers/browser.ts";
+import { consoleSuite, emptied, liveFeeds, screenshot, signIn } from "./_helpers/browser.ts";
 import {
   FORMAL_PROMPT as FORMAL,
   FORMAL_RATIONALE,
@@ -96,7 +96,7 @@ Deno.test("the supervisor proposes, approvals arrive live with their diff, and a
         await answer.getByRole("link", { name: "Delete a webhook" }).waitFor();
         await answer.getByText(PROPOSED_REPLY).waitFor();
         assert.match(await answer.locator(".credits").textContent() ?? "", /^[\d.]+ credits$/);
-        assert.equal(await page.getByLabel("Message").inputValue(), "");
+        await emptied(page.getByLabel("Message"));
         await screenshot(page, "supervisor");
         await answer.getByRole("link", { name: "Delete a webhook" }).click();
         const card = page.getByRole("article", { name: "Delete a webhook for Ana" });
