@@ -18,6 +18,17 @@ export const unreadSql = (t: Sql, caller: CallerSql): Sql =>
           AND ur."userId" = ${caller.user}), '-infinity')) END`;
 
 /**
+ * unreadSql's count in a Prisma statement, for `userId`, of the conversation whose id `conversation`
+ * gives: the one place outside the planner that says what is unread (inbox_test holds the two to
+ * the same answers).
+ */
+const unreadCount = (conversation: Prisma.Sql, userId: string) =>
+  Prisma.sql`(SELECT count(*)::int FROM "Message" um
+    WHERE um."conversationId" = ${conversation} AND um."senderKind" = 'CUSTOMER' AND um."createdAt" > COALESCE(
+      (SELECT ur."readAt" FROM "ConversationRead" ur WHERE ur."conversationId" = ${conversation}
+          AND ur."userId" = ${userId}), '-infinity'))`;
+
+/**
  * What waits for a member: the conversations not CLOSED that they hold, or HUMAN ones nobody holds,
  * with their unread messages summed (the console's title count) and those with any counted.
  */
@@ -26,11 +37,8 @@ export const waitingUnread = query(
   ({ workspaceId, userId }: { workspaceId: string; userId: string }) =>
     Prisma.sql`
     SELECT COALESCE(sum(w.n), 0)::int AS unread, count(*) FILTER (WHERE w.n > 0)::int AS conversations
-      FROM (SELECT (SELECT count(*) FROM "Message" m
-                     WHERE m."conversationId" = c.id AND m."senderKind" = 'CUSTOMER'
-                       AND m."createdAt" > COALESCE(r."readAt", '-infinity')) AS n
+      FROM (SELECT ${unreadCount(Prisma.sql`c.id`, userId)} AS n
               FROM "Conversation" c
-              LEFT JOIN "ConversationRead" r ON r."conversationId" = c.id AND r."userId" = ${userId}
              WHERE c."workspaceId" = ${workspaceId} AND c.status <> 'CLOSED'
                AND (c."assignedUserId" = ${userId} OR (c."assignedUserId" IS NULL AND c.status = 'HUMAN'))) w`,
   [{ workspaceId: "w", userId: "u" }],
@@ -43,11 +51,9 @@ export async function unreadOf(
   userId: string | null,
 ): Promise<number | null> {
   if (userId === null) return null;
-  const [row] = await db.$queryRaw<Array<{ n: number }>>(Prisma.sql`
-    SELECT count(*)::int AS n FROM "Message" m
-     WHERE m."conversationId" = ${conversationId} AND m."senderKind" = 'CUSTOMER' AND m."createdAt" > COALESCE(
-       (SELECT r."readAt" FROM "ConversationRead" r WHERE r."conversationId" = ${conversationId}
-           AND r."userId" = ${userId}), '-infinity')`);
+  const [row] = await db.$queryRaw<Array<{ n: number }>>(
+    Prisma.sql`SELECT ${unreadCount(Prisma.sql`${conversationId}`, userId)} AS n`,
+  );
   return row.n;
 }
 

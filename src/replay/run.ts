@@ -101,7 +101,7 @@ function stopReason(state: { status: string | null; expiresAt: Date | null } | u
  * Starts the job's run (the replay's row locked): the cases picked and stored, the counts reset, the
  * replay RUNNING (DONE at once without a case to ask), `approval.replayed` published. Null when the
  * run is not the replay's any more, or the replay ended (or stopped here). Raw statements on the
- * pool's fast path: a run's start and end stay cheap beside the live replies.
+ * pool's fast path, like the cases' writes: no Prisma transaction in a replay's run.
  */
 async function begin(deps: Deps, job: ReplayJob): Promise<Begun | null> {
   return await sqlTransaction(deps.db, async (tx) => {
